@@ -1,0 +1,43 @@
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+HOST   ?= 127.0.0.1
+PORT   ?= 8000
+DATA   ?= data
+
+export HF_HUB_OFFLINE := 1
+
+.PHONY: install run test lint typecheck unit integration bench-sync clean
+
+install: $(STAMP)
+
+# CPU torch comes in through the constraints file: an unpinned torch would pull a CUDA build.
+$(STAMP): pyproject.toml constraints.txt
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -c constraints.txt torch
+	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[dev]'
+	touch $(STAMP)
+
+run: install
+	$(BIN)/router serve --catalog examples/catalog --data $(DATA) --host $(HOST) --port $(PORT) --log-format text
+
+lint: install
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+typecheck: install
+	$(BIN)/mypy
+
+test: install lint typecheck
+	$(BIN)/python -m pytest
+
+unit: install
+	$(BIN)/python -m pytest tests/unit
+
+bench-sync: install
+	$(BIN)/python -m benchmarks.sync_bench
+
+clean:
+	rm -rf $(VENV) $(DATA) .mypy_cache .pytest_cache .ruff_cache

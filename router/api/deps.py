@@ -1,0 +1,25 @@
+"""Dependency aliases: routes receive the runtime's parts as plain typed parameters."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import Depends, Request
+
+from router.runtime import Runtime
+from sync.service import CatalogService
+
+
+def get_runtime(request: Request) -> Runtime:
+    """The runtime opened by the app's lifespan."""
+    runtime: Runtime = request.app.state.runtime
+    return runtime
+
+
+def get_service(request: Request) -> CatalogService:
+    """The catalog service (503 while the runtime is starting)."""
+    return get_runtime(request).service
+
+
+RuntimeDep = Annotated[Runtime, Depends(get_runtime)]
+ServiceDep = Annotated[CatalogService, Depends(get_service)]

@@ -1,0 +1,58 @@
+"""One handler per error family, each answering ``{"error", "detail"}``."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+
+from router.errors import RouterError
+from router.schemas import ErrorOut
+from router.storage.base import StorageUnavailable
+
+log = logging.getLogger(__name__)
+
+
+def _body(error: str, detail: str, status: int) -> JSONResponse:
+    return JSONResponse(ErrorOut(error=error, detail=detail).model_dump(), status_code=status)
+
+
+def _location(loc: tuple[Any, ...]) -> str:
+    parts = [str(p) for p in loc if p not in ("body", "query", "path")]
+    text = ""
+    for part in parts:
+        text += f"[{part}]" if part.isdigit() else (f".{part}" if text else part)
+    return text or "body"
+
+
+def install(app: FastAPI) -> None:
+    """Register the handlers on ``app``."""
+
+    @app.exception_handler(RouterError)
+    async def router_error(_: Request, exc: RouterError) -> JSONResponse:
+        return _body(type(exc).__name__, exc.detail, exc.status_code)
+
+    @app.exception_handler(StorageUnavailable)
+    async def unavailable(_: Request, exc: StorageUnavailable) -> JSONResponse:
+        log.warning("storage unavailable", extra={"detail": str(exc)})
+        return _body("Unavailable", str(exc), 503)
+
+    @app.exception_handler(RequestValidationError)
+    async def invalid(_: Request, exc: RequestValidationError) -> JSONResponse:
+        problems = [f"{_location(tuple(e['loc']))}: {e['msg']}" for e in exc.errors()]
+        return _body("ValidationError", "; ".join(problems), 422)
+
+
+ERRORS: dict[int | str, dict[str, Any]] = {
+    404: {"model": ErrorOut, "description": "Unknown namespace"},
+    422: {"model": ErrorOut, "description": "Invalid request; the detail names the field"},
+    503: {"model": ErrorOut, "description": "Storage unavailable or the service is starting"},
+}
+
+
+def responses(*codes: int) -> dict[int | str, dict[str, Any]]:
+    """The documented error responses of a route."""
+    return {code: ERRORS[code] for code in codes}

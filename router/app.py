@@ -1,0 +1,43 @@
+"""The FastAPI application."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from fastapi import FastAPI
+
+from router.api import catalogs, errors, health, route
+from router.runtime import Runtime
+from router.settings import Settings
+
+
+def create_app(settings: Settings | None = None, *, runtime: Runtime | None = None) -> FastAPI:
+    """Build the app; its lifespan starts the runtime (storage, model, worker) and stops it.
+
+    Storage and the model open before the server listens, so a locked data directory or
+    an unknown model stops start-up with its reason; the first catalog sync and any
+    generation rebuild run in the background, and ``/readyz`` tells when they are done.
+    """
+    runtime = runtime or Runtime(settings or Settings())
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        app.state.runtime = runtime
+        try:
+            await runtime.start()
+            yield
+        finally:
+            await runtime.stop()
+
+    app = FastAPI(
+        title="Tool router",
+        version="1.0.0",
+        summary="The few functions that matter for each turn of an agent's conversation.",
+        lifespan=lifespan,
+    )
+    errors.install(app)
+    app.include_router(health.router)
+    app.include_router(route.router)
+    app.include_router(catalogs.router)
+    return app

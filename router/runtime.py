@@ -1,0 +1,157 @@
+"""The heavy things of one process (storage, models, the catalog writer, the worker) and their lifecycle."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Callable, Coroutine
+from typing import Any
+
+from router.embedding import Embedder, EmbedderPool
+from router.settings import EmbeddingSettings, Settings, StorageSettings
+from router.storage.base import Storage, StorageUnavailable
+from sync.service import CatalogService, ProgressFactory
+from sync.worker import DirectorySync
+
+log = logging.getLogger(__name__)
+
+
+def open_storage(settings: StorageSettings) -> Storage:
+    """Open the embedded data directory, or connect to the Qdrant server."""
+    if settings.qdrant_url is not None:
+        from router.storage.client import ClientStorage
+
+        return ClientStorage.from_url(settings.qdrant_url, api_key=settings.api_key, prefix=settings.prefix)
+    from router.storage.edge import EdgeStorage
+
+    return EdgeStorage(settings.data_dir())
+
+
+def embedder_loader(settings: EmbeddingSettings) -> Callable[[str], Embedder]:
+    """Builds embedders for any model name with the configured device, batch size and threads."""
+
+    def load(model: str) -> Embedder:
+        return Embedder(model, device=settings.device, batch_size=settings.batch_size, threads=settings.threads)
+
+    return load
+
+
+class Runtime:
+    """Owns storage, models and background tasks from ``start`` to ``stop``.
+
+    Args:
+        settings: the process settings.
+        storage: an already open storage to use instead of the configured one.
+        embedders: an embedder pool to share (tests reuse one loaded model).
+        progress: progress callback factory for large embeddings.
+    """
+
+    def __init__(
+        self,
+        settings: Settings,
+        *,
+        storage: Storage | None = None,
+        embedders: EmbedderPool | None = None,
+        progress: ProgressFactory | None = None,
+    ) -> None:
+        self.settings = settings
+        self._storage = storage
+        self._owns_storage = storage is None
+        self.embedders = embedders or EmbedderPool(embedder_loader(settings.embedding))
+        self._owns_embedders = embedders is None
+        self._progress = progress
+        self._service: CatalogService | None = None
+        self.worker: DirectorySync | None = None
+        self._tasks: list[asyncio.Task[None]] = []
+        self.started = asyncio.Event()
+        self.error: BaseException | None = None
+
+    @property
+    def storage(self) -> Storage:
+        """The open storage."""
+        if self._storage is None:
+            raise StorageUnavailable("storage is not open yet")
+        return self._storage
+
+    @property
+    def service(self) -> CatalogService:
+        """The catalog writer and function index."""
+        if self._service is None:
+            raise StorageUnavailable("the service is still starting")
+        return self._service
+
+    def readiness(self) -> dict[str, bool]:
+        """Each readiness condition: model loaded, storage open, first sync done."""
+        worker = self.worker
+        return {
+            "storage": self._storage is not None,
+            "model": self._service is not None and self._service.ready,
+            "first_sync": self.started.is_set() and (worker is None or worker.first_pass_done.is_set()),
+        }
+
+    async def start(self) -> None:
+        """Open storage, load the model, start the worker and any pending rebuild."""
+        try:
+            if self._storage is None:
+                self._storage = await asyncio.to_thread(open_storage, self.settings.storage)
+            embedding = self.settings.embedding
+            service = CatalogService(
+                self._storage, self.embedders, model=embedding.model, text=embedding.text, progress=self._progress
+            )
+            await service.open()
+            self._service = service
+            if service.rebuild_pending:
+                self._spawn(service.rebuild(), "rebuild")
+            catalog = self.settings.sync.catalog
+            if catalog is not None:
+                self.worker = DirectorySync(service, catalog, allow_delete=self.settings.sync.allow_delete)
+                self._spawn(self.worker.watch(debounce_ms=self.settings.sync.debounce_ms), "catalog-watch")
+            if not self.settings.storage.embedded:
+                self._spawn(self._follow(), "follow-generation")
+        except BaseException as exc:
+            self.error = exc
+            raise
+        finally:
+            self.started.set()
+
+    async def wait_ready(self) -> None:
+        """Wait until every readiness condition holds (wrap in ``asyncio.timeout`` to bound it)."""
+        while not all(self.readiness().values()):
+            if self.error is not None:
+                raise self.error
+            await asyncio.sleep(0.02)
+
+    async def _follow(self) -> None:
+        while True:
+            await asyncio.sleep(self.settings.sync.follow_seconds)
+            try:
+                if await self.service.follow():
+                    log.info("following the active generation", extra={"id": self.service.index.generation.id})
+            except Exception:
+                log.exception("cannot read the active generation")
+
+    def _spawn(self, work: Coroutine[Any, Any, None], name: str) -> None:
+        async def guarded() -> None:
+            try:
+                await work
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                log.exception("background task failed", extra={"task": name})
+
+        self._tasks.append(asyncio.create_task(guarded(), name=name))
+
+    async def stop(self) -> None:
+        """Cancel background tasks, then release models and storage."""
+        for task in self._tasks:
+            task.cancel()
+        for task in self._tasks:
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        self._tasks.clear()
+        if self._owns_embedders:
+            self.embedders.close()
+        if self._owns_storage and self._storage is not None:
+            await asyncio.to_thread(self._storage.close)
+            self._storage = None

@@ -1,0 +1,141 @@
+"""Request and response bodies of the HTTP API (contract v1)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+NAMESPACE = r"^[A-Za-z0-9_.-]{1,64}$"
+
+
+class ErrorOut(BaseModel):
+    """Every error: its kind and what went wrong where."""
+
+    error: str = Field(examples=["NamespaceNotFound"])
+    detail: str = Field(examples=["no catalog named 'travel'"])
+
+
+class CatalogIn(BaseModel):
+    """A whole catalog: function definitions in the OpenAI, bare or MCP shape."""
+
+    model_config = ConfigDict(
+        extra="forbid",
+        json_schema_extra={
+            "examples": [
+                {
+                    "functions": [
+                        {
+                            "name": "get_weather",
+                            "description": "Current weather for a city.",
+                            "parameters": {
+                                "type": "object",
+                                "properties": {"city": {"type": "string", "description": "City name"}},
+                                "required": ["city"],
+                            },
+                        }
+                    ]
+                }
+            ]
+        },
+    )
+
+    functions: list[Any] = Field(description="function definitions, kept verbatim")
+
+
+class ReconcileOut(BaseModel):
+    """What a catalog write changed, in functions."""
+
+    namespace: str
+    added: int
+    updated: int
+    removed: int
+    unchanged: int
+
+
+class CatalogInfo(BaseModel):
+    """A known catalog."""
+
+    namespace: str
+    source: str = Field(description="'api', or 'dir:<path>' for a catalog directory")
+    count: int
+    updated_at: float = Field(description="Unix time of the last change")
+
+
+class CatalogOut(CatalogInfo):
+    """A catalog with its definitions, verbatim."""
+
+    functions: list[dict[str, Any]]
+
+
+class CatalogsOut(BaseModel):
+    """Every known catalog."""
+
+    catalogs: list[CatalogInfo]
+
+
+class Message(BaseModel):
+    """A chat message; fields beyond role and content (tool calls, names, ids) are kept."""
+
+    model_config = ConfigDict(extra="allow")
+
+    role: str = Field(min_length=1, examples=["user"])
+    content: Any = Field(None, description="text, or a list of content parts")
+
+
+class RouteIn(BaseModel):
+    """A turn of a conversation to route."""
+
+    model_config = ConfigDict(
+        extra="forbid",
+        json_schema_extra={
+            "examples": [
+                {
+                    "namespace": "travel",
+                    "messages": [{"role": "user", "content": "Find me a flight from Lisbon to Rome on Friday"}],
+                    "max_functions": 3,
+                }
+            ]
+        },
+    )
+
+    namespace: str = Field("default", pattern=NAMESPACE)
+    session_id: str | None = Field(None, min_length=1, max_length=256)
+    user_id: str | None = Field(None, min_length=1, max_length=256)
+    messages: list[Message] = Field(min_length=1, description="the new messages of this turn")
+    max_functions: int = Field(3, ge=1, le=128)
+    recent_messages: int = Field(2, ge=0, le=100)
+    min_score: float | None = Field(None, ge=-1.0, le=1.0)
+
+
+class RoutedFunction(BaseModel):
+    """A function chosen for the turn."""
+
+    name: str
+    description: str
+    score: float
+    parameters: dict[str, Any]
+
+
+class MemoryOut(BaseModel):
+    """A memory relevant to the turn."""
+
+    text: str
+    score: float
+
+
+class RouteOut(BaseModel):
+    """The functions that matter for the turn, plus the session's context."""
+
+    functions: list[RoutedFunction]
+    tools: list[dict[str, Any]] = Field(description="the same functions as OpenAI tool objects, same order")
+    history: list[dict[str, Any]] = Field(default_factory=list)
+    memories: list[MemoryOut] = Field(default_factory=list)
+    context: str = Field(description="the text that was embedded")
+
+
+class HealthOut(BaseModel):
+    """Liveness or readiness."""
+
+    status: str
+    checks: dict[str, bool] = Field(default_factory=dict)

@@ -1,0 +1,101 @@
+"""Settings, one class per concern, read from ``ROUTER_*`` environment variables.
+
+Command-line flags override them; conflicting options are rejected at start-up.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field, model_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from router.embedding import DEFAULT_MODEL
+from router.texts import DEFAULT_TEMPLATE, TEMPLATES
+
+
+class EmbeddingSettings(BaseSettings):
+    """Which model embeds, and what text represents a function."""
+
+    model_config = SettingsConfigDict(env_prefix="ROUTER_EMBEDDING_", extra="forbid")
+
+    model: str = Field(DEFAULT_MODEL, description="sentence-transformers model name or local path")
+    text: str = Field(DEFAULT_TEMPLATE, description=f"function text template: one of {sorted(TEMPLATES)}")
+    device: str = "cpu"
+    batch_size: int = Field(64, ge=1, le=4096)
+    threads: int | None = Field(None, ge=1, description="torch threads; all cores when unset")
+
+    @model_validator(mode="after")
+    def _known_template(self) -> EmbeddingSettings:
+        if self.text not in TEMPLATES:
+            raise ValueError(f"ROUTER_EMBEDDING_TEXT={self.text!r} is unknown; choose one of {sorted(TEMPLATES)}")
+        return self
+
+
+class StorageSettings(BaseSettings):
+    """Where vectors and records live: a local data directory or a Qdrant server."""
+
+    model_config = SettingsConfigDict(env_prefix="ROUTER_STORAGE_", extra="forbid")
+
+    data: Path | None = Field(None, description="embedded storage directory (Qdrant Edge)")
+    qdrant_url: str | None = Field(None, description="Qdrant server URL (server mode)")
+    api_key: str | None = None
+    prefix: str = Field("router_", description="collection name prefix on a Qdrant server")
+
+    @model_validator(mode="after")
+    def _one_location(self) -> StorageSettings:
+        if self.data is not None and self.qdrant_url is not None:
+            raise ValueError(
+                "both a data directory and a Qdrant URL are set; use --data (embedded) or "
+                "--qdrant-url (server mode), not both"
+            )
+        return self
+
+    @property
+    def embedded(self) -> bool:
+        """Whether storage is the embedded engine."""
+        return self.qdrant_url is None
+
+    def data_dir(self) -> Path:
+        """The embedded data directory (``./data`` unless set)."""
+        return self.data if self.data is not None else Path("data")
+
+
+class SyncSettings(BaseSettings):
+    """The catalog directory worker."""
+
+    model_config = SettingsConfigDict(env_prefix="ROUTER_SYNC_", extra="forbid")
+
+    catalog: Path | None = Field(None, description="catalog directory to keep in sync")
+    allow_delete: bool = Field(False, description="let an emptied or removed file delete its namespace")
+    debounce_ms: int = Field(200, ge=0, le=10_000)
+    follow_seconds: float = Field(5.0, gt=0, description="server mode: how often to check the active generation")
+
+
+class ServerSettings(BaseSettings):
+    """The HTTP server and logging."""
+
+    model_config = SettingsConfigDict(env_prefix="ROUTER_", extra="ignore")
+
+    host: str = "127.0.0.1"
+    port: int = Field(8000, ge=0, le=65535)
+    log_level: Literal["debug", "info", "warning", "error"] = "info"
+    log_format: Literal["json", "text"] = "json"
+
+
+class Settings:
+    """All settings of one process."""
+
+    def __init__(
+        self,
+        *,
+        embedding: EmbeddingSettings | None = None,
+        storage: StorageSettings | None = None,
+        sync: SyncSettings | None = None,
+        server: ServerSettings | None = None,
+    ) -> None:
+        self.embedding = embedding or EmbeddingSettings()
+        self.storage = storage or StorageSettings()
+        self.sync = sync or SyncSettings()
+        self.server = server or ServerSettings()

@@ -1,0 +1,146 @@
+"""The storage protocol every Qdrant adapter implements.
+
+The router keeps everything (functions, catalogs, history, memories) in a few named
+collections. An adapter maps this small protocol onto one Qdrant engine: Qdrant Edge
+in-process (the embedded default) or a Qdrant server through ``qdrant-client``.
+
+Filters are plain equality matches on payload fields (``{"namespace": "travel"}``);
+a list value matches any of its items.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol
+
+Match = Mapping[str, str | int | bool | Sequence[str]]
+Fusion = Literal["rrf", "dbsf"]
+DENSE = "dense"
+SPARSE = "sparse"
+
+
+class StorageUnavailable(RuntimeError):
+    """The storage cannot be reached or opened."""
+
+
+@dataclass(frozen=True)
+class SparseVector:
+    """A sparse vector: parallel lists of term indices and weights."""
+
+    indices: list[int]
+    values: list[float]
+
+
+@dataclass(frozen=True)
+class CollectionSpec:
+    """What a collection holds.
+
+    Attributes:
+        name: collection name (a directory name in embedded mode).
+        dense_size: dimension of the ``dense`` vector (cosine), or None for a payload-only
+            collection.
+        sparse: whether points carry a ``sparse`` vector (IDF-weighted by the engine).
+        tenant_field: payload field indexed as a tenant (``is_tenant=true``).
+        keyword_fields: other payload fields indexed as keywords.
+        integer_fields: payload fields indexed as integers (ordering, ranges).
+    """
+
+    name: str
+    dense_size: int | None = None
+    sparse: bool = False
+    tenant_field: str | None = None
+    keyword_fields: tuple[str, ...] = ()
+    integer_fields: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class PointData:
+    """A point to write."""
+
+    id: str
+    payload: Mapping[str, Any]
+    dense: Sequence[float] | None = None
+    sparse: SparseVector | None = None
+
+
+@dataclass(frozen=True)
+class Record:
+    """A stored point: its id and payload."""
+
+    id: str
+    payload: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Hit:
+    """A search result."""
+
+    id: str
+    score: float
+    payload: dict[str, Any] = field(default_factory=dict)
+
+
+class Collection(Protocol):
+    """One named set of points."""
+
+    @property
+    def spec(self) -> CollectionSpec: ...
+
+    def upsert(self, points: Sequence[PointData]) -> None:
+        """Insert or replace points by id; durable when it returns."""
+
+    def delete(self, ids: Sequence[str]) -> None:
+        """Delete points by id; unknown ids are ignored."""
+
+    def delete_where(self, match: Match) -> None:
+        """Delete every point whose payload matches."""
+
+    def retrieve(self, ids: Sequence[str]) -> list[Record]:
+        """Return the points that exist among ``ids`` (any order)."""
+
+    def scroll(self, match: Match | None = None, *, order_by: str | None = None) -> Iterator[Record]:
+        """Iterate over every matching point, ordered by an integer field when given."""
+
+    def count(self, match: Match | None = None) -> int:
+        """Count matching points exactly."""
+
+    def search(
+        self,
+        *,
+        dense: Sequence[float] | None = None,
+        sparse: SparseVector | None = None,
+        match: Match | None = None,
+        limit: int = 10,
+        fusion: Fusion = "rrf",
+        prefetch_limit: int = 50,
+    ) -> list[Hit]:
+        """Nearest points by the dense vector, the sparse one, or both fused."""
+
+    def search_batch(
+        self,
+        dense: Sequence[Sequence[float]],
+        *,
+        match: Match | None = None,
+        limit: int = 10,
+    ) -> list[list[Hit]]:
+        """Dense nearest points for several query vectors at once."""
+
+
+class Storage(Protocol):
+    """A Qdrant engine holding named collections."""
+
+    @property
+    def location(self) -> str: ...
+
+    def collection(self, spec: CollectionSpec) -> Collection:
+        """Open the collection, creating it (and its payload indexes) when missing."""
+
+    def exists(self, name: str) -> bool:
+        """Whether a collection of that name exists."""
+
+    def drop(self, name: str) -> None:
+        """Remove a collection and all its points; a missing one is ignored."""
+
+    def close(self) -> None:
+        """Flush and release everything."""

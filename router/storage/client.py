@@ -1,0 +1,295 @@
+"""Qdrant server adapter through ``qdrant-client`` (also its in-memory local mode, for tests).
+
+Collections are named ``prefix + spec.name`` so several routers can share one server.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+import httpx
+from qdrant_client import QdrantClient, models
+from qdrant_client.http.exceptions import ResponseHandlingException
+
+from router.storage.base import (
+    DENSE,
+    SPARSE,
+    CollectionSpec,
+    Fusion,
+    Hit,
+    Match,
+    PointData,
+    Record,
+    SparseVector,
+    StorageUnavailable,
+)
+
+_PAGE = 256
+_UNREACHABLE = (ResponseHandlingException, httpx.TransportError, ConnectionError)
+
+
+@contextmanager
+def _reachable(location: str) -> Iterator[None]:
+    try:
+        yield
+    except _UNREACHABLE as exc:
+        raise StorageUnavailable(f"cannot reach Qdrant at {location}: {exc}") from exc
+
+
+def _filter(match: Match | None) -> models.Filter | None:
+    if not match:
+        return None
+    conditions: list[models.Condition] = [
+        models.FieldCondition(
+            key=key,
+            match=models.MatchValue(value=value)
+            if isinstance(value, str | int | bool)
+            else models.MatchAny(any=list(value)),
+        )
+        for key, value in match.items()
+    ]
+    return models.Filter(must=conditions)
+
+
+def _vectors(point: PointData) -> dict[str, Any]:
+    vectors: dict[str, Any] = {}
+    if point.dense is not None:
+        vectors[DENSE] = [float(x) for x in point.dense]
+    if point.sparse is not None and point.sparse.indices:
+        vectors[SPARSE] = _sparse(point.sparse)
+    return vectors
+
+
+def _sparse(vector: SparseVector) -> models.SparseVector:
+    return models.SparseVector(indices=list(vector.indices), values=list(vector.values))
+
+
+def _hits(points: Sequence[models.ScoredPoint]) -> list[Hit]:
+    return [Hit(id=str(p.id), score=float(p.score), payload=dict(p.payload or {})) for p in points]
+
+
+def _records(points: Sequence[models.Record]) -> list[Record]:
+    return [Record(id=str(r.id), payload=dict(r.payload or {})) for r in points]
+
+
+class ClientCollection:
+    """A collection on a Qdrant server (or in ``qdrant-client``'s local mode)."""
+
+    def __init__(self, client: QdrantClient, name: str, spec: CollectionSpec, where: str) -> None:
+        self._client = client
+        self._name = name
+        self._spec = spec
+        self._where = where
+
+    @property
+    def spec(self) -> CollectionSpec:
+        """The spec the collection was opened with."""
+        return self._spec
+
+    def upsert(self, points: Sequence[PointData]) -> None:
+        """Insert or replace points by id; durable when it returns."""
+        if not points:
+            return
+        batch = [models.PointStruct(id=p.id, vector=_vectors(p), payload=dict(p.payload)) for p in points]
+        with _reachable(self._where):
+            self._client.upsert(self._name, points=batch, wait=True)
+
+    def delete(self, ids: Sequence[str]) -> None:
+        """Delete points by id; unknown ids are ignored."""
+        if not ids:
+            return
+        with _reachable(self._where):
+            self._client.delete(self._name, models.PointIdsList(points=list(ids)), wait=True)
+
+    def delete_where(self, match: Match) -> None:
+        """Delete every point whose payload matches; an empty match is refused."""
+        flt = _filter(match)
+        if flt is None:
+            raise ValueError("delete_where needs a non-empty match")
+        selector = models.FilterSelector(filter=flt)
+        with _reachable(self._where):
+            self._client.delete(self._name, selector, wait=True)
+
+    def retrieve(self, ids: Sequence[str]) -> list[Record]:
+        """Return the points that exist among ``ids`` (any order)."""
+        if not ids:
+            return []
+        with _reachable(self._where):
+            return _records(self._client.retrieve(self._name, list(ids), with_payload=True))
+
+    def scroll(self, match: Match | None = None, *, order_by: str | None = None) -> Iterator[Record]:
+        """Iterate over every matching point, ordered by an integer field when given.
+
+        With ``order_by`` all matching points are fetched first; those lacking the field come last.
+        """
+        if order_by is None:
+            yield from self._pages(match)
+            return
+        # Qdrant's own order_by disables offset paging, so sort client-side instead.
+        records = list(self._pages(match))
+        records.sort(key=lambda r: (order_by not in r.payload, r.payload.get(order_by, 0)))
+        yield from records
+
+    def _pages(self, match: Match | None) -> Iterator[Record]:
+        flt = _filter(match)
+        offset: models.ExtendedPointId | None = None
+        while True:
+            with _reachable(self._where):
+                page, offset = self._client.scroll(self._name, flt, limit=_PAGE, offset=offset)
+            yield from _records(page)
+            if offset is None:
+                return
+
+    def count(self, match: Match | None = None) -> int:
+        """Count matching points exactly."""
+        with _reachable(self._where):
+            return self._client.count(self._name, _filter(match), exact=True).count
+
+    def search(
+        self,
+        *,
+        dense: Sequence[float] | None = None,
+        sparse: SparseVector | None = None,
+        match: Match | None = None,
+        limit: int = 10,
+        fusion: Fusion = "rrf",
+        prefetch_limit: int = 50,
+    ) -> list[Hit]:
+        """Nearest points by the dense vector, the sparse one, or both fused.
+
+        An empty sparse vector counts as absent; with neither vector the result is empty.
+        """
+        flt = _filter(match)
+        dense_q = [float(x) for x in dense] if dense is not None else None
+        sparse_q = _sparse(sparse) if sparse is not None and sparse.indices else None
+        args: dict[str, Any]
+        if dense_q is not None and sparse_q is not None:
+            depth = max(prefetch_limit, limit)
+            method = models.Fusion.RRF if fusion == "rrf" else models.Fusion.DBSF
+            args = {
+                "query": models.FusionQuery(fusion=method),
+                "prefetch": [
+                    models.Prefetch(query=dense_q, using=DENSE, filter=flt, limit=depth),
+                    models.Prefetch(query=sparse_q, using=SPARSE, filter=flt, limit=depth),
+                ],
+            }
+        elif dense_q is not None:
+            args = {"query": dense_q, "using": DENSE}
+        elif sparse_q is not None:
+            args = {"query": sparse_q, "using": SPARSE}
+        else:
+            return []
+        with _reachable(self._where):
+            found = self._client.query_points(self._name, query_filter=flt, limit=limit, with_payload=True, **args)
+        return _hits(found.points)
+
+    def search_batch(
+        self,
+        dense: Sequence[Sequence[float]],
+        *,
+        match: Match | None = None,
+        limit: int = 10,
+    ) -> list[list[Hit]]:
+        """Dense nearest points for several query vectors at once."""
+        if not dense:
+            return []
+        flt = _filter(match)
+        requests = [
+            models.QueryRequest(query=[float(x) for x in v], using=DENSE, filter=flt, limit=limit, with_payload=True)
+            for v in dense
+        ]
+        with _reachable(self._where):
+            return [_hits(r.points) for r in self._client.query_batch_points(self._name, requests)]
+
+
+class ClientStorage:
+    """Collections on a Qdrant server, reached through ``qdrant-client``.
+
+    Args:
+        client: the client to use; closed by :meth:`close`.
+        prefix: prepended to every collection name on the server.
+        location: how to name the server in messages; derived from the client when None.
+    """
+
+    def __init__(self, client: QdrantClient, *, prefix: str = "router_", location: str | None = None) -> None:
+        self._client = client
+        self._prefix = prefix
+        options = client.init_options
+        self._where = location or str(options.get("url") or options.get("location") or options.get("host") or "qdrant")
+
+    @classmethod
+    def from_url(
+        cls, url: str, *, api_key: str | None = None, prefix: str = "router_", timeout: float = 10.0
+    ) -> ClientStorage:
+        """Connect to a Qdrant server; nothing is sent until a collection is used."""
+        # The client's version check runs in a background thread and only warns, which
+        # races with (and under -W error breaks) callers; connection errors surface on use.
+        client = QdrantClient(url=url, api_key=api_key, timeout=math.ceil(timeout), check_compatibility=False)
+        return cls(client, prefix=prefix, location=url)
+
+    @classmethod
+    def in_memory(cls, prefix: str = "router_") -> ClientStorage:
+        """An ephemeral in-process store (``qdrant-client`` local mode), for tests."""
+        return cls(QdrantClient(":memory:"), prefix=prefix, location=":memory:")
+
+    @property
+    def location(self) -> str:
+        """The server URL (or ``:memory:``)."""
+        return self._where
+
+    @property
+    def client(self) -> QdrantClient:
+        """The underlying client."""
+        return self._client
+
+    def collection(self, spec: CollectionSpec) -> ClientCollection:
+        """Open the collection, creating it (and any missing payload index) when needed."""
+        name = self._prefix + spec.name
+        dense = spec.dense_size
+        with _reachable(self._where):
+            if not self._client.collection_exists(name):
+                self._client.create_collection(
+                    name,
+                    vectors_config={DENSE: models.VectorParams(size=dense, distance=models.Distance.COSINE)}
+                    if dense is not None
+                    else {},
+                    sparse_vectors_config={SPARSE: models.SparseVectorParams(modifier=models.Modifier.IDF)}
+                    if spec.sparse
+                    else None,
+                )
+            self._ensure_indexes(name, spec)
+        return ClientCollection(self._client, name, spec, self._where)
+
+    def _ensure_indexes(self, name: str, spec: CollectionSpec) -> None:
+        wanted: dict[str, models.PayloadSchemaParams | models.PayloadSchemaType] = dict.fromkeys(
+            spec.keyword_fields, models.PayloadSchemaType.KEYWORD
+        )
+        wanted.update(dict.fromkeys(spec.integer_fields, models.PayloadSchemaType.INTEGER))
+        if spec.tenant_field:
+            wanted[spec.tenant_field] = models.KeywordIndexParams(type=models.KeywordIndexType.KEYWORD, is_tenant=True)
+        existing = self._client.get_collection(name).payload_schema
+        with warnings.catch_warnings():
+            # Local mode accepts but ignores payload indexes and says so once per process.
+            warnings.filterwarnings("ignore", "Payload indexes have no effect", UserWarning)
+            for field, schema in wanted.items():
+                if field not in existing:
+                    self._client.create_payload_index(name, field, schema, wait=True)
+
+    def exists(self, name: str) -> bool:
+        """Whether a collection of that name exists."""
+        with _reachable(self._where):
+            return self._client.collection_exists(self._prefix + name)
+
+    def drop(self, name: str) -> None:
+        """Remove a collection and all its points; a missing one is ignored."""
+        with _reachable(self._where):
+            if self._client.collection_exists(self._prefix + name):
+                self._client.delete_collection(self._prefix + name)
+
+    def close(self) -> None:
+        """Release the client (an in-memory store is discarded)."""
+        self._client.close()

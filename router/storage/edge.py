@@ -1,0 +1,290 @@
+"""Qdrant Edge adapter: Qdrant's engine in-process, one shard directory per collection.
+
+Qdrant Edge allows a single writer per directory, so the whole data directory is
+locked for the lifetime of an ``EdgeStorage``: a second process gets a clear error
+instead of a corrupted shard.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import shutil
+import threading
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import IO, Any
+
+import qdrant_edge as qe
+
+from router.storage.base import (
+    DENSE,
+    SPARSE,
+    CollectionSpec,
+    Fusion,
+    Hit,
+    Match,
+    PointData,
+    Record,
+    SparseVector,
+    StorageUnavailable,
+)
+
+_PAGE = 512
+# Edge needs at least one vector in a shard's config; payload-only collections get this one.
+_PLACEHOLDER = "_none"
+
+
+def _filter(match: Match | None) -> qe.Filter | None:
+    if not match:
+        return None
+    conditions: list[Any] = []
+    for key, value in match.items():
+        if isinstance(value, str | int | bool):
+            conditions.append(qe.FieldCondition(key=key, match=qe.MatchValue(value)))
+        else:
+            conditions.append(qe.FieldCondition(key=key, match=qe.MatchAny(list(value))))
+    return qe.Filter(must=conditions)
+
+
+def _vectors(point: PointData) -> dict[str, Any]:
+    vectors: dict[str, Any] = {}
+    if point.dense is not None:
+        vectors[DENSE] = [float(x) for x in point.dense]
+    if point.sparse is not None and point.sparse.indices:
+        vectors[SPARSE] = qe.SparseVector(indices=point.sparse.indices, values=point.sparse.values)
+    return vectors
+
+
+def _sparse(vector: SparseVector) -> qe.SparseVector:
+    return qe.SparseVector(indices=vector.indices, values=vector.values)
+
+
+class EdgeCollection:
+    """A collection stored as one Qdrant Edge shard."""
+
+    def __init__(self, spec: CollectionSpec, shard: qe.EdgeShard) -> None:
+        self._spec = spec
+        self._shard = shard
+
+    @property
+    def spec(self) -> CollectionSpec:
+        return self._spec
+
+    def upsert(self, points: Sequence[PointData]) -> None:
+        """Insert or replace points by id."""
+        if not points:
+            return
+        batch = [qe.Point(id=p.id, vector=_vectors(p), payload=dict(p.payload)) for p in points]
+        self._shard.update(qe.UpdateOperation.upsert_points(batch))
+
+    def delete(self, ids: Sequence[str]) -> None:
+        """Delete points by id."""
+        if ids:
+            self._shard.update(qe.UpdateOperation.delete_points(list(ids)))
+
+    def delete_where(self, match: Match) -> None:
+        """Delete every point whose payload matches."""
+        flt = _filter(match)
+        if flt is None:
+            raise ValueError("delete_where needs a non-empty match")
+        self._shard.update(qe.UpdateOperation.delete_points_by_filter(flt))
+
+    def retrieve(self, ids: Sequence[str]) -> list[Record]:
+        """Return the points that exist among ``ids``."""
+        if not ids:
+            return []
+        found = self._shard.retrieve(list(ids), True, False)
+        return [Record(id=str(r.id), payload=dict(r.payload or {})) for r in found]
+
+    def scroll(self, match: Match | None = None, *, order_by: str | None = None) -> Iterator[Record]:
+        """Iterate over every matching point."""
+        records: list[Record] = []
+        offset: Any = None
+        while True:
+            page, offset = self._shard.scroll(
+                qe.ScrollRequest(offset=offset, limit=_PAGE, filter=_filter(match), with_payload=True)
+            )
+            batch = [Record(id=str(r.id), payload=dict(r.payload or {})) for r in page]
+            if order_by is None:
+                yield from batch
+            else:
+                records.extend(batch)
+            if offset is None:
+                break
+        if order_by is not None:
+            yield from sorted(records, key=lambda r: (order_by not in r.payload, r.payload.get(order_by, 0)))
+
+    def count(self, match: Match | None = None) -> int:
+        """Count matching points exactly."""
+        return int(self._shard.count(qe.CountRequest(exact=True, filter=_filter(match))))
+
+    def search(
+        self,
+        *,
+        dense: Sequence[float] | None = None,
+        sparse: SparseVector | None = None,
+        match: Match | None = None,
+        limit: int = 10,
+        fusion: Fusion = "rrf",
+        prefetch_limit: int = 50,
+    ) -> list[Hit]:
+        """Nearest points by the dense vector, the sparse one, or both fused."""
+        flt = _filter(match)
+        has_sparse = sparse is not None and bool(sparse.indices)
+        if dense is not None and sparse is not None and has_sparse:
+            request = qe.QueryRequest(
+                limit=limit,
+                prefetches=[
+                    qe.Prefetch(limit=prefetch_limit, query=qe.Query.Nearest(list(dense), using=DENSE)),
+                    qe.Prefetch(limit=prefetch_limit, query=qe.Query.Nearest(_sparse(sparse), using=SPARSE)),
+                ],
+                query=_fusion(fusion),
+                filter=flt,
+                with_payload=True,
+            )
+        elif dense is not None:
+            request = qe.QueryRequest(
+                limit=limit, query=qe.Query.Nearest(list(dense), using=DENSE), filter=flt, with_payload=True
+            )
+        elif sparse is not None and has_sparse:
+            request = qe.QueryRequest(
+                limit=limit, query=qe.Query.Nearest(_sparse(sparse), using=SPARSE), filter=flt, with_payload=True
+            )
+        else:
+            return []
+        return [_hit(p) for p in self._shard.query(request)]
+
+    def search_batch(
+        self,
+        dense: Sequence[Sequence[float]],
+        *,
+        match: Match | None = None,
+        limit: int = 10,
+    ) -> list[list[Hit]]:
+        """Dense nearest points for several query vectors at once."""
+        if not dense:
+            return []
+        flt = _filter(match)
+        requests = [
+            qe.QueryRequest(limit=limit, query=qe.Query.Nearest(list(v), using=DENSE), filter=flt, with_payload=True)
+            for v in dense
+        ]
+        return [[_hit(p) for p in result] for result in self._shard.query_batch(qe.QueryBatchRequest(requests))]
+
+    def close(self) -> None:
+        self._shard.close()
+
+
+def _fusion(kind: Fusion) -> Any:
+    # The stubs leave fusions out of QueryRequest.query; the engine accepts them there.
+    return qe.Fusion.Rrf(k=60) if kind == "rrf" else qe.Fusion.Dbsf()
+
+
+def _hit(point: Any) -> Hit:
+    return Hit(id=str(point.id), score=float(point.score), payload=dict(point.payload or {}))
+
+
+def _config(spec: CollectionSpec) -> qe.EdgeConfig:
+    vectors: dict[str, Any] = {}
+    sparse: dict[str, Any] = {}
+    if spec.dense_size is not None:
+        vectors[DENSE] = qe.EdgeVectorParams(size=spec.dense_size, distance=qe.Distance.Cosine)
+    if spec.sparse:
+        sparse[SPARSE] = qe.EdgeSparseVectorParams(modifier=qe.Modifier.Idf)
+    if not vectors and not sparse:
+        sparse[_PLACEHOLDER] = qe.EdgeSparseVectorParams()
+    return qe.EdgeConfig(vectors=vectors, sparse_vectors=sparse)
+
+
+class EdgeStorage:
+    """Collections kept as Qdrant Edge shards under one data directory."""
+
+    def __init__(self, path: Path) -> None:
+        self._root = Path(path)
+        self._root.mkdir(parents=True, exist_ok=True)
+        self._lock_file: IO[str] | None = _lock(self._root)
+        self._open: dict[str, EdgeCollection] = {}
+        self._guard = threading.Lock()
+
+    @property
+    def location(self) -> str:
+        return str(self._root)
+
+    def collection(self, spec: CollectionSpec) -> EdgeCollection:
+        """Open the collection's shard, creating it when missing."""
+        with self._guard:
+            existing = self._open.get(spec.name)
+            if existing is not None:
+                return existing
+            path = self._root / spec.name
+            if (path / "segments").exists():
+                shard = qe.EdgeShard.load(str(path))
+            else:
+                _reset(path)
+                shard = qe.EdgeShard.create(str(path), _config(spec))
+            indexed = shard.info().payload_schema
+            for name, params in _indexes(spec).items():
+                if name not in indexed:
+                    shard.update(qe.UpdateOperation.create_field_index(name, params))
+            collection = EdgeCollection(spec, shard)
+            self._open[spec.name] = collection
+            return collection
+
+    def exists(self, name: str) -> bool:
+        """Whether a shard of that name exists."""
+        return name in self._open or (self._root / name / "segments").exists()
+
+    def drop(self, name: str) -> None:
+        """Close and delete a shard directory."""
+        with self._guard:
+            opened = self._open.pop(name, None)
+            if opened is not None:
+                opened.close()
+            shutil.rmtree(self._root / name, ignore_errors=True)
+
+    def close(self) -> None:
+        """Close every shard and release the directory lock."""
+        with self._guard:
+            for collection in self._open.values():
+                collection.close()
+            self._open.clear()
+            if self._lock_file is not None:
+                self._lock_file.close()
+                self._lock_file = None
+
+
+def _reset(path: Path) -> None:
+    """Remove a half-created shard directory (a crash during creation) before creating it."""
+    if path.exists():
+        shutil.rmtree(path)
+
+
+def _indexes(spec: CollectionSpec) -> dict[str, Any]:
+    indexes: dict[str, Any] = {}
+    if spec.tenant_field:
+        indexes[spec.tenant_field] = qe.KeywordIndexParams(is_tenant=True)
+    for name in spec.keyword_fields:
+        indexes[name] = qe.KeywordIndexParams()
+    for name in spec.integer_fields:
+        indexes[name] = qe.IntegerIndexParams()
+    return indexes
+
+
+def _lock(root: Path) -> IO[str]:
+    handle = (root / ".lock").open("a+")
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError as exc:
+        handle.seek(0)
+        owner = handle.read().strip() or "another process"
+        handle.close()
+        raise StorageUnavailable(
+            f"data directory {root} is in use by {owner}; embedded storage allows one process "
+            "per directory (use a Qdrant server URL to share storage between processes)"
+        ) from exc
+    handle.seek(0)
+    handle.truncate()
+    handle.write(f"pid {os.getpid()}")
+    handle.flush()
+    return handle

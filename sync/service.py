@@ -1,0 +1,217 @@
+"""The one writer of catalogs: reconcile, delete, and switch generations without downtime."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable, Sequence
+
+from router.catalog import FunctionDef
+from router.embedding import Embedder, EmbedderPool, Progress
+from router.errors import NamespaceNotFound, Unavailable
+from router.functions import ActiveIndex, FunctionStore, Generation
+from router.meta import CatalogRecord, MetaStore
+from router.storage.base import Storage
+from router.texts import template
+from sync.diff import Plan, Summary, plan
+
+log = logging.getLogger(__name__)
+ProgressFactory = Callable[[str, int], Progress]
+# Below this many texts an embedding is quick enough to need no progress report.
+PROGRESS_THRESHOLD = 200
+
+
+def _log_progress(label: str, total: int) -> Progress:
+    marks = {max(1, total * i // 10) for i in range(1, 11)}
+
+    def report(done: int, total: int) -> None:
+        if done in marks or done == total:
+            log.info("embedding", extra={"what": label, "done": done, "total": total})
+
+    return report
+
+
+class CatalogService:
+    """Keeps the stored catalogs equal to what sources ask for.
+
+    Every write goes through one lock, so reconciles of the HTTP API, the directory worker
+    and a generation rebuild never interleave.
+
+    Args:
+        storage: the open storage.
+        embedders: loaded models.
+        model: the embedding model wanted for new vectors.
+        text: the function text template wanted for new vectors.
+        progress: makes a progress callback for large embeddings (the CLI's progress bar).
+    """
+
+    def __init__(
+        self,
+        storage: Storage,
+        embedders: EmbedderPool,
+        *,
+        model: str,
+        text: str,
+        progress: ProgressFactory | None = None,
+    ) -> None:
+        template(text)  # reject an unknown template before anything is loaded
+        self._storage = storage
+        self._embedders = embedders
+        self._model = model
+        self._text = text
+        self._progress = progress
+        self._lock = asyncio.Lock()
+        self._meta: MetaStore | None = None
+        self._index: ActiveIndex | None = None
+        self._pending: Generation | None = None
+
+    @property
+    def meta(self) -> MetaStore:
+        """The meta collection (after ``open``)."""
+        if self._meta is None:
+            raise Unavailable("storage is not open yet")
+        return self._meta
+
+    @property
+    def index(self) -> ActiveIndex:
+        """What routing uses now; 503 while no generation can be served."""
+        if self._index is None:
+            raise Unavailable("no function index is ready yet (the embedding model is loading or rebuilding)")
+        return self._index
+
+    @property
+    def ready(self) -> bool:
+        """Whether a generation is being served."""
+        return self._index is not None
+
+    @property
+    def rebuild_pending(self) -> bool:
+        """Whether the wanted generation differs from the one served."""
+        return self._pending is not None
+
+    async def open(self) -> None:
+        """Open storage records and load the models needed to serve (and, if needed, rebuild)."""
+        self._meta = meta = await asyncio.to_thread(MetaStore.open, self._storage)
+        embedder = await self._embedders.get(self._model)
+        wanted = Generation(self._model, self._text, embedder.dimension)
+        active = await asyncio.to_thread(meta.active_generation)
+        if active is None or active.id == wanted.id:
+            store = await asyncio.to_thread(FunctionStore.open, self._storage, wanted)
+            if active is None:
+                await asyncio.to_thread(meta.set_active_generation, wanted)
+            self._index = ActiveIndex(store, embedder)
+            return
+        log.info("generation change", extra={"from": active.as_payload(), "to": wanted.as_payload()})
+        self._pending = wanted
+        try:
+            old = await self._embedders.get(active.model)
+            self._index = ActiveIndex(await asyncio.to_thread(FunctionStore.open, self._storage, active), old)
+        except Exception:
+            log.exception("cannot load the previous model; routing waits for the rebuild")
+
+    async def follow(self) -> bool:
+        """Switch to the generation another process made active; True when it switched."""
+        active = await asyncio.to_thread(self.meta.active_generation)
+        if active is None or (self._index is not None and self._index.generation.id == active.id):
+            return False
+        embedder = await self._embedders.get(active.model)
+        self._index = ActiveIndex(await asyncio.to_thread(FunctionStore.open, self._storage, active), embedder)
+        if self._pending is not None and self._pending.id == active.id:
+            self._pending = None
+        return True
+
+    async def rebuild(self) -> None:
+        """Build the wanted generation beside the served one, then switch over atomically."""
+        target = self._pending
+        if target is None:
+            return
+        meta = self.meta
+        previous = await asyncio.to_thread(meta.active_generation)
+        old = await asyncio.to_thread(FunctionStore.open, self._storage, previous) if previous else None
+        new = await asyncio.to_thread(FunctionStore.open, self._storage, target)
+        embedder = await self._embedders.get(target.model)
+        await self._copy(old, new, embedder)
+        async with self._lock:
+            # Catch up with writes that landed in the old generation while the copy ran.
+            await self._copy(old, new, embedder)
+            await asyncio.to_thread(meta.set_active_generation, target)
+            self._index = ActiveIndex(new, embedder)
+            self._pending = None
+        log.info("generation switched", extra={"generation": target.id, "model": target.model, "text": target.text})
+        if previous is not None and previous.id != target.id:
+            await asyncio.to_thread(self._storage.drop, previous.spec.name)
+            if previous.model != target.model:
+                self._embedders.release(previous.model)
+
+    async def _copy(self, old: FunctionStore | None, new: FunctionStore, embedder: Embedder) -> None:
+        catalogs = await asyncio.to_thread(self.meta.catalogs)
+        for namespace in catalogs:
+            functions = await asyncio.to_thread(old.list, namespace) if old else []
+            await self._reconcile(new, embedder, namespace, functions)
+
+    async def apply(self, namespace: str, functions: Sequence[FunctionDef], *, source: str) -> Summary:
+        """Make ``namespace`` hold exactly ``functions``, embedding only new or changed ones."""
+        async with self._lock:
+            index = self.index
+            summary = await self._reconcile(index.store, index.embedder, namespace, functions)
+            record = await asyncio.to_thread(self.meta.catalog, namespace)
+            if summary.changed or record is None or record.source != source:
+                await asyncio.to_thread(self.meta.put_catalog, namespace, source=source, count=len(functions))
+        if summary.changed:
+            log.info("catalog reconciled", extra={"source": source, **summary.counts(), "namespace": namespace})
+        return summary
+
+    async def remove(self, namespace: str) -> Summary:
+        """Delete a namespace and all its functions."""
+        async with self._lock:
+            if await asyncio.to_thread(self.meta.catalog, namespace) is None:
+                raise NamespaceNotFound(f"no catalog named {namespace!r}", field="namespace")
+            index = self.index
+            summary = await self._reconcile(index.store, index.embedder, namespace, [])
+            await asyncio.to_thread(self.meta.delete_catalog, namespace)
+        log.info("catalog deleted", extra={"namespace": namespace, "removed": summary.removed})
+        return summary
+
+    async def functions(self, namespace: str) -> list[FunctionDef]:
+        """The stored functions of a known namespace."""
+        await self.catalog(namespace)
+        return await asyncio.to_thread(self.index.store.list, namespace)
+
+    async def catalog(self, namespace: str) -> CatalogRecord:
+        """The record of a known namespace; 404 when unknown."""
+        record = await asyncio.to_thread(self.meta.catalog, namespace)
+        if record is None:
+            raise NamespaceNotFound(f"no catalog named {namespace!r}", field="namespace")
+        return record
+
+    async def catalogs(self) -> dict[str, CatalogRecord]:
+        """Every known catalog."""
+        return await asyncio.to_thread(self.meta.catalogs)
+
+    async def _reconcile(
+        self, store: FunctionStore, embedder: Embedder, namespace: str, functions: Sequence[FunctionDef]
+    ) -> Summary:
+        stored = await asyncio.to_thread(store.hashes, namespace)
+        todo: Plan = plan(functions, stored)
+        if todo.to_embed:
+            builder = template(store.generation.text)
+            texts = [builder(f) for f in todo.to_embed]
+            progress = self._progress_for(f"{namespace}", len(texts))
+            vectors = await embedder.embed(texts, progress=progress)
+            await asyncio.to_thread(store.upsert, namespace, todo.to_embed, vectors)
+        if todo.removed:
+            await asyncio.to_thread(store.remove, namespace, todo.removed)
+        return Summary.of(namespace, todo)
+
+    def _progress_for(self, label: str, total: int) -> Progress | None:
+        if total < PROGRESS_THRESHOLD:
+            return None
+        logged = _log_progress(label, total)
+        shown = self._progress(label, total) if self._progress else None
+
+        def report(done: int, total: int) -> None:
+            logged(done, total)
+            if shown is not None:
+                shown(done, total)
+
+        return report

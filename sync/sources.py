@@ -1,0 +1,91 @@
+"""The catalog directory source: one file per namespace, ``<namespace>.json|.yaml|.yml``."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
+
+from router.catalog import FunctionDef, parse_catalog, validate_namespace
+from router.errors import CatalogInvalid
+
+SUFFIXES = (".json", ".yaml", ".yml")
+
+
+@dataclass(frozen=True)
+class CatalogFile:
+    """One namespace as read from the directory.
+
+    Exactly one of ``functions`` and ``error`` is set. ``functions`` is empty when the
+    file is empty or lists no function: a state that never wipes a namespace by itself.
+    """
+
+    namespace: str
+    path: Path
+    fingerprint: str
+    functions: list[FunctionDef] = field(default_factory=list)
+    error: str | None = None
+
+    @property
+    def empty(self) -> bool:
+        """Whether the file parsed but holds no function."""
+        return self.error is None and not self.functions
+
+
+def _load(path: Path) -> tuple[str, object]:
+    data = path.read_bytes()
+    fingerprint = hashlib.sha256(data).hexdigest()
+    text = data.decode("utf-8")
+    if not text.strip():
+        return fingerprint, []
+    if path.suffix == ".json":
+        return fingerprint, json.loads(text)
+    loaded = yaml.safe_load(text)
+    return fingerprint, [] if loaded is None else loaded
+
+
+def read_file(path: Path) -> CatalogFile:
+    """Read and validate one catalog file; errors are returned, never raised."""
+    namespace = path.stem
+    try:
+        validate_namespace(namespace, source=str(path))
+        fingerprint, document = _load(path)
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, yaml.YAMLError, CatalogInvalid) as exc:
+        detail = exc.detail if isinstance(exc, CatalogInvalid) else f"{path}: cannot be parsed: {exc}"
+        return CatalogFile(namespace, path, "", error=detail)
+    try:
+        functions = parse_catalog(document, source=str(path))
+    except CatalogInvalid as exc:
+        return CatalogFile(namespace, path, fingerprint, error=exc.detail)
+    return CatalogFile(namespace, path, fingerprint, functions=functions)
+
+
+def scan(directory: Path) -> dict[str, CatalogFile]:
+    """Read every catalog file of ``directory``, by namespace.
+
+    Two files for one namespace (``a.json`` and ``a.yaml``) are both rejected.
+    """
+    found: dict[str, CatalogFile] = {}
+    duplicates: dict[str, list[Path]] = {}
+    for path in sorted(directory.iterdir()):
+        if path.suffix not in SUFFIXES or not path.is_file() or path.name.startswith("."):
+            continue
+        loaded = read_file(path)
+        if loaded.namespace in found:
+            duplicates.setdefault(loaded.namespace, [found[loaded.namespace].path]).append(path)
+            continue
+        found[loaded.namespace] = loaded
+    for namespace, paths in duplicates.items():
+        names = ", ".join(str(p) for p in paths)
+        found[namespace] = CatalogFile(
+            namespace, paths[0], "", error=f"{names}: several files define namespace {namespace!r}; keep one"
+        )
+    return found
+
+
+def source_label(directory: Path) -> str:
+    """How catalogs from ``directory`` are labelled in the store."""
+    return f"dir:{directory.resolve()}"

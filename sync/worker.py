@@ -1,0 +1,123 @@
+"""The worker loop: make the store equal to a catalog directory, once or on every change."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import watchfiles
+
+from sync.diff import Summary
+from sync.service import CatalogService
+from sync.sources import CatalogFile, scan, source_label
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What one pass did to one namespace: a summary, a rejection or a skip."""
+
+    namespace: str
+    summary: Summary | None = None
+    error: str | None = None
+    skipped: str | None = None
+
+
+@dataclass
+class Report:
+    """What one pass over the directory did."""
+
+    outcomes: list[Outcome] = field(default_factory=list)
+
+    @property
+    def rejected(self) -> list[Outcome]:
+        """Namespaces whose file failed to parse or validate."""
+        return [o for o in self.outcomes if o.error is not None]
+
+
+class DirectorySync:
+    """Keeps the store equal to the catalog files of one directory.
+
+    A file that fails validation changes nothing in its namespace. A file that turns
+    empty or disappears keeps its namespace unless ``allow_delete`` is set.
+
+    Args:
+        service: the catalog writer.
+        directory: the catalog directory.
+        allow_delete: let an emptied or deleted file delete its namespace.
+    """
+
+    def __init__(self, service: CatalogService, directory: Path, *, allow_delete: bool = False) -> None:
+        self._service = service
+        self._directory = directory
+        self._allow_delete = allow_delete
+        self._source = source_label(directory)
+        self._seen: dict[str, str] = {}
+        self.first_pass_done = asyncio.Event()
+
+    async def run_once(self) -> Report:
+        """Reconcile every namespace whose file changed since the last pass (all on the first)."""
+        if not self._directory.is_dir():
+            raise FileNotFoundError(f"catalog directory {self._directory} does not exist")
+        files = await asyncio.to_thread(scan, self._directory)
+        report = Report()
+        for namespace, file in files.items():
+            if file.error is None and file.fingerprint == self._seen.get(namespace):
+                continue
+            report.outcomes.append(await self._apply(file))
+        await self._vanished(set(files), report)
+        self.first_pass_done.set()
+        return report
+
+    async def _apply(self, file: CatalogFile) -> Outcome:
+        namespace = file.namespace
+        if file.error is not None:
+            log.error("catalog file rejected", extra={"namespace": namespace, "detail": file.error})
+            self._seen.pop(namespace, None)
+            return Outcome(namespace, error=file.error)
+        if file.empty and not self._allow_delete:
+            reason = f"{file.path} lists no function; kept the stored catalog (allow deletion to empty it)"
+            log.warning("catalog file empty", extra={"namespace": namespace, "detail": reason})
+            return Outcome(namespace, skipped=reason)
+        if file.empty:
+            summary = await self._service.remove(namespace) if await self._known(namespace) else Summary(namespace)
+        else:
+            summary = await self._service.apply(namespace, file.functions, source=self._source)
+        self._seen[namespace] = file.fingerprint
+        return Outcome(namespace, summary=summary)
+
+    async def _known(self, namespace: str) -> bool:
+        return namespace in await self._service.catalogs()
+
+    async def _vanished(self, present: set[str], report: Report) -> None:
+        catalogs = await self._service.catalogs()
+        for namespace, record in catalogs.items():
+            if record.source != self._source or namespace in present:
+                continue
+            if not self._allow_delete:
+                if namespace in self._seen or not self.first_pass_done.is_set():
+                    reason = f"the file of {namespace!r} is gone; kept the stored catalog (allow deletion to remove it)"
+                    log.warning("catalog file missing", extra={"namespace": namespace, "detail": reason})
+                    report.outcomes.append(Outcome(namespace, skipped=reason))
+                    self._seen.pop(namespace, None)
+                continue
+            report.outcomes.append(Outcome(namespace, summary=await self._service.remove(namespace)))
+            self._seen.pop(namespace, None)
+
+    async def watch(self, *, stop: asyncio.Event | None = None, debounce_ms: int = 200) -> None:
+        """Reconcile now, then again whenever a file of the directory changes."""
+        await self._pass()
+        async for _ in watchfiles.awatch(
+            self._directory, debounce=debounce_ms, step=50, stop_event=stop, recursive=False
+        ):
+            await self._pass()
+
+    async def _pass(self) -> None:
+        try:
+            await self.run_once()
+        except Exception:
+            # A failed pass (storage hiccup, unreadable directory) must not end the worker.
+            log.exception("catalog sync pass failed")
