@@ -2,13 +2,14 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
+BENCH_STAMP := $(VENV)/.bench
 HOST   ?= 127.0.0.1
 PORT   ?= 8000
 DATA   ?= data
 
 export HF_HUB_OFFLINE := 1
 
-.PHONY: install run test lint typecheck unit integration bench-sync clean
+.PHONY: install run test lint typecheck unit bench bench-sync bench-quality bench-perf clean
 
 install: $(STAMP)
 
@@ -36,8 +37,22 @@ test: install lint typecheck
 unit: install
 	$(BIN)/python -m pytest tests/unit
 
-bench-sync: install
+# BFCL's own pins conflict with ours: its data is all we need, so it comes without dependencies.
+$(BENCH_STAMP): $(STAMP)
+	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[dev,bench]'
+	$(BIN)/python -m pip install --quiet --no-deps 'bfcl-eval==2026.3.23'
+	touch $(BENCH_STAMP)
+
+bench: bench-sync bench-quality bench-perf
+
+bench-sync: $(BENCH_STAMP)
 	$(BIN)/python -m benchmarks.sync_bench
+
+bench-quality: $(BENCH_STAMP)
+	$(BIN)/python -m benchmarks.quality
+
+bench-perf: $(BENCH_STAMP)
+	$(BIN)/python -m benchmarks.perf
 
 clean:
 	rm -rf $(VENV) $(DATA) .mypy_cache .pytest_cache .ruff_cache
