@@ -7,7 +7,7 @@ from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
 
-from router.api import catalogs, errors, health, route
+from router.api import catalogs, errors, health, route, sessions
 from router.runtime import Runtime
 from router.settings import Settings
 
@@ -39,5 +39,6 @@ def create_app(settings: Settings | None = None, *, runtime: Runtime | None = No
     errors.install(app)
     app.include_router(health.router)
     app.include_router(route.router)
+    app.include_router(sessions.router)
     app.include_router(catalogs.router)
     return app

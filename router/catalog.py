@@ -124,17 +124,30 @@ def _check_schema(schema: Any, where: str) -> None:
         raise CatalogInvalid(f"{where}.required: must be a list of property names", field=f"{where}.required")
 
 
-def parse_catalog(document: Any, *, source: str) -> list[FunctionDef]:
-    """Validate a whole catalog: a list of definitions or ``{"functions": [...]}``.
+@dataclass(frozen=True)
+class CatalogDocument:
+    """A validated catalog: its functions and the names always returned with a route."""
+
+    functions: list[FunctionDef]
+    pinned: tuple[str, ...] = ()
+
+
+def parse_document(document: Any, *, source: str) -> CatalogDocument:
+    """Validate a catalog: a list of definitions or ``{"functions": [...], "pinned"?: [names]}``.
 
     Raises:
-        CatalogInvalid: on the first bad definition or a duplicate name; nothing is partial.
+        CatalogInvalid: on the first bad definition, a duplicate name or an unknown pinned
+            name; nothing is partial.
     """
+    pinned: Any = []
     if isinstance(document, Mapping):
-        if set(document) - {"functions"}:
-            unknown = sorted(set(document) - {"functions"})
-            raise CatalogInvalid(f"{source}: unexpected keys {unknown}; expected 'functions'", field=source)
+        unknown = sorted(set(document) - {"functions", "pinned"})
+        if unknown:
+            raise CatalogInvalid(
+                f"{source}: unexpected keys {unknown}; expected 'functions' (and 'pinned')", field=source
+            )
         items = document.get("functions")
+        pinned = document.get("pinned", [])
         prefix = f"{source}: functions"
     else:
         items, prefix = document, f"{source}: "
@@ -152,7 +165,17 @@ def parse_catalog(document: Any, *, source: str) -> list[FunctionDef]:
             )
         seen[function.name] = index
         functions.append(function)
-    return functions
+    if not isinstance(pinned, list):
+        raise CatalogInvalid(f"{source}: pinned: must be a list of function names", field="pinned")
+    for index, name in enumerate(pinned):
+        if name not in seen:
+            raise CatalogInvalid(f"{source}: pinned[{index}]: no function named {name!r}", field=f"pinned[{index}]")
+    return CatalogDocument(functions, tuple(dict.fromkeys(pinned)))
+
+
+def parse_catalog(document: Any, *, source: str) -> list[FunctionDef]:
+    """Validate a catalog and return its functions (see ``parse_document``)."""
+    return parse_document(document, source=source).functions
 
 
 def function_from_payload(payload: Mapping[str, Any]) -> FunctionDef:

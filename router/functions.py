@@ -126,6 +126,17 @@ class FunctionStore:
         hits = self.collection.search(dense=vector, match={"namespace": namespace}, limit=limit)
         return [_scored(h) for h in hits]
 
+    def score_names(
+        self, namespace: str, vector: Sequence[float], names: Sequence[str]
+    ) -> builtins.list[ScoredFunction]:
+        """The named functions of ``namespace`` with their similarity to ``vector``, best first."""
+        if not names:
+            return []
+        hits = self.collection.search(
+            dense=vector, match={"namespace": namespace, "name": list(names)}, limit=len(names)
+        )
+        return [_scored(h) for h in hits]
+
 
 def _scored(hit: Hit) -> ScoredFunction:
     return ScoredFunction(function_from_payload(hit.payload), hit.score)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -26,11 +27,18 @@ class CatalogRecord:
     source: str
     count: int
     updated_at: float
+    pinned: tuple[str, ...] = ()
 
     @classmethod
     def from_payload(cls, payload: dict[str, Any]) -> CatalogRecord:
         """Read a record back from its stored form."""
-        return cls(payload["namespace"], payload["source"], int(payload["count"]), float(payload["updated_at"]))
+        return cls(
+            payload["namespace"],
+            payload["source"],
+            int(payload["count"]),
+            float(payload["updated_at"]),
+            tuple(payload.get("pinned", ())),
+        )
 
 
 class MetaStore:
@@ -64,10 +72,10 @@ class MetaStore:
         found = self._collection.retrieve([_id(f"catalog/{namespace}")])
         return CatalogRecord.from_payload(found[0].payload) if found else None
 
-    def put_catalog(self, namespace: str, *, source: str, count: int) -> CatalogRecord:
+    def put_catalog(self, namespace: str, *, source: str, count: int, pinned: Sequence[str] = ()) -> CatalogRecord:
         """Record that ``namespace`` now holds ``count`` functions from ``source``."""
-        record = CatalogRecord(namespace, source, count, time.time())
-        payload = {"kind": "catalog", **record.__dict__}
+        record = CatalogRecord(namespace, source, count, time.time(), tuple(pinned))
+        payload = {"kind": "catalog", **record.__dict__, "pinned": list(pinned)}
         self._collection.upsert([PointData(id=_id(f"catalog/{namespace}"), payload=payload)])
         return record
 

@@ -9,6 +9,7 @@ from collections.abc import Callable, Coroutine
 from typing import Any
 
 from router.embedding import Embedder, EmbedderPool
+from router.routing import TurnRouter
 from router.settings import EmbeddingSettings, Settings, StorageSettings
 from router.storage.base import Storage, StorageUnavailable
 from sync.service import CatalogService, ProgressFactory
@@ -62,6 +63,7 @@ class Runtime:
         self._owns_embedders = embedders is None
         self._progress = progress
         self._service: CatalogService | None = None
+        self._turns: TurnRouter | None = None
         self.worker: DirectorySync | None = None
         self._tasks: list[asyncio.Task[None]] = []
         self.started = asyncio.Event()
@@ -80,6 +82,13 @@ class Runtime:
         if self._service is None:
             raise StorageUnavailable("the service is still starting")
         return self._service
+
+    @property
+    def turns(self) -> TurnRouter:
+        """Routes turns and records sessions."""
+        if self._turns is None:
+            raise StorageUnavailable("the service is still starting")
+        return self._turns
 
     def readiness(self) -> dict[str, bool]:
         """Each readiness condition: model loaded, storage open, first sync done."""
@@ -101,6 +110,7 @@ class Runtime:
             )
             await service.open()
             self._service = service
+            self._turns = TurnRouter(service, self._storage, self.settings.route)
             if service.rebuild_pending:
                 self._spawn(service.rebuild(), "rebuild")
             catalog = self.settings.sync.catalog

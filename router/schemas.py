@@ -41,6 +41,7 @@ class CatalogIn(BaseModel):
     )
 
     functions: list[Any] = Field(description="function definitions, kept verbatim")
+    pinned: list[Any] = Field(default_factory=list, description="names always returned with a route")
 
 
 class ReconcileOut(BaseModel):
@@ -60,6 +61,7 @@ class CatalogInfo(BaseModel):
     source: str = Field(description="'api', or 'dir:<path>' for a catalog directory")
     count: int
     updated_at: float = Field(description="Unix time of the last change")
+    pinned: list[str] = Field(default_factory=list, description="names always returned with a route")
 
 
 class CatalogOut(CatalogInfo):
@@ -103,9 +105,17 @@ class RouteIn(BaseModel):
     session_id: str | None = Field(None, min_length=1, max_length=256)
     user_id: str | None = Field(None, min_length=1, max_length=256)
     messages: list[Message] = Field(min_length=1, description="the new messages of this turn")
-    max_functions: int = Field(3, ge=1, le=128)
-    recent_messages: int = Field(2, ge=0, le=100)
-    min_score: float | None = Field(None, ge=-1.0, le=1.0)
+    max_functions: int | None = Field(None, ge=1, le=128, description="functions to return (default 3)")
+    recent_messages: int | None = Field(
+        None, ge=0, le=100, description="earlier session messages that add context (default 2)"
+    )
+    min_score: float | None = Field(None, ge=-1.0, le=1.0, description="drop functions scoring below this")
+    pinned: list[str] = Field(
+        default_factory=list, max_length=64, description="functions always included, beside max_functions"
+    )
+    history_messages: int | None = Field(
+        None, ge=0, le=1000, description="session messages returned in `history` (default 20)"
+    )
 
 
 class RoutedFunction(BaseModel):
@@ -113,8 +123,9 @@ class RoutedFunction(BaseModel):
 
     name: str
     description: str
-    score: float
+    score: float = Field(description="cosine similarity to the turn (weighted with the recent context)")
     parameters: dict[str, Any]
+    pinned: bool = Field(False, description="included because it is pinned, not counted in max_functions")
 
 
 class MemoryOut(BaseModel):
@@ -129,9 +140,67 @@ class RouteOut(BaseModel):
 
     functions: list[RoutedFunction]
     tools: list[dict[str, Any]] = Field(description="the same functions as OpenAI tool objects, same order")
-    history: list[dict[str, Any]] = Field(default_factory=list)
+    history: list[dict[str, Any]] = Field(default_factory=list, description="the session's last messages")
     memories: list[MemoryOut] = Field(default_factory=list)
-    context: str = Field(description="the text that was embedded")
+    memory_context: str = Field("", description="the memories as ready-to-use context text")
+    context: str = Field(description="the text of the new turn that was embedded")
+    recent_context: str = Field("", description="the recent messages plus the new turn, embedded as context")
+
+
+class SessionMessagesIn(BaseModel):
+    """What an agent's run produced, to store in the session."""
+
+    model_config = ConfigDict(
+        extra="forbid",
+        json_schema_extra={
+            "examples": [
+                {
+                    "namespace": "travel",
+                    "user_id": "u-42",
+                    "messages": [
+                        {"role": "user", "content": "I prefer aisle seats. Find flights to Rome on Friday."},
+                        {
+                            "role": "assistant",
+                            "content": None,
+                            "tool_calls": [
+                                {
+                                    "id": "call_1",
+                                    "type": "function",
+                                    "function": {"name": "search_flights", "arguments": "{}"},
+                                }
+                            ],
+                        },
+                        {"role": "tool", "tool_call_id": "call_1", "content": "3 flights found"},
+                    ],
+                }
+            ]
+        },
+    )
+
+    messages: list[Message] = Field(
+        min_length=1,
+        description="messages with an optional `source`: external (default), history (not stored again), "
+        "context_provider",
+    )
+    user_id: str | None = Field(None, min_length=1, max_length=256, description="scopes memories to the user")
+    namespace: str | None = Field(
+        None, pattern=NAMESPACE, description="the catalog the session routes in; memories are kept per namespace"
+    )
+
+
+class SessionMessagesOut(BaseModel):
+    """A session's history."""
+
+    session_id: str
+    messages: list[dict[str, Any]]
+
+
+class StoredOut(BaseModel):
+    """What was stored."""
+
+    session_id: str
+    stored: int
+    memories_added: int
 
 
 class HealthOut(BaseModel):

@@ -73,6 +73,21 @@ class SyncSettings(BaseSettings):
     follow_seconds: float = Field(5.0, gt=0, description="server mode: how often to check the active generation")
 
 
+class RouteSettings(BaseSettings):
+    """How a turn is routed, and what context comes back with it."""
+
+    model_config = SettingsConfigDict(env_prefix="ROUTER_ROUTE_", extra="forbid")
+
+    max_functions: int = Field(3, ge=1, le=128, description="functions returned when a request does not say")
+    recent_messages: int = Field(2, ge=0, le=100, description="earlier messages that add context to the new turn")
+    roles: tuple[str, ...] = Field(("user",), min_length=1, description="roles whose messages count for routing")
+    context_weight: float = Field(0.3, ge=0.0, le=1.0, description="weight of the recent context against the new turn")
+    candidates: int = Field(20, ge=1, le=1000, description="candidates searched per query vector before fusion")
+    history_messages: int = Field(20, ge=0, le=1000, description="history messages returned with a route")
+    max_memories: int = Field(3, ge=0, le=100)
+    memory_min_score: float = Field(0.35, ge=-1.0, le=1.0, description="least similarity for a memory to come back")
+
+
 class ServerSettings(BaseSettings):
     """The HTTP server and logging."""
 
@@ -94,8 +109,10 @@ class Settings:
         storage: StorageSettings | None = None,
         sync: SyncSettings | None = None,
         server: ServerSettings | None = None,
+        route: RouteSettings | None = None,
     ) -> None:
         self.embedding = embedding or EmbeddingSettings()
         self.storage = storage or StorageSettings()
         self.sync = sync or SyncSettings()
         self.server = server or ServerSettings()
+        self.route = route or RouteSettings()

@@ -149,14 +149,25 @@ class CatalogService:
             functions = await asyncio.to_thread(old.list, namespace) if old else []
             await self._reconcile(new, embedder, namespace, functions)
 
-    async def apply(self, namespace: str, functions: Sequence[FunctionDef], *, source: str) -> Summary:
-        """Make ``namespace`` hold exactly ``functions``, embedding only new or changed ones."""
+    async def apply(
+        self, namespace: str, functions: Sequence[FunctionDef], *, source: str, pinned: Sequence[str] = ()
+    ) -> Summary:
+        """Make ``namespace`` hold exactly ``functions``, embedding only new or changed ones.
+
+        Args:
+            namespace: the catalog to replace.
+            functions: its functions, validated.
+            source: where they came from (``api``, ``dir:<path>``).
+            pinned: names always returned with a route of this namespace.
+        """
         async with self._lock:
             index = self.index
             summary = await self._reconcile(index.store, index.embedder, namespace, functions)
             record = await asyncio.to_thread(self.meta.catalog, namespace)
-            if summary.changed or record is None or record.source != source:
-                await asyncio.to_thread(self.meta.put_catalog, namespace, source=source, count=len(functions))
+            if summary.changed or record is None or record.source != source or record.pinned != tuple(pinned):
+                await asyncio.to_thread(
+                    self.meta.put_catalog, namespace, source=source, count=len(functions), pinned=pinned
+                )
         if summary.changed:
             log.info("catalog reconciled", extra={"source": source, **summary.counts(), "namespace": namespace})
         return summary

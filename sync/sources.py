@@ -9,7 +9,7 @@ from pathlib import Path
 
 import yaml
 
-from router.catalog import FunctionDef, parse_catalog, validate_namespace
+from router.catalog import FunctionDef, parse_document, validate_namespace
 from router.errors import CatalogInvalid
 
 SUFFIXES = (".json", ".yaml", ".yml")
@@ -28,6 +28,7 @@ class CatalogFile:
     fingerprint: str
     functions: list[FunctionDef] = field(default_factory=list)
     error: str | None = None
+    pinned: tuple[str, ...] = ()
 
     @property
     def empty(self) -> bool:
@@ -57,10 +58,10 @@ def read_file(path: Path) -> CatalogFile:
         detail = exc.detail if isinstance(exc, CatalogInvalid) else f"{path}: cannot be parsed: {exc}"
         return CatalogFile(namespace, path, "", error=detail)
     try:
-        functions = parse_catalog(document, source=str(path))
+        parsed = parse_document(document, source=str(path))
     except CatalogInvalid as exc:
         return CatalogFile(namespace, path, fingerprint, error=exc.detail)
-    return CatalogFile(namespace, path, fingerprint, functions=functions)
+    return CatalogFile(namespace, path, fingerprint, functions=parsed.functions, pinned=parsed.pinned)
 
 
 def scan(directory: Path) -> dict[str, CatalogFile]:

@@ -85,7 +85,7 @@ class DirectorySync:
         if file.empty:
             summary = await self._service.remove(namespace) if await self._known(namespace) else Summary(namespace)
         else:
-            summary = await self._service.apply(namespace, file.functions, source=self._source)
+            summary = await self._service.apply(namespace, file.functions, source=self._source, pinned=file.pinned)
         self._seen[namespace] = file.fingerprint
         return Outcome(namespace, summary=summary)
 

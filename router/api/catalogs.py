@@ -2,12 +2,20 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from fastapi import APIRouter, Path
 
 from router.api.deps import ServiceDep
 from router.api.errors import responses
-from router.catalog import parse_catalog
+from router.catalog import parse_document
+from router.meta import CatalogRecord
 from router.schemas import NAMESPACE, CatalogIn, CatalogInfo, CatalogOut, CatalogsOut, ReconcileOut
+
+
+def _info(record: CatalogRecord) -> dict[str, Any]:
+    return {**record.__dict__, "pinned": list(record.pinned)}
+
 
 router = APIRouter(prefix="/v1/catalogs", tags=["catalogs"])
 NamespacePath = Path(pattern=NAMESPACE, description="the catalog's namespace")
@@ -17,14 +25,14 @@ NamespacePath = Path(pattern=NAMESPACE, description="the catalog's namespace")
 async def list_catalogs(service: ServiceDep) -> CatalogsOut:
     """List every known catalog."""
     records = await service.catalogs()
-    return CatalogsOut(catalogs=[CatalogInfo(**r.__dict__) for r in records.values()])
+    return CatalogsOut(catalogs=[CatalogInfo(**_info(r)) for r in records.values()])
 
 
 @router.put("/{namespace}", responses=responses(422, 503))
 async def put_catalog(body: CatalogIn, service: ServiceDep, namespace: str = NamespacePath) -> ReconcileOut:
     """Replace a catalog and reconcile it now; only new or changed functions are embedded."""
-    functions = parse_catalog(body.functions, source=f"PUT /v1/catalogs/{namespace}: functions")
-    summary = await service.apply(namespace, functions, source="api")
+    document = parse_document(body.model_dump(), source=f"PUT /v1/catalogs/{namespace}")
+    summary = await service.apply(namespace, document.functions, source="api", pinned=document.pinned)
     return ReconcileOut(namespace=namespace, **summary.counts())
 
 
@@ -33,7 +41,7 @@ async def get_catalog(service: ServiceDep, namespace: str = NamespacePath) -> Ca
     """A catalog's functions, as registered."""
     record = await service.catalog(namespace)
     functions = await service.functions(namespace)
-    return CatalogOut(**record.__dict__, functions=[dict(f.definition) for f in functions])
+    return CatalogOut(**_info(record), functions=[dict(f.definition) for f in functions])
 
 
 @router.delete("/{namespace}", responses=responses(404, 422, 503))

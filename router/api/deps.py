@@ -6,6 +6,7 @@ from typing import Annotated
 
 from fastapi import Depends, Request
 
+from router.routing import TurnRouter
 from router.runtime import Runtime
 from sync.service import CatalogService
 
@@ -21,5 +22,11 @@ def get_service(request: Request) -> CatalogService:
     return get_runtime(request).service
 
 
+def get_turn_router(request: Request) -> TurnRouter:
+    """The turn router (503 while the runtime is starting)."""
+    return get_runtime(request).turns
+
+
 RuntimeDep = Annotated[Runtime, Depends(get_runtime)]
 ServiceDep = Annotated[CatalogService, Depends(get_service)]
+TurnRouterDep = Annotated[TurnRouter, Depends(get_turn_router)]

@@ -1,40 +1,47 @@
-"""``POST /v1/route``: the functions that matter for a turn."""
+"""``POST /v1/route``: the functions that matter for a turn, with history and memories."""
 
 from __future__ import annotations
 
 from fastapi import APIRouter
 
-from router.api.deps import ServiceDep
+from router.api.deps import TurnRouterDep
 from router.api.errors import responses
-from router.errors import InvalidRequest
-from router.retrieval import context_texts, search_functions
-from router.schemas import RoutedFunction, RouteIn, RouteOut
+from router.memory import memory_context
+from router.routing import Turn, pinned_first
+from router.schemas import MemoryOut, RoutedFunction, RouteIn, RouteOut
 
 router = APIRouter(prefix="/v1", tags=["route"])
-ROLES = ("user",)
 
 
 @router.post("/route", responses=responses(404, 422, 503))
-async def route(body: RouteIn, service: ServiceDep) -> RouteOut:
-    """Return the top functions for the new messages, with scores and their schemas verbatim."""
-    await service.catalog(body.namespace)
-    texts = context_texts((m.model_dump() for m in body.messages), roles=ROLES)
-    if not texts:
-        raise InvalidRequest("messages: no message with a role that counts has any text", field="messages")
-    context = "\n".join(texts)
-    found = await search_functions(
-        service.index, body.namespace, context, limit=body.max_functions, min_score=body.min_score
+async def route(body: RouteIn, turns: TurnRouterDep) -> RouteOut:
+    """Return the top functions for the turn (scores, schemas verbatim), the history and memories."""
+    defaults = turns.settings
+    routed = await turns.route(
+        Turn(
+            namespace=body.namespace,
+            messages=[m.model_dump() for m in body.messages],
+            session_id=body.session_id,
+            user_id=body.user_id,
+            max_functions=body.max_functions or defaults.max_functions,
+            recent_messages=defaults.recent_messages if body.recent_messages is None else body.recent_messages,
+            min_score=body.min_score,
+            pinned=body.pinned,
+            history_messages=defaults.history_messages if body.history_messages is None else body.history_messages,
+        )
     )
+    chosen = pinned_first(routed)
     return RouteOut(
         functions=[
             RoutedFunction(
-                name=f.function.name,
-                description=f.function.description,
-                score=f.score,
-                parameters=dict(f.function.parameters),
+                name=f.name, description=f.description, score=score, parameters=dict(f.parameters), pinned=pinned
             )
-            for f in found
+            for f, score, pinned in chosen
         ],
-        tools=[f.function.openai_tool() for f in found],
-        context=context,
+        tools=[f.openai_tool() for f, _, _ in chosen],
+        history=routed.history,
+        memories=[MemoryOut(text=m.text, score=m.score) for m in routed.memories],
+        memory_context=memory_context(routed.memories),
+        context=routed.context,
+        recent_context=routed.recent_context,
     )

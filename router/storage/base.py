@@ -102,6 +102,9 @@ class Collection(Protocol):
     def scroll(self, match: Match | None = None, *, order_by: str | None = None) -> Iterator[Record]:
         """Iterate over every matching point, ordered by an integer field when given."""
 
+    def latest(self, match: Match, *, order_by: str, limit: int) -> list[Record]:
+        """The ``limit`` matching points with the highest integer ``order_by``, highest first."""
+
     def count(self, match: Match | None = None) -> int:
         """Count matching points exactly."""
 

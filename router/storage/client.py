@@ -144,6 +144,17 @@ class ClientCollection:
             if offset is None:
                 return
 
+    def latest(self, match: Match, *, order_by: str, limit: int) -> list[Record]:
+        """The ``limit`` matching points with the highest ``order_by``, highest first."""
+        with _reachable(self._where):
+            page, _ = self._client.scroll(
+                self._name,
+                _filter(match),
+                limit=limit,
+                order_by=models.OrderBy(key=order_by, direction=models.Direction.DESC),
+            )
+        return _records(page)
+
     def count(self, match: Match | None = None) -> int:
         """Count matching points exactly."""
         with _reachable(self._where):

@@ -115,6 +115,18 @@ class EdgeCollection:
         if order_by is not None:
             yield from sorted(records, key=lambda r: (order_by not in r.payload, r.payload.get(order_by, 0)))
 
+    def latest(self, match: Match, *, order_by: str, limit: int) -> list[Record]:
+        """The ``limit`` matching points with the highest ``order_by``, highest first."""
+        page, _ = self._shard.scroll(
+            qe.ScrollRequest(
+                limit=limit,
+                filter=_filter(match),
+                with_payload=True,
+                order_by=qe.OrderBy(order_by, qe.Direction.Desc),
+            )
+        )
+        return [Record(id=str(r.id), payload=dict(r.payload or {})) for r in page]
+
     def count(self, match: Match | None = None) -> int:
         """Count matching points exactly."""
         return int(self._shard.count(qe.CountRequest(exact=True, filter=_filter(match))))

@@ -1,0 +1,100 @@
+"""Session history kept in storage, so any replica and any restart sees the same conversation.
+
+Each stored message is stamped with its source, as Agent Framework stamps messages:
+``external`` (the caller's input and the agent's own output), ``history`` (loaded from a
+history provider) and ``context_provider`` (added by a context provider). Messages that
+came from history are already stored and are not stored twice.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+import uuid
+from collections.abc import Mapping, Sequence
+from typing import Any, Literal
+
+from router.storage.base import Collection, CollectionSpec, PointData, Storage
+
+Source = Literal["external", "history", "context_provider"]
+SOURCES: tuple[Source, ...] = ("external", "history", "context_provider")
+MESSAGES = CollectionSpec(
+    name="messages", tenant_field="session_id", keyword_fields=("user_id",), integer_fields=("seq",)
+)
+_IDS = uuid.UUID("3e0c9a1d-5b7f-4c2e-8a64-9d1f2b3c4e5f")
+# Fields the store owns; a message's own fields of the same names are not kept.
+_STAMP = ("session_id", "user_id", "seq", "source", "stored_at")
+
+
+def message_source(message: Mapping[str, Any]) -> Source:
+    """The source a message is stamped with (``external`` unless it says otherwise)."""
+    source = message.get("source", "external")
+    return source if source in SOURCES else "external"
+
+
+class _Sequence:
+    """Increasing integers that also order messages written by other processes (microsecond clock)."""
+
+    def __init__(self) -> None:
+        self._last = 0
+        self._lock = threading.Lock()
+
+    def take(self, count: int) -> list[int]:
+        with self._lock:
+            start = max(self._last + 1, time.time_ns() // 1_000)
+            self._last = start + count - 1
+            return list(range(start, start + count))
+
+
+class HistoryStore:
+    """Every session's messages, in order."""
+
+    def __init__(self, collection: Collection) -> None:
+        self._collection = collection
+        self._seq = _Sequence()
+
+    @classmethod
+    def open(cls, storage: Storage) -> HistoryStore:
+        """Open the messages collection, creating it when missing."""
+        return cls(storage.collection(MESSAGES))
+
+    def append(
+        self, session_id: str, messages: Sequence[Mapping[str, Any]], *, user_id: str | None
+    ) -> list[dict[str, Any]]:
+        """Store messages at the end of the session; returns them as stored.
+
+        A message with an ``id`` (or ``message_id``) is stored once however often it is
+        posted, so a client may retry safely.
+        """
+        kept = [m for m in messages if message_source(m) != "history"]
+        stamped: list[dict[str, Any]] = []
+        points = []
+        for seq, message in zip(self._seq.take(len(kept)), kept, strict=True):
+            body = {k: v for k, v in message.items() if k not in _STAMP}
+            record = {**body, "session_id": session_id, "seq": seq, "source": message_source(message)}
+            record["stored_at"] = time.time()
+            if user_id is not None:
+                record["user_id"] = user_id
+            key = message.get("id") or message.get("message_id")
+            point = uuid.uuid5(_IDS, f"{session_id}\x00{key}" if key else f"{session_id}\x00#{seq}")
+            points.append(PointData(id=str(point), payload=record))
+            stamped.append(record)
+        self._collection.upsert(points)
+        return stamped
+
+    def messages(self, session_id: str, *, limit: int | None = None) -> list[dict[str, Any]]:
+        """The session's messages, oldest first; only the last ``limit`` when given."""
+        if limit is not None:
+            if limit <= 0:
+                return []
+            records = self._collection.latest({"session_id": session_id}, order_by="seq", limit=limit)
+            return [r.payload for r in reversed(records)]
+        return [r.payload for r in self._collection.scroll({"session_id": session_id}, order_by="seq")]
+
+    def count(self, session_id: str) -> int:
+        """How many messages a session has."""
+        return self._collection.count({"session_id": session_id})
+
+    def delete(self, session_id: str) -> None:
+        """Forget a session's history."""
+        self._collection.delete_where({"session_id": session_id})

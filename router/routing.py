@@ -1,0 +1,187 @@
+"""A turn routed: its functions, the session's history and the user's memories.
+
+Nothing about a session lives in this object: history and memories are read from and
+written to storage on every call, so any replica can serve any turn.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from router.catalog import FunctionDef
+from router.errors import InvalidRequest
+from router.functions import ActiveIndex, ScoredFunction
+from router.history import HistoryStore
+from router.memory import Memory, MemoryExtractor, MemoryStore, StatementExtractor, memory_candidates, scope_of
+from router.retrieval import context_texts, fuse
+from router.settings import RouteSettings
+from router.storage.base import Storage
+from sync.service import CatalogService
+
+
+@dataclass(frozen=True)
+class Turn:
+    """What a route request asks, with defaults resolved."""
+
+    namespace: str
+    messages: Sequence[Mapping[str, Any]]
+    session_id: str | None = None
+    user_id: str | None = None
+    max_functions: int = 3
+    recent_messages: int = 2
+    min_score: float | None = None
+    pinned: Sequence[str] = ()
+    history_messages: int = 20
+
+
+@dataclass(frozen=True)
+class Routed:
+    """The answer for a turn."""
+
+    functions: list[ScoredFunction]
+    pinned: list[ScoredFunction]
+    context: str
+    recent_context: str
+    history: list[dict[str, Any]] = field(default_factory=list)
+    memories: list[Memory] = field(default_factory=list)
+
+
+class TurnRouter:
+    """Routes turns and records what runs produced.
+
+    Args:
+        service: the catalog service (function index and catalogs).
+        storage: where history and memories live.
+        settings: routing defaults.
+        extractor: what turns user input into memories.
+    """
+
+    def __init__(
+        self,
+        service: CatalogService,
+        storage: Storage,
+        settings: RouteSettings,
+        *,
+        extractor: MemoryExtractor | None = None,
+    ) -> None:
+        self._service = service
+        self._storage = storage
+        self.settings = settings
+        self._extractor = extractor or StatementExtractor()
+        self._history: HistoryStore | None = None
+        self._memories: dict[str, MemoryStore] = {}
+
+    async def history(self) -> HistoryStore:
+        """The history store (opened on first use)."""
+        if self._history is None:
+            self._history = await asyncio.to_thread(HistoryStore.open, self._storage)
+        return self._history
+
+    async def memories(self, index: ActiveIndex) -> MemoryStore:
+        """The memories of the model the index embeds with."""
+        model, dimension = index.embedder.model_name, index.embedder.dimension
+        if model not in self._memories:
+            self._memories[model] = await asyncio.to_thread(
+                MemoryStore.open, self._storage, model=model, dimension=dimension
+            )
+        return self._memories[model]
+
+    async def route(self, turn: Turn) -> Routed:
+        """The functions that matter for ``turn``, plus history and memories."""
+        record = await self._service.catalog(turn.namespace)
+        roles = self.settings.roles
+        new = context_texts(turn.messages, roles=roles)
+        if not new:
+            raise InvalidRequest(f"messages: no message with role {' or '.join(roles)} has any text", field="messages")
+        history: list[dict[str, Any]] = []
+        if turn.session_id is not None:
+            store = await self.history()
+            window = max(turn.history_messages, turn.recent_messages * 4)
+            history = await asyncio.to_thread(store.messages, turn.session_id, limit=window)
+        recent = context_texts(history, roles=roles)[-turn.recent_messages :] if turn.recent_messages else []
+        index = self._service.index
+        new_text, recent_text = "\n".join(new), "\n".join(recent + new) if recent else ""
+        vectors = await index.embedder.embed([new_text, recent_text] if recent_text else [new_text])
+        limit = max(self.settings.candidates, turn.max_functions * 4)
+        searches = [asyncio.to_thread(index.store.search, turn.namespace, v.tolist(), limit=limit) for v in vectors]
+        pinned_names = list(dict.fromkeys([*record.pinned, *turn.pinned]))
+        results = await asyncio.gather(*searches)
+        ranked = fuse(results[0], results[1] if len(results) > 1 else [], weight=self.settings.context_weight)
+        pinned = await asyncio.to_thread(index.store.score_names, turn.namespace, vectors[0].tolist(), pinned_names)
+        _check_pinned(turn.pinned, {p.function.name for p in pinned})
+        chosen = [f for f in ranked if f.function.name not in set(pinned_names)]
+        if turn.min_score is not None:
+            chosen = [f for f in chosen if f.score >= turn.min_score]
+        memories = await self._recall(index, turn, vectors[0].tolist())
+        return Routed(
+            functions=chosen[: turn.max_functions],
+            pinned=pinned,
+            context=new_text,
+            recent_context=recent_text,
+            history=history[-turn.history_messages :] if turn.history_messages else [],
+            memories=memories,
+        )
+
+    async def _recall(self, index: ActiveIndex, turn: Turn, vector: list[float]) -> list[Memory]:
+        scope = scope_of(session_id=turn.session_id, user_id=turn.user_id)
+        if scope is None or self.settings.max_memories == 0:
+            return []
+        store = await self.memories(index)
+        return await asyncio.to_thread(
+            store.search,
+            scope,
+            turn.namespace,
+            vector,
+            limit=self.settings.max_memories,
+            min_score=self.settings.memory_min_score,
+        )
+
+    async def record(
+        self,
+        session_id: str,
+        messages: Sequence[Mapping[str, Any]],
+        *,
+        user_id: str | None,
+        namespace: str | None,
+    ) -> tuple[list[dict[str, Any]], int]:
+        """Store a run's messages in the session; remember what the user stated.
+
+        Returns:
+            The messages as stored and how many new memories were kept.
+        """
+        if namespace is not None:
+            await self._service.catalog(namespace)
+        store = await self.history()
+        stored = await asyncio.to_thread(store.append, session_id, messages, user_id=user_id)
+        facts = [fact for text in memory_candidates(messages) for fact in self._extractor.extract(text)]
+        scope = scope_of(session_id=session_id, user_id=user_id)
+        if not facts or scope is None:
+            return stored, 0
+        index = self._service.index
+        vectors = await index.embedder.embed(facts)
+        memories = await self.memories(index)
+        added = await asyncio.to_thread(
+            memories.add, scope, namespace or "default", facts, vectors, session_id=session_id
+        )
+        return stored, added
+
+    async def session(self, session_id: str) -> list[dict[str, Any]]:
+        """A session's whole history, oldest first."""
+        store = await self.history()
+        return await asyncio.to_thread(store.messages, session_id)
+
+
+def _check_pinned(requested: Sequence[str], found: set[str]) -> None:
+    for position, name in enumerate(requested):
+        if name not in found:
+            raise InvalidRequest(f"pinned[{position}]: no function named {name!r} in this catalog", field="pinned")
+
+
+def pinned_first(routed: Routed) -> list[tuple[FunctionDef, float, bool]]:
+    """Pinned functions then routed ones, each with its score and whether it was pinned."""
+    return [(f.function, f.score, True) for f in routed.pinned] + [
+        (f.function, f.score, False) for f in routed.functions
+    ]
