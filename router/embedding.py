@@ -10,13 +10,15 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
-import numpy.typing as npt
+
+from router.batching import QueryBatcher, Vectors
+
+__all__ = ["DEFAULT_MODEL", "Embedder", "EmbedderPool", "Progress", "Vectors", "resolve_model"]
 
 DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 _PACKAGED = {DEFAULT_MODEL, "all-MiniLM-L6-v2"}
 
 log = logging.getLogger(__name__)
-Vectors = npt.NDArray[np.float32]
 Progress = Callable[[int, int], None]
 
 
@@ -44,9 +46,18 @@ class Embedder:
         device: torch device, ``cpu`` by default.
         batch_size: texts per forward pass.
         threads: torch intra-op threads; all cores when None.
+        cache_size: query vectors cached by exact text.
     """
 
-    def __init__(self, model: str, *, device: str = "cpu", batch_size: int = 64, threads: int | None = None) -> None:
+    def __init__(
+        self,
+        model: str,
+        *,
+        device: str = "cpu",
+        batch_size: int = 64,
+        threads: int | None = None,
+        cache_size: int = 4096,
+    ) -> None:
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
         import torch
@@ -65,6 +76,11 @@ class Embedder:
         self.dimension = int(size)
         self.max_tokens = int(self._model.max_seq_length or 256)
         self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="embed")
+        self._queries = QueryBatcher(self._encode_queries, dimension=self.dimension, cache_size=cache_size)
+
+    async def _encode_queries(self, texts: Sequence[str]) -> Vectors:
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._thread, self._encode_batch, list(texts))
 
     def encode(self, texts: Sequence[str], *, progress: Progress | None = None) -> Vectors:
         """Encode texts on the calling thread (for scripts and the sync worker's thread).
@@ -78,12 +94,7 @@ class Embedder:
         step = self.batch_size * 4
         for start in range(0, total, step):
             batch = list(texts[start : start + step])
-            chunks.append(
-                np.asarray(
-                    self._model.encode(batch, batch_size=self.batch_size, normalize_embeddings=True),
-                    dtype=np.float32,
-                )
-            )
+            chunks.append(self._encode_batch(batch))
             if progress is not None:
                 progress(min(start + step, total), total)
         if not chunks:
@@ -91,9 +102,28 @@ class Embedder:
         return np.concatenate(chunks)
 
     async def embed(self, texts: Sequence[str], *, progress: Progress | None = None) -> Vectors:
-        """Encode texts on the model's thread without blocking the event loop."""
+        """Encode texts on the model's thread without blocking the event loop.
+
+        Large inputs go one batch per model call, so queries submitted meanwhile run
+        between batches instead of waiting for a whole catalog.
+        """
         loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self._thread, lambda: self.encode(texts, progress=progress))
+        chunks: list[Vectors] = []
+        total = len(texts)
+        for start in range(0, total, self.batch_size):
+            batch = list(texts[start : start + self.batch_size])
+            chunks.append(await loop.run_in_executor(self._thread, self._encode_batch, batch))
+            if progress is not None:
+                progress(start + len(batch), total)
+        return np.concatenate(chunks) if chunks else np.zeros((0, self.dimension), dtype=np.float32)
+
+    async def query(self, texts: Sequence[str]) -> Vectors:
+        """Encode query texts through the cache and shared micro-batches."""
+        return await self._queries.embed(texts)
+
+    def _encode_batch(self, batch: list[str]) -> Vectors:
+        vectors = self._model.encode(batch, batch_size=self.batch_size, normalize_embeddings=True)
+        return np.asarray(vectors, dtype=np.float32)
 
     def close(self) -> None:
         """Stop the model's thread."""

@@ -104,7 +104,7 @@ class TurnRouter:
         recent = context_texts(history, roles=roles)[-turn.recent_messages :] if turn.recent_messages else []
         index = self._service.index
         new_text, recent_text = "\n".join(new), "\n".join(recent + new) if recent else ""
-        vectors = await index.embedder.embed([new_text, recent_text] if recent_text else [new_text])
+        vectors = await index.embedder.query([new_text, recent_text] if recent_text else [new_text])
         limit = max(self.settings.candidates, turn.max_functions * 4)
         searches = [asyncio.to_thread(index.store.search, turn.namespace, v.tolist(), limit=limit) for v in vectors]
         pinned_names = list(dict.fromkeys([*record.pinned, *turn.pinned]))
