@@ -22,10 +22,12 @@ PROGRESS_THRESHOLD = 200
 
 
 def _log_progress(label: str, total: int) -> Progress:
-    marks = {max(1, total * i // 10) for i in range(1, 11)}
+    last = [0]
 
     def report(done: int, total: int) -> None:
-        if done in marks or done == total:
+        tenth = done * 10 // max(total, 1)
+        if tenth > last[0]:
+            last[0] = tenth
             log.info("embedding", extra={"what": label, "done": done, "total": total})
 
     return report
