@@ -8,6 +8,7 @@ import os
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Literal
 
 import numpy as np
 
@@ -35,46 +36,65 @@ def resolve_model(name: str) -> str:
     return str(Path(name).expanduser()) if Path(name).expanduser().exists() else name
 
 
+Backend = Literal["auto", "onnx", "torch"]
+
+
+def default_cache_dir() -> Path:
+    """Where exported model files are kept (``$XDG_CACHE_HOME/tool-router``)."""
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "tool-router"
+
+
 class Embedder:
     """A sentence-transformers model with normalised float32 output.
 
     The blocking model call runs on one dedicated thread, so ``embed`` never blocks the
-    event loop and concurrent callers never run the model twice at once.
+    event loop and concurrent callers never run the model twice at once. With the ``auto``
+    backend a local model runs on ONNX Runtime when its export gives the same vectors as
+    PyTorch (checked once, at export), and on PyTorch otherwise.
 
     Args:
         model: a model name or local path.
+        backend: ``auto``, ``onnx`` (fails when unavailable) or ``torch``.
         device: torch device, ``cpu`` by default.
         batch_size: texts per forward pass.
-        threads: torch intra-op threads; all cores when None.
+        threads: inference threads; all cores when None.
         cache_size: query vectors cached by exact text.
+        cache_dir: where ONNX exports are kept.
     """
 
     def __init__(
         self,
         model: str,
         *,
+        backend: Backend = "auto",
         device: str = "cpu",
         batch_size: int = 64,
         threads: int | None = None,
         cache_size: int = 4096,
+        cache_dir: Path | None = None,
     ) -> None:
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-        import torch
-        from sentence_transformers import SentenceTransformer
-        from transformers.utils import logging as transformers_logging
-
-        transformers_logging.disable_progress_bar()  # type: ignore[no-untyped-call]
-
-        torch.set_num_threads(threads or os.cpu_count() or 1)
         self.model_name = model
         self.batch_size = batch_size
-        self._model = SentenceTransformer(resolve_model(model), device=device)
-        size = self._model.get_embedding_dimension()
-        if size is None:
-            raise ValueError(f"model {model!r} does not report its embedding dimension")
-        self.dimension = int(size)
-        self.max_tokens = int(self._model.max_seq_length or 256)
+        threads = threads or os.cpu_count() or 1
+        location = Path(resolve_model(model))
+        onnx = None
+        if backend != "torch" and device == "cpu" and location.is_dir():
+            from router import onnx_backend
+
+            onnx = onnx_backend.load(location, cache_dir or default_cache_dir(), threads=threads)
+        if onnx is None and backend == "onnx":
+            raise ValueError(f"model {model!r} cannot run on the ONNX backend with the same vectors")
+        if onnx is not None:
+            self.backend = "onnx"
+            self._run: Callable[[list[str]], Vectors] = onnx.encode
+            self.dimension, self.max_tokens = onnx.dimension, onnx.max_length
+        else:
+            self.backend = "torch"
+            self._run, self.dimension, self.max_tokens = _torch_model(str(location), device, threads, batch_size)
+        log.info("embedding model ready", extra={"model": model, "backend": self.backend, "dimension": self.dimension})
         self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="embed")
         self._queries = QueryBatcher(self._encode_queries, dimension=self.dimension, cache_size=cache_size)
 
@@ -122,12 +142,32 @@ class Embedder:
         return await self._queries.embed(texts)
 
     def _encode_batch(self, batch: list[str]) -> Vectors:
-        vectors = self._model.encode(batch, batch_size=self.batch_size, normalize_embeddings=True)
-        return np.asarray(vectors, dtype=np.float32)
+        return self._run(batch)
 
     def close(self) -> None:
         """Stop the model's thread."""
         self._thread.shutdown(wait=False, cancel_futures=True)
+
+
+def _torch_model(
+    location: str, device: str, threads: int, batch_size: int
+) -> tuple[Callable[[list[str]], Vectors], int, int]:
+    import torch
+    from sentence_transformers import SentenceTransformer
+    from transformers.utils import logging as transformers_logging
+
+    transformers_logging.disable_progress_bar()  # type: ignore[no-untyped-call]
+    torch.set_num_threads(threads)
+    model = SentenceTransformer(location, device=device)
+    size = model.get_embedding_dimension()
+    if size is None:
+        raise ValueError(f"model {location!r} does not report its embedding dimension")
+
+    def run(batch: list[str]) -> Vectors:
+        vectors = model.encode(batch, batch_size=batch_size, normalize_embeddings=True)
+        return np.asarray(vectors, dtype=np.float32)
+
+    return run, int(size), int(model.max_seq_length or 256)
 
 
 class EmbedderPool:

@@ -33,7 +33,14 @@ def embedder_loader(settings: EmbeddingSettings) -> Callable[[str], Embedder]:
     """Builds embedders for any model name with the configured device, batch size and threads."""
 
     def load(model: str) -> Embedder:
-        return Embedder(model, device=settings.device, batch_size=settings.batch_size, threads=settings.threads)
+        return Embedder(
+            model,
+            backend=settings.backend,
+            device=settings.device,
+            batch_size=settings.batch_size,
+            threads=settings.threads,
+            cache_dir=settings.cache_dir,
+        )
 
     return load
 

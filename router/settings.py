@@ -22,6 +22,10 @@ class EmbeddingSettings(BaseSettings):
 
     model: str = Field(DEFAULT_MODEL, description="sentence-transformers model name or local path")
     text: str = Field(DEFAULT_TEMPLATE, description=f"function text template: one of {sorted(TEMPLATES)}")
+    backend: Literal["auto", "onnx", "torch"] = Field(
+        "auto", description="auto: ONNX Runtime when it gives the same vectors as PyTorch, else PyTorch"
+    )
+    cache_dir: Path | None = Field(None, description="where ONNX exports are kept (default ~/.cache/tool-router)")
     device: str = "cpu"
     batch_size: int = Field(64, ge=1, le=4096)
     threads: int | None = Field(None, ge=1, description="torch threads; all cores when unset")
