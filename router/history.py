@@ -26,6 +26,11 @@ _IDS = uuid.UUID("3e0c9a1d-5b7f-4c2e-8a64-9d1f2b3c4e5f")
 _STAMP = ("session_id", "user_id", "seq", "source", "stored_at")
 
 
+def as_message(record: Mapping[str, Any]) -> dict[str, Any]:
+    """A stored message without the store's own fields: ready to hand back to a model."""
+    return {k: v for k, v in record.items() if k not in _STAMP}
+
+
 def message_source(message: Mapping[str, Any]) -> Source:
     """The source a message is stamped with (``external`` unless it says otherwise)."""
     source = message.get("source", "external")

@@ -21,6 +21,8 @@ from router.retrieval import message_text
 from router.storage.base import Collection, CollectionSpec, PointData, Storage
 
 _IDS = uuid.UUID("9a7b6c5d-4e3f-4a1b-8c2d-1e0f9a8b7c6d")
+# Memories posted without a namespace hold in every namespace of their scope.
+ANY_NAMESPACE = "*"
 _SENTENCE = re.compile(r"(?<=[.!?;])\s+|\n+")
 _FIRST_PERSON = re.compile(
     r"\b(i am|i'm|i was|i have|i've|my|i prefer|i'd rather|i like|i love|i enjoy|i hate|i dislike|"
@@ -134,8 +136,13 @@ class MemoryStore:
         self, scope: str, namespace: str, vector: Sequence[float], *, limit: int, min_score: float
     ) -> list[Memory]:
         """The memories of the scope most similar to ``vector``, above ``min_score``."""
-        hits = self._collection.search(dense=vector, match={"scope": scope, "namespace": namespace}, limit=limit)
+        where = {"scope": scope, "namespace": [namespace, ANY_NAMESPACE]}
+        hits = self._collection.search(dense=vector, match=where, limit=limit)
         return [Memory(h.payload["text"], h.score) for h in hits if h.score >= min_score]
+
+    def forget(self, scope: str) -> None:
+        """Delete every memory of a scope."""
+        self._collection.delete_where({"scope": scope})
 
     def all(self, scope: str, namespace: str) -> list[str]:
         """Every memory text of a scope."""

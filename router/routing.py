@@ -14,8 +14,16 @@ from typing import Any
 from router.catalog import FunctionDef
 from router.errors import InvalidRequest
 from router.functions import ActiveIndex, ScoredFunction
-from router.history import HistoryStore
-from router.memory import Memory, MemoryExtractor, MemoryStore, StatementExtractor, memory_candidates, scope_of
+from router.history import HistoryStore, as_message
+from router.memory import (
+    ANY_NAMESPACE,
+    Memory,
+    MemoryExtractor,
+    MemoryStore,
+    StatementExtractor,
+    memory_candidates,
+    scope_of,
+)
 from router.retrieval import context_texts, fuse
 from router.settings import RouteSettings
 from router.storage.base import Storage
@@ -121,7 +129,7 @@ class TurnRouter:
             pinned=pinned,
             context=new_text,
             recent_context=recent_text,
-            history=history[-turn.history_messages :] if turn.history_messages else [],
+            history=[as_message(m) for m in history[-turn.history_messages :]] if turn.history_messages else [],
             memories=memories,
         )
 
@@ -164,14 +172,23 @@ class TurnRouter:
         vectors = await index.embedder.embed(facts)
         memories = await self.memories(index)
         added = await asyncio.to_thread(
-            memories.add, scope, namespace or "default", facts, vectors, session_id=session_id
+            memories.add, scope, namespace or ANY_NAMESPACE, facts, vectors, session_id=session_id
         )
         return stored, added
 
-    async def session(self, session_id: str) -> list[dict[str, Any]]:
-        """A session's whole history, oldest first."""
+    async def session(self, session_id: str, *, limit: int | None = None) -> list[dict[str, Any]]:
+        """A session's history, oldest first (the last ``limit`` messages when given)."""
         store = await self.history()
-        return await asyncio.to_thread(store.messages, session_id)
+        return await asyncio.to_thread(store.messages, session_id, limit=limit)
+
+    async def forget(self, session_id: str) -> int:
+        """Delete a session's history and the memories scoped to it; returns the messages deleted."""
+        store = await self.history()
+        count = await asyncio.to_thread(store.count, session_id)
+        await asyncio.to_thread(store.delete, session_id)
+        memories = await self.memories(self._service.index)
+        await asyncio.to_thread(memories.forget, f"session:{session_id}")
+        return count
 
 
 def _check_pinned(requested: Sequence[str], found: set[str]) -> None:

@@ -140,7 +140,9 @@ class RouteOut(BaseModel):
 
     functions: list[RoutedFunction]
     tools: list[dict[str, Any]] = Field(description="the same functions as OpenAI tool objects, same order")
-    history: list[dict[str, Any]] = Field(default_factory=list, description="the session's last messages")
+    history: list[dict[str, Any]] = Field(
+        default_factory=list, description="the session's last messages, as chat messages (store fields removed)"
+    )
     memories: list[MemoryOut] = Field(default_factory=list)
     memory_context: str = Field("", description="the memories as ready-to-use context text")
     context: str = Field(description="the text of the new turn that was embedded")
@@ -184,7 +186,9 @@ class SessionMessagesIn(BaseModel):
     )
     user_id: str | None = Field(None, min_length=1, max_length=256, description="scopes memories to the user")
     namespace: str | None = Field(
-        None, pattern=NAMESPACE, description="the catalog the session routes in; memories are kept per namespace"
+        None,
+        pattern=NAMESPACE,
+        description="the catalog the session routes in: memories are kept for it (without one, for every namespace)",
     )
 
 
@@ -208,3 +212,10 @@ class HealthOut(BaseModel):
 
     status: str
     checks: dict[str, bool] = Field(default_factory=dict)
+
+
+class DeletedOut(BaseModel):
+    """What deleting a session removed."""
+
+    session_id: str
+    deleted: int = Field(description="messages deleted")

@@ -8,6 +8,7 @@ from typing import Any
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from router.errors import RouterError
 from router.schemas import ErrorOut
@@ -39,6 +40,11 @@ def install(app: FastAPI) -> None:
     async def unavailable(_: Request, exc: StorageUnavailable) -> JSONResponse:
         log.warning("storage unavailable", extra={"detail": str(exc)})
         return _body("Unavailable", str(exc), 503)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def http_error(_: Request, exc: StarletteHTTPException) -> JSONResponse:
+        kind = {404: "NotFound", 405: "MethodNotAllowed"}.get(exc.status_code, "HTTPError")
+        return _body(kind, str(exc.detail), exc.status_code)
 
     @app.exception_handler(RequestValidationError)
     async def invalid(_: Request, exc: RequestValidationError) -> JSONResponse:

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Path
+from fastapi import APIRouter, Path, Query
 
 from router.api.deps import TurnRouterDep
 from router.api.errors import responses
-from router.schemas import SessionMessagesIn, SessionMessagesOut, StoredOut
+from router.schemas import DeletedOut, SessionMessagesIn, SessionMessagesOut, StoredOut
 
 router = APIRouter(prefix="/v1/sessions", tags=["sessions"])
 SessionPath = Path(min_length=1, max_length=256, description="the agent's session id")
@@ -21,7 +21,17 @@ async def post_messages(body: SessionMessagesIn, turns: TurnRouterDep, session_i
     return StoredOut(session_id=session_id, stored=len(stored), memories_added=added)
 
 
-@router.get("/{session_id}/messages", responses=responses(503))
-async def get_messages(turns: TurnRouterDep, session_id: str = SessionPath) -> SessionMessagesOut:
-    """The session's history, oldest first (empty for an unknown session)."""
-    return SessionMessagesOut(session_id=session_id, messages=await turns.session(session_id))
+@router.get("/{session_id}/messages", responses=responses(422, 503))
+async def get_messages(
+    turns: TurnRouterDep,
+    session_id: str = SessionPath,
+    limit: int | None = Query(None, ge=1, le=10_000, description="only the last `limit` messages"),
+) -> SessionMessagesOut:
+    """The session's history as stored (with `source`, `seq`, `stored_at`), oldest first."""
+    return SessionMessagesOut(session_id=session_id, messages=await turns.session(session_id, limit=limit))
+
+
+@router.delete("/{session_id}", responses=responses(503))
+async def delete_session(turns: TurnRouterDep, session_id: str = SessionPath) -> DeletedOut:
+    """Forget a session: its history and the memories scoped to it (user memories stay)."""
+    return DeletedOut(session_id=session_id, deleted=await turns.forget(session_id))

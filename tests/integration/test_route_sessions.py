@@ -276,3 +276,50 @@ async def test_the_openapi_document_lists_every_response_with_examples(serve: Ca
         docs = await client.get("/docs")
         assert docs.status_code == 200
         assert "swagger" in docs.text.lower()
+
+
+async def test_route_history_is_plain_chat_messages(serve: Callable[..., Any]) -> None:
+    async with serve(catalog=EXAMPLES) as served:
+        client = served.client
+        await post(client, "plain", [{"role": "user", "content": "Flights to Rome", "id": "m1"}], user_id="eve")
+        answer = await route(client, "travel", "cheapest one", session_id="plain")
+        assert answer["history"] == [{"role": "user", "content": "Flights to Rome", "id": "m1"}]
+        stored = (await client.get("/v1/sessions/plain/messages")).json()["messages"][0]
+        assert {"source", "seq", "stored_at", "session_id", "user_id"} <= set(stored)
+
+
+async def test_memories_posted_without_a_namespace_hold_in_every_namespace(serve: Callable[..., Any]) -> None:
+    async with serve(catalog=EXAMPLES) as served:
+        client = served.client
+        assert (await post(client, "g", [{"role": "user", "content": "My name is Frida Kahlo."}], user_id="fk"))[
+            "memories_added"
+        ] == 1
+        for namespace in ("travel", "workspace"):
+            answer = await route(client, namespace, "what is my name?", user_id="fk")
+            assert [m["text"] for m in answer["memories"]] == ["My name is Frida Kahlo."]
+
+
+async def test_a_session_can_be_read_in_part_and_forgotten(serve: Callable[..., Any]) -> None:
+    async with serve(catalog=EXAMPLES) as served:
+        client = served.client
+        messages = [{"role": "user", "content": f"message {i}"} for i in range(5)]
+        messages.append({"role": "user", "content": "I am allergic to peanuts."})
+        await post(client, "gone", messages, namespace="travel")
+        last = (await client.get("/v1/sessions/gone/messages", params={"limit": 2})).json()["messages"]
+        assert [m["content"] for m in last] == ["message 4", "I am allergic to peanuts."]
+        assert (await route(client, "travel", "any allergies?", session_id="gone"))["memories"]
+
+        deleted = await client.delete("/v1/sessions/gone")
+        assert deleted.json() == {"session_id": "gone", "deleted": 6}
+        assert (await client.get("/v1/sessions/gone/messages")).json()["messages"] == []
+        assert (await route(client, "travel", "any allergies?", session_id="gone"))["memories"] == []
+
+
+async def test_unknown_paths_and_methods_answer_in_the_error_shape(serve: Callable[..., Any]) -> None:
+    async with serve(catalog=EXAMPLES) as served:
+        missing = await served.client.get("/v1/nothing")
+        assert missing.status_code == 404
+        assert missing.json() == {"error": "NotFound", "detail": "Not Found"}
+        wrong = await served.client.patch("/v1/route")
+        assert wrong.status_code == 405
+        assert wrong.json()["error"] == "MethodNotAllowed"

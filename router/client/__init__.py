@@ -1,0 +1,56 @@
+"""Python client of the tool router's HTTP API (contract v1).
+
+::
+
+    from router.client import RouterClient
+
+    with RouterClient("http://127.0.0.1:8000") as router:
+        result = router.route("travel", "Find me a flight from Lisbon to Rome next Friday")
+        for function in result.functions:
+            print(function.name, function.score)
+
+``AsyncRouterClient`` has the same methods, awaited. Importing this package loads
+``httpx`` only, never the sidecar's model or storage.
+"""
+
+from router.client._async import AsyncRouterClient
+from router.client._errors import (
+    APIError,
+    NotFoundError,
+    RouterClientError,
+    TransportError,
+    UnavailableError,
+    ValidationError,
+)
+from router.client._models import (
+    Catalog,
+    CatalogChanges,
+    CatalogInfo,
+    Health,
+    Memory,
+    RoutedFunction,
+    RouteResult,
+    StoredMessages,
+)
+from router.client._retry import RetryPolicy
+from router.client._sync import RouterClient
+
+__all__ = [
+    "APIError",
+    "AsyncRouterClient",
+    "Catalog",
+    "CatalogChanges",
+    "CatalogInfo",
+    "Health",
+    "Memory",
+    "NotFoundError",
+    "RetryPolicy",
+    "RouteResult",
+    "RoutedFunction",
+    "RouterClient",
+    "RouterClientError",
+    "StoredMessages",
+    "TransportError",
+    "UnavailableError",
+    "ValidationError",
+]

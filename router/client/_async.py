@@ -1,0 +1,164 @@
+"""The asyncio client: the same methods as ``RouterClient``, awaited."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Mapping, Sequence
+from types import TracebackType
+from typing import Any, TypeVar
+
+import httpx
+
+from router.client import _calls as calls
+from router.client._calls import DEFAULT_URL, Call, Messages
+from router.client._errors import TransportError, UnavailableError
+from router.client._models import Catalog, CatalogChanges, CatalogInfo, Health, RouteResult, StoredMessages
+from router.client._retry import NO_RETRY, Attempts, RetryPolicy
+
+T = TypeVar("T")
+log = logging.getLogger("router.client")
+
+
+class AsyncRouterClient:
+    """An asyncio client of the tool router's HTTP API; see ``RouterClient`` for each method.
+
+    Args:
+        base_url: where the sidecar listens.
+        api_key: sent as ``Authorization: Bearer <api_key>`` (for a gateway in front of the sidecar).
+        timeout: seconds for each request (or an ``httpx.Timeout``); retries come on top.
+        retry: when and how requests are tried again (``RetryPolicy(attempts=1)`` disables it).
+        headers: extra headers sent with every request.
+        transport: an ``httpx`` transport to use instead of the network (``httpx.ASGITransport``
+            or ``httpx.MockTransport`` in tests).
+    """
+
+    def __init__(
+        self,
+        base_url: str = DEFAULT_URL,
+        *,
+        api_key: str | None = None,
+        timeout: float | httpx.Timeout = 30.0,
+        retry: RetryPolicy | None = None,
+        headers: Mapping[str, str] | None = None,
+        transport: httpx.AsyncBaseTransport | None = None,
+    ) -> None:
+        self.retry = retry or RetryPolicy()
+        self._http = httpx.AsyncClient(
+            base_url=base_url, timeout=timeout, headers=calls.headers(api_key, headers), transport=transport
+        )
+
+    async def route(
+        self,
+        namespace: str,
+        messages: Messages,
+        *,
+        session_id: str | None = None,
+        user_id: str | None = None,
+        max_functions: int | None = None,
+        recent_messages: int | None = None,
+        min_score: float | None = None,
+        pinned: Sequence[str] = (),
+        history_messages: int | None = None,
+    ) -> RouteResult:
+        """The functions that matter for a turn, with the session's history and memories."""
+        return await self._send(
+            calls.route(
+                namespace,
+                messages,
+                session_id=session_id,
+                user_id=user_id,
+                max_functions=max_functions,
+                recent_messages=recent_messages,
+                min_score=min_score,
+                pinned=pinned,
+                history_messages=history_messages,
+            )
+        )
+
+    async def add_messages(
+        self,
+        session_id: str,
+        messages: Messages,
+        *,
+        user_id: str | None = None,
+        namespace: str | None = None,
+    ) -> StoredMessages:
+        """Store what a run produced in the session; messages with an ``id`` are stored once."""
+        return await self._send(calls.add_messages(session_id, messages, user_id=user_id, namespace=namespace))
+
+    async def get_messages(self, session_id: str) -> list[dict[str, Any]]:
+        """A session's stored messages, oldest first (empty for an unknown session)."""
+        return await self._send(calls.get_messages(session_id))
+
+    async def list_catalogs(self) -> list[CatalogInfo]:
+        """Every known catalog."""
+        return await self._send(calls.list_catalogs())
+
+    async def get_catalog(self, namespace: str) -> Catalog:
+        """A catalog with its function definitions, as registered (``NotFoundError`` if unknown)."""
+        return await self._send(calls.get_catalog(namespace))
+
+    async def put_catalog(
+        self, namespace: str, functions: Sequence[Mapping[str, Any]], *, pinned: Sequence[str] = ()
+    ) -> CatalogChanges:
+        """Replace a catalog and reconcile it now; only new or changed functions are embedded."""
+        return await self._send(calls.put_catalog(namespace, functions, pinned=pinned))
+
+    async def delete_catalog(self, namespace: str) -> CatalogChanges:
+        """Delete a catalog and all its functions (``NotFoundError`` if unknown)."""
+        return await self._send(calls.delete_catalog(namespace))
+
+    async def health(self) -> Health:
+        """Liveness: the process answers."""
+        return await self._send(calls.health())
+
+    async def readiness(self) -> Health:
+        """Readiness (model loaded, storage open, first sync done); never raises for "starting"."""
+        return await self._send(calls.readiness())
+
+    async def wait_ready(self, max_wait: float = 30.0, *, interval: float = 0.1) -> Health:
+        """Wait until the sidecar is ready to route (``UnavailableError``/``TransportError`` after ``max_wait``)."""
+        deadline = time.monotonic() + max_wait
+        while True:
+            try:
+                health = await self.readiness()
+            except TransportError:
+                if time.monotonic() >= deadline:
+                    raise
+            else:
+                if health.ready:
+                    return health
+                if time.monotonic() >= deadline:
+                    raise UnavailableError(503, "NotReady", f"not ready after {max_wait}s: {health.checks}")
+            await asyncio.sleep(interval)
+
+    async def aclose(self) -> None:
+        """Close the connections."""
+        await self._http.aclose()
+
+    async def __aenter__(self) -> AsyncRouterClient:
+        return self
+
+    async def __aexit__(
+        self, kind: type[BaseException] | None, error: BaseException | None, traceback: TracebackType | None
+    ) -> None:
+        await self.aclose()
+
+    async def _send(self, call: Call[T]) -> T:
+        attempts = Attempts(self.retry if call.retry else NO_RETRY)
+        while True:
+            try:
+                response = await self._http.request(call.method, call.path, json=call.body)
+            except httpx.TransportError as exc:
+                wait = attempts.after_error(exc)
+                if wait is None:
+                    raise TransportError(f"{call.method} {call.path}: {type(exc).__name__}: {exc}") from exc
+                log.info("retrying", extra={"path": call.path, "error": type(exc).__name__, "wait": wait})
+            else:
+                wait = attempts.after_response(response)
+                if wait is None:
+                    return calls.read(call, response)
+                log.info("retrying", extra={"path": call.path, "status": response.status_code, "wait": wait})
+            await asyncio.sleep(wait)

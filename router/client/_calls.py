@@ -1,0 +1,156 @@
+"""The requests of the HTTP API and how their answers are read, shared by both clients."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
+from urllib.parse import quote
+
+import httpx
+
+from router.client._errors import APIError, error_from_response
+from router.client._models import (
+    Catalog,
+    CatalogChanges,
+    CatalogInfo,
+    Health,
+    RouteResult,
+    StoredMessages,
+    catalogs_from_json,
+    messages_from_json,
+)
+
+T = TypeVar("T")
+Messages = str | Sequence[Mapping[str, Any]]
+DEFAULT_URL = "http://127.0.0.1:8000"
+
+
+@dataclass(frozen=True)
+class Call(Generic[T]):
+    """One request and how to read its answer.
+
+    Attributes:
+        method: the HTTP method.
+        path: the path, segments already quoted.
+        parse: reads the JSON answer.
+        body: the JSON body, if any.
+        retry: whether the retry policy applies.
+        accept: error statuses whose body is still the answer (``/readyz`` answers 503).
+    """
+
+    method: str
+    path: str
+    parse: Callable[[Any], T]
+    body: dict[str, Any] | None = None
+    retry: bool = True
+    accept: frozenset[int] = frozenset()
+
+
+def headers(api_key: str | None, extra: Mapping[str, str] | None) -> dict[str, str]:
+    """Request headers: a bearer token when an API key is given, then the caller's own."""
+    result = {"accept": "application/json"}
+    if api_key is not None:
+        result["authorization"] = f"Bearer {api_key}"
+    result.update(extra or {})
+    return result
+
+
+def read(call: Call[T], response: httpx.Response) -> T:
+    """The typed answer, or the error the response stands for."""
+    if not (response.is_success or response.status_code in call.accept):
+        raise error_from_response(response)
+    try:
+        return call.parse(response.json())
+    except (ValueError, TypeError, KeyError) as exc:
+        raise APIError(response.status_code, "InvalidResponse", f"{call.method} {call.path}: {exc}") from exc
+
+
+def _segment(value: str) -> str:
+    return quote(value, safe="")
+
+
+def _messages(messages: Messages) -> list[dict[str, Any]]:
+    if isinstance(messages, str):
+        return [{"role": "user", "content": messages}]
+    return [dict(m) for m in messages]
+
+
+def _set(body: dict[str, Any], **fields: Any) -> dict[str, Any]:
+    body.update({k: v for k, v in fields.items() if v is not None})
+    return body
+
+
+def route(
+    namespace: str,
+    messages: Messages,
+    *,
+    session_id: str | None,
+    user_id: str | None,
+    max_functions: int | None,
+    recent_messages: int | None,
+    min_score: float | None,
+    pinned: Sequence[str],
+    history_messages: int | None,
+) -> Call[RouteResult]:
+    """``POST /v1/route``."""
+    body = _set(
+        {"namespace": namespace, "messages": _messages(messages)},
+        session_id=session_id,
+        user_id=user_id,
+        max_functions=max_functions,
+        recent_messages=recent_messages,
+        min_score=min_score,
+        history_messages=history_messages,
+    )
+    if pinned:
+        body["pinned"] = list(pinned)
+    return Call("POST", "/v1/route", RouteResult.from_json, body)
+
+
+def add_messages(
+    session_id: str, messages: Messages, *, user_id: str | None, namespace: str | None
+) -> Call[StoredMessages]:
+    """``POST /v1/sessions/{session_id}/messages``."""
+    body = _set({"messages": _messages(messages)}, user_id=user_id, namespace=namespace)
+    return Call("POST", f"/v1/sessions/{_segment(session_id)}/messages", StoredMessages.from_json, body)
+
+
+def get_messages(session_id: str) -> Call[list[dict[str, Any]]]:
+    """``GET /v1/sessions/{session_id}/messages``."""
+    return Call("GET", f"/v1/sessions/{_segment(session_id)}/messages", messages_from_json)
+
+
+def list_catalogs() -> Call[list[CatalogInfo]]:
+    """``GET /v1/catalogs``."""
+    return Call("GET", "/v1/catalogs", catalogs_from_json)
+
+
+def get_catalog(namespace: str) -> Call[Catalog]:
+    """``GET /v1/catalogs/{namespace}``."""
+    return Call("GET", f"/v1/catalogs/{_segment(namespace)}", Catalog.from_json)
+
+
+def put_catalog(
+    namespace: str, functions: Sequence[Mapping[str, Any]], *, pinned: Sequence[str]
+) -> Call[CatalogChanges]:
+    """``PUT /v1/catalogs/{namespace}``."""
+    body: dict[str, Any] = {"functions": [dict(f) for f in functions]}
+    if pinned:
+        body["pinned"] = list(pinned)
+    return Call("PUT", f"/v1/catalogs/{_segment(namespace)}", CatalogChanges.from_json, body)
+
+
+def delete_catalog(namespace: str) -> Call[CatalogChanges]:
+    """``DELETE /v1/catalogs/{namespace}``."""
+    return Call("DELETE", f"/v1/catalogs/{_segment(namespace)}", CatalogChanges.from_json)
+
+
+def health() -> Call[Health]:
+    """``GET /healthz``."""
+    return Call("GET", "/healthz", Health.from_json)
+
+
+def readiness() -> Call[Health]:
+    """``GET /readyz``: a 503 answer is the "starting" state, not an error, and is not retried."""
+    return Call("GET", "/readyz", Health.from_json, retry=False, accept=frozenset({503}))

@@ -1,0 +1,262 @@
+"""Typed answers of the HTTP API (contract v1), read from JSON.
+
+They mirror ``router/schemas.py`` without importing it, so the client stays light and
+keeps working when the sidecar adds fields: unknown fields are ignored.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, cast
+
+
+def _object(value: Any, what: str) -> Mapping[str, Any]:
+    if not isinstance(value, Mapping):
+        raise TypeError(f"{what}: expected an object, got {type(value).__name__}")
+    return cast(Mapping[str, Any], value)
+
+
+def _list(value: Any, what: str) -> list[Any]:
+    if not isinstance(value, list):
+        raise TypeError(f"{what}: expected a list, got {type(value).__name__}")
+    return value
+
+
+def _dicts(value: Any, what: str) -> tuple[dict[str, Any], ...]:
+    return tuple(dict(_object(item, f"{what}[{i}]")) for i, item in enumerate(_list(value, what)))
+
+
+def _str(body: Mapping[str, Any], key: str, default: str | None = None) -> str:
+    value = body.get(key, default)
+    if not isinstance(value, str):
+        raise TypeError(f"{key}: expected a string, got {type(value).__name__}")
+    return value
+
+
+def _int(body: Mapping[str, Any], key: str) -> int:
+    value = body.get(key)
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise TypeError(f"{key}: expected an integer, got {type(value).__name__}")
+    return value
+
+
+def _float(body: Mapping[str, Any], key: str) -> float:
+    value = body.get(key)
+    if not isinstance(value, int | float) or isinstance(value, bool):
+        raise TypeError(f"{key}: expected a number, got {type(value).__name__}")
+    return float(value)
+
+
+@dataclass(frozen=True)
+class RoutedFunction:
+    """A function chosen for the turn.
+
+    Attributes:
+        name: the function's name.
+        description: its description.
+        score: cosine similarity to the turn (weighted with the recent context).
+        parameters: its JSON schema, verbatim.
+        pinned: whether it came back because it is pinned (not counted in ``max_functions``).
+    """
+
+    name: str
+    description: str
+    score: float
+    parameters: dict[str, Any]
+    pinned: bool = False
+
+    @classmethod
+    def from_json(cls, body: Any) -> RoutedFunction:
+        """Read one ``functions`` item."""
+        item = _object(body, "function")
+        return cls(
+            name=_str(item, "name"),
+            description=_str(item, "description", ""),
+            score=_float(item, "score"),
+            parameters=dict(_object(item.get("parameters", {}), "parameters")),
+            pinned=bool(item.get("pinned", False)),
+        )
+
+
+@dataclass(frozen=True)
+class Memory:
+    """A memory relevant to the turn, with its similarity."""
+
+    text: str
+    score: float
+
+    @classmethod
+    def from_json(cls, body: Any) -> Memory:
+        """Read one ``memories`` item."""
+        item = _object(body, "memory")
+        return cls(text=_str(item, "text"), score=_float(item, "score"))
+
+
+@dataclass(frozen=True)
+class RouteResult:
+    """The answer to a route: the turn's functions, plus the session's context.
+
+    Attributes:
+        functions: pinned functions first, then the best-scored ones.
+        tools: the same functions as OpenAI tool objects, same order.
+        history: the session's last messages, oldest first.
+        memories: what the user said before that matters for this turn.
+        memory_context: the memories as ready-to-use context text ("" when none).
+        context: the text of the new turn that was embedded.
+        recent_context: the recent messages plus the new turn, embedded as context.
+    """
+
+    functions: tuple[RoutedFunction, ...]
+    tools: tuple[dict[str, Any], ...]
+    history: tuple[dict[str, Any], ...] = ()
+    memories: tuple[Memory, ...] = ()
+    memory_context: str = ""
+    context: str = ""
+    recent_context: str = ""
+
+    @property
+    def names(self) -> list[str]:
+        """The chosen functions' names, in order."""
+        return [f.name for f in self.functions]
+
+    @classmethod
+    def from_json(cls, body: Any) -> RouteResult:
+        """Read a ``POST /v1/route`` answer."""
+        data = _object(body, "route")
+        return cls(
+            functions=tuple(RoutedFunction.from_json(f) for f in _list(data.get("functions"), "functions")),
+            tools=_dicts(data.get("tools", []), "tools"),
+            history=_dicts(data.get("history", []), "history"),
+            memories=tuple(Memory.from_json(m) for m in _list(data.get("memories", []), "memories")),
+            memory_context=_str(data, "memory_context", ""),
+            context=_str(data, "context", ""),
+            recent_context=_str(data, "recent_context", ""),
+        )
+
+
+@dataclass(frozen=True)
+class CatalogChanges:
+    """What a catalog write changed, in functions."""
+
+    namespace: str
+    added: int
+    updated: int
+    removed: int
+    unchanged: int
+
+    @classmethod
+    def from_json(cls, body: Any) -> CatalogChanges:
+        """Read a ``PUT`` or ``DELETE /v1/catalogs/{namespace}`` answer."""
+        data = _object(body, "changes")
+        counts = {k: _int(data, k) for k in ("added", "updated", "removed", "unchanged")}
+        return cls(namespace=_str(data, "namespace"), **counts)
+
+
+@dataclass(frozen=True)
+class CatalogInfo:
+    """A known catalog.
+
+    Attributes:
+        namespace: the catalog's namespace.
+        source: ``api``, or ``dir:<path>`` for a catalog directory.
+        count: how many functions it holds.
+        updated_at: Unix time of its last change.
+        pinned: names always returned with a route.
+    """
+
+    namespace: str
+    source: str
+    count: int
+    updated_at: float
+    pinned: tuple[str, ...] = ()
+
+    @classmethod
+    def from_json(cls, body: Any) -> CatalogInfo:
+        """Read one ``catalogs`` item."""
+        data = _object(body, "catalog")
+        return cls(**_info_fields(data))
+
+
+@dataclass(frozen=True)
+class Catalog(CatalogInfo):
+    """A catalog with its function definitions, as registered."""
+
+    functions: tuple[dict[str, Any], ...] = ()
+
+    @property
+    def names(self) -> list[str]:
+        """The functions' names, whatever shape each definition has."""
+        names: list[str] = []
+        for definition in self.functions:
+            inner = definition.get("function")
+            name = inner.get("name") if isinstance(inner, Mapping) else definition.get("name")
+            if isinstance(name, str):
+                names.append(name)
+        return names
+
+    @classmethod
+    def from_json(cls, body: Any) -> Catalog:
+        """Read a ``GET /v1/catalogs/{namespace}`` answer."""
+        data = _object(body, "catalog")
+        return cls(**_info_fields(data), functions=_dicts(data.get("functions", []), "functions"))
+
+
+def _info_fields(data: Mapping[str, Any]) -> dict[str, Any]:
+    pinned = _list(data.get("pinned", []), "pinned")
+    return {
+        "namespace": _str(data, "namespace"),
+        "source": _str(data, "source", ""),
+        "count": _int(data, "count"),
+        "updated_at": _float(data, "updated_at"),
+        "pinned": tuple(str(p) for p in pinned),
+    }
+
+
+def catalogs_from_json(body: Any) -> list[CatalogInfo]:
+    """Read a ``GET /v1/catalogs`` answer."""
+    return [CatalogInfo.from_json(c) for c in _list(_object(body, "catalogs").get("catalogs"), "catalogs")]
+
+
+@dataclass(frozen=True)
+class StoredMessages:
+    """What ``add_messages`` stored."""
+
+    session_id: str
+    stored: int
+    memories_added: int
+
+    @classmethod
+    def from_json(cls, body: Any) -> StoredMessages:
+        """Read a ``POST /v1/sessions/{id}/messages`` answer."""
+        data = _object(body, "stored")
+        return cls(
+            session_id=_str(data, "session_id"),
+            stored=_int(data, "stored"),
+            memories_added=_int(data, "memories_added"),
+        )
+
+
+def messages_from_json(body: Any) -> list[dict[str, Any]]:
+    """Read a ``GET /v1/sessions/{id}/messages`` answer."""
+    return list(_dicts(_object(body, "session").get("messages"), "messages"))
+
+
+@dataclass(frozen=True)
+class Health:
+    """Liveness or readiness, with each readiness check."""
+
+    status: str
+    checks: dict[str, bool]
+
+    @property
+    def ready(self) -> bool:
+        """Whether the sidecar is ready to route (a ``/readyz`` answer said so)."""
+        return self.status == "ready"
+
+    @classmethod
+    def from_json(cls, body: Any) -> Health:
+        """Read a ``/healthz`` or ``/readyz`` answer."""
+        data = _object(body, "health")
+        checks = _object(data.get("checks", {}), "checks")
+        return cls(status=_str(data, "status"), checks={str(k): bool(v) for k, v in checks.items()})

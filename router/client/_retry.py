@@ -1,0 +1,115 @@
+"""When to try a request again, and how long to wait first."""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import httpx
+
+# Errors after which a request is sent again. A connect error or timeout means the request
+# never left; a protocol error (the connection dropped mid-answer) may follow a request the
+# sidecar did process, which is why session messages carry ids (see ``add_messages``).
+RETRYABLE_ERRORS: tuple[type[httpx.TransportError], ...] = (
+    httpx.ConnectError,
+    httpx.ConnectTimeout,
+    httpx.RemoteProtocolError,
+)
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """Exponential backoff with jitter on 503 answers and connection errors.
+
+    The wait before retry ``n`` (1-based) is drawn uniformly from ``[cap / 2, cap]`` where
+    ``cap = min(max_backoff, backoff * 2 ** (n - 1))``; a ``Retry-After`` header in seconds
+    replaces it (still capped). 4xx answers are never retried.
+
+    Attributes:
+        attempts: tries in all, the first included (1 disables retries).
+        backoff: the first wait's upper bound, in seconds.
+        max_backoff: the longest single wait, in seconds.
+        max_elapsed: no retry starts once this many seconds have passed since the first try.
+        statuses: answers that are retried.
+    """
+
+    attempts: int = 3
+    backoff: float = 0.25
+    max_backoff: float = 4.0
+    max_elapsed: float = 30.0
+    statuses: frozenset[int] = field(default_factory=lambda: frozenset({503}))
+
+    def __post_init__(self) -> None:
+        if self.attempts < 1:
+            raise ValueError(f"RetryPolicy.attempts={self.attempts}: give at least 1 (1 means no retry)")
+        if self.backoff < 0 or self.max_backoff < 0 or self.max_elapsed < 0:
+            raise ValueError("RetryPolicy: backoff, max_backoff and max_elapsed must not be negative")
+        if any(400 <= s < 500 for s in self.statuses):
+            raise ValueError(f"RetryPolicy.statuses={sorted(self.statuses)}: 4xx answers are never retried")
+
+    def delay(self, retry: int, *, rng: random.Random | None = None, retry_after: float | None = None) -> float:
+        """Seconds to wait before retry number ``retry`` (1 for the first retry)."""
+        if retry_after is not None:
+            return min(max(retry_after, 0.0), self.max_backoff)
+        cap = min(self.max_backoff, self.backoff * 2.0 ** (retry - 1))
+        uniform = rng.uniform if rng is not None else random.uniform
+        return cap / 2 + uniform(0, cap / 2)
+
+
+NO_RETRY = RetryPolicy(attempts=1)
+
+
+class Attempts:
+    """The retry decisions of one request, attempt after attempt.
+
+    Args:
+        policy: the retry policy.
+        clock: monotonic seconds (tests may pass their own).
+        rng: the jitter's source.
+    """
+
+    def __init__(
+        self,
+        policy: RetryPolicy,
+        *,
+        clock: Callable[[], float] = time.monotonic,
+        rng: random.Random | None = None,
+    ) -> None:
+        self._policy = policy
+        self._clock = clock
+        self._rng = rng
+        self._start = clock()
+        self.done = 1
+
+    def after_error(self, error: Exception) -> float | None:
+        """Seconds to wait before trying again after ``error``; None to give up."""
+        if not isinstance(error, RETRYABLE_ERRORS):
+            return None
+        return self._next(None)
+
+    def after_response(self, response: httpx.Response) -> float | None:
+        """Seconds to wait before trying again after ``response``; None to keep the answer."""
+        if response.status_code not in self._policy.statuses:
+            return None
+        return self._next(_retry_after(response))
+
+    def _next(self, retry_after: float | None) -> float | None:
+        if self.done >= self._policy.attempts:
+            return None
+        wait = self._policy.delay(self.done, rng=self._rng, retry_after=retry_after)
+        if self._clock() - self._start + wait > self._policy.max_elapsed:
+            return None
+        self.done += 1
+        return wait
+
+
+def _retry_after(response: httpx.Response) -> float | None:
+    value = response.headers.get("retry-after")
+    if value is None:
+        return None
+    try:
+        return float(value)
+    except ValueError:
+        return None  # an HTTP date: rare from a sidecar, the computed backoff is used instead

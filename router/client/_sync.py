@@ -1,0 +1,208 @@
+"""The blocking client."""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Mapping, Sequence
+from types import TracebackType
+from typing import Any, TypeVar
+
+import httpx
+
+from router.client import _calls as calls
+from router.client._calls import DEFAULT_URL, Call, Messages
+from router.client._errors import TransportError, UnavailableError
+from router.client._models import Catalog, CatalogChanges, CatalogInfo, Health, RouteResult, StoredMessages
+from router.client._retry import NO_RETRY, Attempts, RetryPolicy
+
+T = TypeVar("T")
+log = logging.getLogger("router.client")
+
+
+class RouterClient:
+    """A client of the tool router's HTTP API.
+
+    Args:
+        base_url: where the sidecar listens.
+        api_key: sent as ``Authorization: Bearer <api_key>`` (for a gateway in front of the sidecar).
+        timeout: seconds for each request (or an ``httpx.Timeout``); retries come on top.
+        retry: when and how requests are tried again (``RetryPolicy(attempts=1)`` disables it).
+        headers: extra headers sent with every request.
+        transport: an ``httpx`` transport to use instead of the network (``httpx.MockTransport`` in tests).
+
+    Example:
+        >>> with RouterClient("http://127.0.0.1:8000") as router:  # doctest: +SKIP
+        ...     result = router.route("travel", "Find me a flight to Rome")
+        ...     print(result.names)
+    """
+
+    def __init__(
+        self,
+        base_url: str = DEFAULT_URL,
+        *,
+        api_key: str | None = None,
+        timeout: float | httpx.Timeout = 30.0,
+        retry: RetryPolicy | None = None,
+        headers: Mapping[str, str] | None = None,
+        transport: httpx.BaseTransport | None = None,
+    ) -> None:
+        self.retry = retry or RetryPolicy()
+        self._http = httpx.Client(
+            base_url=base_url, timeout=timeout, headers=calls.headers(api_key, headers), transport=transport
+        )
+
+    def route(
+        self,
+        namespace: str,
+        messages: Messages,
+        *,
+        session_id: str | None = None,
+        user_id: str | None = None,
+        max_functions: int | None = None,
+        recent_messages: int | None = None,
+        min_score: float | None = None,
+        pinned: Sequence[str] = (),
+        history_messages: int | None = None,
+    ) -> RouteResult:
+        """The functions that matter for a turn, with the session's history and memories.
+
+        Args:
+            namespace: the catalog to route in.
+            messages: the turn's new messages (``{"role", "content"}``), or one user message's text.
+            session_id: the conversation; its recent messages add context and come back as history.
+            user_id: whose memories come back.
+            max_functions: how many functions to return (the sidecar's default is 3).
+            recent_messages: earlier session messages that add context (default 2).
+            min_score: drop functions scoring below this.
+            pinned: functions always included, beside ``max_functions``.
+            history_messages: how many session messages come back in ``history`` (default 20).
+
+        Raises:
+            NotFoundError: no catalog of that namespace.
+            ValidationError: a field is out of range, or no user message has any text.
+            UnavailableError: the sidecar is starting or its storage is unreachable (after retries).
+            TransportError: the sidecar could not be reached (after retries).
+        """
+        return self._send(
+            calls.route(
+                namespace,
+                messages,
+                session_id=session_id,
+                user_id=user_id,
+                max_functions=max_functions,
+                recent_messages=recent_messages,
+                min_score=min_score,
+                pinned=pinned,
+                history_messages=history_messages,
+            )
+        )
+
+    def add_messages(
+        self,
+        session_id: str,
+        messages: Messages,
+        *,
+        user_id: str | None = None,
+        namespace: str | None = None,
+    ) -> StoredMessages:
+        """Store what a run produced in the session (history, memories, tool usage).
+
+        Messages are OpenAI-shaped (``role``, ``content``, ``tool_calls``, ``tool_call_id``),
+        with an optional ``source``: ``external`` (default), ``history`` (not stored again) or
+        ``context_provider``. A message with an ``id`` is stored once however often it is
+        sent, which makes retries safe: give ids when a duplicate would matter.
+
+        Args:
+            session_id: the conversation.
+            messages: the run's messages, or one user message's text.
+            user_id: scopes the memories taken from these messages to the user.
+            namespace: the catalog the session routes in (memories are kept per namespace).
+        """
+        return self._send(calls.add_messages(session_id, messages, user_id=user_id, namespace=namespace))
+
+    def get_messages(self, session_id: str) -> list[dict[str, Any]]:
+        """A session's stored messages, oldest first (empty for an unknown session)."""
+        return self._send(calls.get_messages(session_id))
+
+    def list_catalogs(self) -> list[CatalogInfo]:
+        """Every known catalog."""
+        return self._send(calls.list_catalogs())
+
+    def get_catalog(self, namespace: str) -> Catalog:
+        """A catalog with its function definitions, as registered (``NotFoundError`` if unknown)."""
+        return self._send(calls.get_catalog(namespace))
+
+    def put_catalog(
+        self, namespace: str, functions: Sequence[Mapping[str, Any]], *, pinned: Sequence[str] = ()
+    ) -> CatalogChanges:
+        """Replace a catalog and reconcile it now; only new or changed functions are embedded.
+
+        Args:
+            namespace: the catalog's namespace.
+            functions: definitions in the OpenAI, bare or MCP shape, kept verbatim.
+            pinned: names always returned with a route.
+        """
+        return self._send(calls.put_catalog(namespace, functions, pinned=pinned))
+
+    def delete_catalog(self, namespace: str) -> CatalogChanges:
+        """Delete a catalog and all its functions (``NotFoundError`` if unknown)."""
+        return self._send(calls.delete_catalog(namespace))
+
+    def health(self) -> Health:
+        """Liveness: the process answers."""
+        return self._send(calls.health())
+
+    def readiness(self) -> Health:
+        """Readiness (model loaded, storage open, first sync done); never raises for "starting"."""
+        return self._send(calls.readiness())
+
+    def wait_ready(self, max_wait: float = 30.0, *, interval: float = 0.1) -> Health:
+        """Wait until the sidecar is ready to route.
+
+        Raises:
+            UnavailableError: it answered but was not ready within ``max_wait`` seconds.
+            TransportError: it could not be reached within ``max_wait`` seconds.
+        """
+        deadline = time.monotonic() + max_wait
+        while True:
+            try:
+                health = self.readiness()
+            except TransportError:
+                if time.monotonic() >= deadline:
+                    raise
+            else:
+                if health.ready:
+                    return health
+                if time.monotonic() >= deadline:
+                    raise UnavailableError(503, "NotReady", f"not ready after {max_wait}s: {health.checks}")
+            time.sleep(interval)
+
+    def close(self) -> None:
+        """Close the connections."""
+        self._http.close()
+
+    def __enter__(self) -> RouterClient:
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, error: BaseException | None, traceback: TracebackType | None
+    ) -> None:
+        self.close()
+
+    def _send(self, call: Call[T]) -> T:
+        attempts = Attempts(self.retry if call.retry else NO_RETRY)
+        while True:
+            try:
+                response = self._http.request(call.method, call.path, json=call.body)
+            except httpx.TransportError as exc:
+                wait = attempts.after_error(exc)
+                if wait is None:
+                    raise TransportError(f"{call.method} {call.path}: {type(exc).__name__}: {exc}") from exc
+                log.info("retrying", extra={"path": call.path, "error": type(exc).__name__, "wait": wait})
+            else:
+                wait = attempts.after_response(response)
+                if wait is None:
+                    return calls.read(call, response)
+                log.info("retrying", extra={"path": call.path, "status": response.status_code, "wait": wait})
+            time.sleep(wait)

@@ -1,0 +1,10 @@
+"""Integrations of the tool router with agent frameworks.
+
+Each lives in its own module and needs its framework installed through an extra, so
+importing this package loads nothing:
+
+- ``router.integrations.agent_framework``: ``RouterContextProvider`` for Microsoft Agent
+  Framework (``pip install 'tool-router[agent-framework]'``).
+"""
+
+__all__: list[str] = []

@@ -1,0 +1,233 @@
+"""The Python client against the real sidecar: uvicorn on 127.0.0.1, the real model, embedded storage.
+
+The README's client examples (``docs/integrations.md``, section "Python client") run here too,
+pointed at this server.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import uvicorn
+from conftest import EXAMPLES, ROOT, STOCKS, TIMEZONE, WEATHER
+
+from router.app import create_app
+from router.client import (
+    AsyncRouterClient,
+    NotFoundError,
+    RetryPolicy,
+    RouterClient,
+    TransportError,
+    ValidationError,
+)
+from router.embedding import EmbedderPool
+from router.runtime import Runtime
+from router.settings import Settings, StorageSettings, SyncSettings
+
+pytestmark = pytest.mark.integration
+
+DOCS = ROOT / "docs" / "integrations.md"
+DOCS_URL = "http://127.0.0.1:8000"
+
+
+class LiveServer:
+    """The app served by uvicorn on a free 127.0.0.1 port, in a background thread."""
+
+    def __init__(self, root: Path, embedders: EmbedderPool) -> None:
+        catalog = Path(shutil.copytree(EXAMPLES, root / "catalog"))
+        with pytest.MonkeyPatch.context() as env:  # a developer's ROUTER_* variables never reach the server
+            for name in [n for n in os.environ if n.startswith("ROUTER_")]:
+                env.delenv(name)
+            settings = Settings(storage=StorageSettings(data=root / "data"), sync=SyncSettings(catalog=catalog))
+        app = create_app(runtime=Runtime(settings, embedders=embedders))
+        self.socket = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        self.socket.bind(("127.0.0.1", 0))
+        self.url = f"http://127.0.0.1:{self.socket.getsockname()[1]}"
+        self.server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
+        self.thread = threading.Thread(target=self.server.run, kwargs={"sockets": [self.socket]}, daemon=True)
+
+    def __enter__(self) -> LiveServer:
+        self.thread.start()
+        with RouterClient(self.url) as client:
+            client.wait_ready(120)
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.server.should_exit = True
+        self.thread.join(30)
+        self.socket.close()
+
+
+@pytest.fixture(scope="module")
+def live(tmp_path_factory: pytest.TempPathFactory, embedders: EmbedderPool) -> Iterator[LiveServer]:
+    with LiveServer(tmp_path_factory.mktemp("client"), embedders) as server:
+        yield server
+
+
+@pytest.fixture
+def router(live: LiveServer) -> Iterator[RouterClient]:
+    with RouterClient(live.url) as client:
+        yield client
+
+
+def closed_port() -> str:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return f"http://127.0.0.1:{probe.getsockname()[1]}"
+
+
+def test_route_returns_typed_functions(router: RouterClient) -> None:
+    result = router.route("travel", "Find me a flight from Lisbon to Rome next Friday", max_functions=3)
+    assert len(result.functions) == 3
+    first = result.functions[0]
+    assert first.name == "search_flights"
+    assert "flight" in first.description.lower()
+    assert 0 < first.score <= 1
+    assert "origin" in first.parameters["properties"]
+    assert [f.score for f in result.functions] == sorted((f.score for f in result.functions), reverse=True)
+    assert [t["function"]["name"] for t in result.tools] == result.names
+    assert result.context == "Find me a flight from Lisbon to Rome next Friday"
+    assert (result.history, result.memories, result.memory_context) == ((), (), "")
+
+
+def test_route_options_reach_the_sidecar(router: RouterClient) -> None:
+    result = router.route(
+        "travel", [{"role": "user", "content": "Convert 100 euros to dollars"}], max_functions=1, pinned=["get_booking"]
+    )
+    assert [(f.name, f.pinned) for f in result.functions] == [("get_booking", True), ("convert_currency", False)]
+    assert router.route("travel", "Convert 100 euros to dollars", min_score=0.99).functions == ()
+
+
+def test_catalog_lifecycle(router: RouterClient) -> None:
+    changes = router.put_catalog("client-demo", [WEATHER, STOCKS], pinned=["get_stock_price"])
+    assert (changes.namespace, changes.added, changes.updated, changes.removed) == ("client-demo", 2, 0, 0)
+    catalog = router.get_catalog("client-demo")
+    assert (catalog.source, catalog.count, catalog.pinned) == ("api", 2, ("get_stock_price",))
+    assert sorted(catalog.names) == ["get_stock_price", "get_weather"]
+    assert WEATHER in catalog.functions
+    listed = {c.namespace: c for c in router.list_catalogs()}
+    assert listed["client-demo"].count == 2
+    assert listed["travel"].source.startswith("dir:")
+    assert router.route("client-demo", "Is it raining in Oslo?", max_functions=1).names == [
+        "get_stock_price",
+        "get_weather",
+    ]
+    changed = {**WEATHER, "description": "Current weather and the forecast for a city."}
+    changes = router.put_catalog("client-demo", [changed, TIMEZONE])
+    assert (changes.added, changes.updated, changes.removed, changes.unchanged) == (1, 1, 1, 0)
+    assert router.delete_catalog("client-demo").removed == 2
+    with pytest.raises(NotFoundError) as caught:
+        router.get_catalog("client-demo")
+    assert caught.value.error == "NamespaceNotFound"
+
+
+def test_session_messages_history_and_memories(router: RouterClient) -> None:
+    session, user = f"client-{time.time_ns()}", f"user-{time.time_ns()}"
+    run: list[dict[str, Any]] = [
+        {"role": "user", "content": "I prefer aisle seats. Find flights from Lisbon to Rome on Friday."},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {"id": "call_1", "type": "function", "function": {"name": "search_flights", "arguments": "{}"}}
+            ],
+        },
+        {"role": "tool", "tool_call_id": "call_1", "content": "3 flights found"},
+        {"role": "assistant", "content": "I found 3 flights."},
+    ]
+    stored = router.add_messages(session, run, user_id=user, namespace="travel")
+    assert (stored.session_id, stored.stored) == (session, 4)
+    assert stored.memories_added >= 1
+    history = router.get_messages(session)
+    assert [m["role"] for m in history] == ["user", "assistant", "tool", "assistant"]
+    assert history[1]["tool_calls"][0]["function"]["name"] == "search_flights"
+    assert {m["source"] for m in history} == {"external"}
+    result = router.route(
+        "travel", "Book a seat on the first flight", session_id=session, user_id=user, history_messages=2
+    )
+    assert [m["role"] for m in result.history] == ["tool", "assistant"]
+    assert any("aisle" in m.text for m in result.memories)
+    assert "aisle" in result.memory_context
+    assert router.get_messages("no-such-session") == []
+
+
+def test_messages_with_ids_are_stored_once(router: RouterClient) -> None:
+    session = f"client-ids-{time.time_ns()}"
+    message = {"id": "m-1", "role": "user", "content": "Hello"}
+    router.add_messages(session, [message])
+    router.add_messages(session, [message])
+    assert len(router.get_messages(session)) == 1
+
+
+def test_errors_are_typed(router: RouterClient) -> None:
+    with pytest.raises(NotFoundError) as missing:
+        router.route("no-such-namespace", "Find a flight")
+    assert (missing.value.status_code, missing.value.error) == (404, "NamespaceNotFound")
+    with pytest.raises(ValidationError, match="max_functions") as invalid:
+        router.route("travel", "Find a flight", max_functions=1000)
+    assert invalid.value.status_code == 422
+    with pytest.raises(ValidationError, match="messages"):
+        router.route("travel", [{"role": "assistant", "content": "Hello"}])
+    with pytest.raises(ValidationError, match="pinned"):
+        router.route("travel", "Find a flight", pinned=["no_such_function"])
+    with pytest.raises(ValidationError):
+        router.put_catalog("client-bad", [{"description": "a function without a name"}])
+
+
+def test_health_and_readiness(router: RouterClient) -> None:
+    assert router.health().status == "ok"
+    ready = router.readiness()
+    assert ready.ready
+    assert ready.checks == {"storage": True, "model": True, "first_sync": True}
+
+
+def test_an_absent_sidecar_raises_a_transport_error_after_retries() -> None:
+    policy = RetryPolicy(attempts=3, backoff=0.05, max_backoff=0.05)
+    started = time.monotonic()
+    with RouterClient(closed_port(), retry=policy) as client, pytest.raises(TransportError, match="ConnectError"):
+        client.route("travel", "Find a flight")
+    assert time.monotonic() - started >= 0.05  # it waited between attempts
+
+
+async def test_the_async_client_covers_the_same_api(live: LiveServer) -> None:
+    session = f"async-{time.time_ns()}"
+    async with AsyncRouterClient(live.url) as router:
+        assert (await router.readiness()).ready
+        result = await router.route("devops", "Roll back the payments service", session_id=session)
+        assert result.functions[0].name == "rollback_deployment"
+        await router.add_messages(session, [{"role": "user", "content": "Roll back the payments service"}])
+        assert [m["content"] for m in await router.get_messages(session)] == ["Roll back the payments service"]
+        assert (await router.put_catalog("async-demo", [WEATHER])).added == 1
+        assert (await router.get_catalog("async-demo")).names == ["get_weather"]
+        assert "async-demo" in {c.namespace for c in await router.list_catalogs()}
+        assert (await router.delete_catalog("async-demo")).removed == 1
+        with pytest.raises(NotFoundError):
+            await router.delete_catalog("async-demo")
+
+
+def python_blocks(section: str) -> list[str]:
+    """The ```python blocks of one ``## <section>`` of the integration docs."""
+    text = DOCS.read_text()
+    match = re.search(rf"^## {re.escape(section)}\n(.*?)(?=^## |\Z)", text, re.MULTILINE | re.DOTALL)
+    assert match, f"no '## {section}' section in {DOCS}"
+    return re.findall(r"^```python\n(.*?)^```", match.group(1), re.MULTILINE | re.DOTALL)
+
+
+def test_the_documented_examples_run(live: LiveServer, capsys: pytest.CaptureFixture[str]) -> None:
+    blocks = python_blocks("Python client")
+    assert len(blocks) >= 3
+    for block in blocks:
+        assert DOCS_URL in block
+        exec(compile(block.replace(DOCS_URL, live.url), str(DOCS), "exec"), {"__name__": "__docs__"})  # noqa: S102
+    printed = capsys.readouterr().out
+    assert "search_flights" in printed
+    assert "NamespaceNotFound" in printed
