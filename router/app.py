@@ -4,12 +4,20 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from importlib import metadata
 
 from fastapi import FastAPI
 
 from router.api import catalogs, errors, health, route, sessions
 from router.runtime import Runtime
 from router.settings import Settings
+
+
+def _version() -> str:
+    try:
+        return metadata.version("tool-router")
+    except metadata.PackageNotFoundError:
+        return "0.0.0"
 
 
 def create_app(settings: Settings | None = None, *, runtime: Runtime | None = None) -> FastAPI:
@@ -32,7 +40,7 @@ def create_app(settings: Settings | None = None, *, runtime: Runtime | None = No
 
     app = FastAPI(
         title="Tool router",
-        version="1.0.0",
+        version=_version(),
         summary="The few functions that matter for each turn of an agent's conversation.",
         lifespan=lifespan,
     )

@@ -1,4 +1,4 @@
-"""The ``router`` command: ``serve`` the API, ``sync`` a catalog directory."""
+"""The ``router`` command: ``serve`` the API, ``sync`` a catalog directory, ``mcp`` as an MCP server."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from pydantic import ValidationError
 
 from router import logs
 from router.embedding import Progress
+from router.mcp import cli as mcp_cli
 from router.settings import EmbeddingSettings, ServerSettings, Settings, StorageSettings, SyncSettings
 
 
@@ -45,6 +46,7 @@ def parser() -> argparse.ArgumentParser:
     sync.add_argument("--catalog", type=Path, required=True, help="catalog directory")
     sync.add_argument("--watch", action="store_true", help="keep running and apply every change")
     _common(sync)
+    mcp_cli.add_parser(commands)
     return root
 
 
@@ -134,6 +136,8 @@ async def sync(settings: Settings, *, watch: bool) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``router`` command."""
     args = parser().parse_args(argv)
+    if args.command == "mcp":
+        return mcp_cli.run(args)
     try:
         settings = settings_from(args)
     except ValidationError as exc:

@@ -1,0 +1,189 @@
+"""Where ``router mcp`` routes: a runtime in this process, or a router reached over HTTP.
+
+Both implement ``Backend``: ``route`` a query in one namespace, and ``apply`` a namespace's
+functions (the sink of the MCP upstream source). Failures raise the router's error family
+(``NamespaceNotFound``, ``InvalidRequest``, ``Unavailable``, ...) with a detail fit to show.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import httpx
+
+from router.catalog import FunctionDef
+from router.errors import InvalidRequest, NamespaceNotFound, RouterError, Unavailable
+from router.routing import Turn, pinned_first
+from router.runtime import Runtime
+from router.settings import Settings
+from router.storage.base import StorageUnavailable
+
+__all__ = ["Backend", "EmbeddedBackend", "Found", "RemoteBackend"]
+
+
+@dataclass(frozen=True)
+class Found:
+    """A function found for a query.
+
+    Attributes:
+        namespace: the catalog it belongs to.
+        name: its name.
+        description: what it does.
+        score: the router's score for the query (higher is better).
+        input_schema: its JSON-schema parameters.
+        pinned: returned because the catalog pins it.
+    """
+
+    namespace: str
+    name: str
+    description: str
+    score: float
+    input_schema: Mapping[str, Any]
+    pinned: bool = False
+
+
+class Backend(Protocol):
+    """Routes queries and stores catalogs; started before use and stopped after."""
+
+    async def start(self) -> None:
+        """Acquire what routing needs (model and storage, or the HTTP connection)."""
+        ...
+
+    async def stop(self) -> None:
+        """Release it."""
+        ...
+
+    async def route(self, namespace: str, query: str, *, max_functions: int | None) -> list[Found]:
+        """The functions of ``namespace`` that matter for ``query``, pinned ones first."""
+        ...
+
+    async def apply(self, namespace: str, functions: Sequence[FunctionDef], *, source: str) -> object:
+        """Make ``namespace`` hold exactly ``functions``."""
+        ...
+
+
+def _message(query: str) -> list[dict[str, Any]]:
+    return [{"role": "user", "content": query}]
+
+
+class EmbeddedBackend:
+    """A ``Runtime`` in this process (storage, model, catalog worker), routing through ``TurnRouter``.
+
+    Args:
+        settings: the runtime's settings.
+        runtime: a runtime to use instead of building one (tests share a loaded model).
+        ready_seconds: how long a route waits for the model and the first catalog sync.
+    """
+
+    def __init__(self, settings: Settings, *, runtime: Runtime | None = None, ready_seconds: float = 300.0) -> None:
+        self.runtime = runtime or Runtime(settings)
+        self._ready_seconds = ready_seconds
+
+    async def start(self) -> None:
+        """Open storage and load the model (the catalog sync goes on in the background)."""
+        await self.runtime.start()
+
+    async def stop(self) -> None:
+        """Stop the worker, release the model and storage."""
+        await self.runtime.stop()
+
+    async def _ready(self) -> None:
+        try:
+            async with asyncio.timeout(self._ready_seconds):
+                await self.runtime.wait_ready()
+        except TimeoutError:
+            raise Unavailable(f"the router is not ready after {self._ready_seconds:g} s") from None
+
+    async def route(self, namespace: str, query: str, *, max_functions: int | None) -> list[Found]:
+        """Route ``query`` as a single user message, without history."""
+        await self._ready()
+        turns = self.runtime.turns
+        turn = Turn(
+            namespace=namespace,
+            messages=_message(query),
+            max_functions=max_functions or turns.settings.max_functions,
+            recent_messages=0,
+            history_messages=0,
+        )
+        try:
+            routed = await turns.route(turn)
+        except StorageUnavailable as exc:
+            raise Unavailable(str(exc)) from exc
+        return [
+            Found(namespace, f.name, f.description, score, f.parameters, pinned)
+            for f, score, pinned in pinned_first(routed)
+        ]
+
+    async def apply(self, namespace: str, functions: Sequence[FunctionDef], *, source: str) -> object:
+        """Reconcile ``namespace`` through the catalog service (embedding only what changed)."""
+        await self.runtime.started.wait()
+        return await self.runtime.service.apply(namespace, functions, source=source)
+
+
+_ERRORS: dict[int, type[RouterError]] = {404: NamespaceNotFound, 422: InvalidRequest, 503: Unavailable}
+
+
+class RemoteBackend:
+    """A running router reached over its HTTP API (``POST /v1/route``, ``PUT /v1/catalogs``).
+
+    Args:
+        url: the router's base URL, e.g. ``http://127.0.0.1:8000``.
+        client: an HTTP client to use instead of building one (closed by its owner).
+        timeout: seconds allowed for each request.
+    """
+
+    def __init__(self, url: str, *, client: httpx.AsyncClient | None = None, timeout: float = 30.0) -> None:
+        self.url = url.rstrip("/")
+        self._client = client or httpx.AsyncClient(base_url=self.url, timeout=timeout)
+        self._owns_client = client is None
+
+    async def start(self) -> None:
+        """Check that the router answers."""
+        await self._request("GET", "/healthz")
+
+    async def stop(self) -> None:
+        """Close the HTTP client (when this backend made it)."""
+        if self._owns_client:
+            await self._client.aclose()
+
+    async def _request(self, method: str, path: str, body: Mapping[str, Any] | None = None) -> Any:
+        try:
+            response = await self._client.request(method, f"{self.url}{path}", json=body)
+        except httpx.HTTPError as exc:
+            raise Unavailable(f"cannot reach the router at {self.url}: {exc!r}") from exc
+        if response.is_success:
+            return response.json()
+        try:
+            detail = str(response.json()["detail"])
+        except (ValueError, KeyError, TypeError):
+            detail = response.text[:500] or response.reason_phrase
+        error = _ERRORS.get(response.status_code, RouterError)
+        raise error(f"{method} {path}: {response.status_code} {detail}")
+
+    async def route(self, namespace: str, query: str, *, max_functions: int | None) -> list[Found]:
+        """Route ``query`` as a single user message, without history."""
+        body: dict[str, Any] = {"namespace": namespace, "messages": _message(query), "recent_messages": 0}
+        if max_functions is not None:
+            body["max_functions"] = max_functions
+        answer = await self._request("POST", "/v1/route", body)
+        return [
+            Found(
+                namespace,
+                f["name"],
+                f.get("description", ""),
+                float(f["score"]),
+                f.get("parameters", {}),
+                bool(f.get("pinned", False)),
+            )
+            for f in answer["functions"]
+        ]
+
+    async def apply(self, namespace: str, functions: Sequence[FunctionDef], *, source: str) -> object:
+        """Replace the catalog with ``PUT /v1/catalogs/{namespace}`` (the router records it as ``api``)."""
+        del source  # the HTTP API records every catalog it receives as "api"
+        return await self._request(
+            "PUT", f"/v1/catalogs/{namespace}", {"functions": [dict(f.definition) for f in functions]}
+        )

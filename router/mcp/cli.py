@@ -1,0 +1,221 @@
+"""``router mcp``: serve the router as an MCP server (stdio, or streamable HTTP with ``--http``).
+
+Wired into ``router`` by ``add_parser``/``run``; ``python -m router.mcp`` runs it alone. The MCP
+SDK and the model load only when the command runs, so ``router --help`` stays quick.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import logging
+import signal
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from pydantic import ValidationError
+
+from router import logs
+from router.catalog import validate_namespace
+from router.errors import RouterError
+from router.settings import EmbeddingSettings, ServerSettings, Settings, StorageSettings, SyncSettings
+
+if TYPE_CHECKING:
+    from router.mcp.backends import Backend
+    from sync.mcp_source import UpstreamConfig
+
+# Importing the MCP SDK takes a second or more: it is imported when `router mcp` runs, never
+# when `router` only builds its parser.
+
+__all__ = ["add_parser", "configure", "main", "run"]
+
+log = logging.getLogger("router.mcp")
+DEFAULT_PORT = 8001
+CATALOG_SUFFIXES = (".json", ".yaml", ".yml")
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    """Add the flags of ``router mcp`` to ``parser``."""
+    parser.add_argument("--namespace", action="append", default=[], metavar="NS", help="catalog to search (repeatable)")
+    local = parser.add_argument_group("a router in this process (the default)")
+    local.add_argument("--catalog", type=Path, metavar="DIR", help="catalog directory to keep in sync")
+    local.add_argument("--data", type=Path, metavar="DIR", help="embedded storage directory (default ./data)")
+    local.add_argument("--model", help="sentence-transformers model name or path")
+    remote = parser.add_argument_group("a running router")
+    remote.add_argument("--url", metavar="URL", help="route through the HTTP API of the router at URL")
+    upstream = parser.add_argument_group("upstream MCP servers, each kept as a catalog")
+    upstream.add_argument(
+        "--upstream", action="append", default=[], metavar="NAME=CMD|URL", help="NAME=COMMAND [ARGS...] or NAME=URL"
+    )
+    upstream.add_argument("--upstreams", type=Path, metavar="FILE", help="YAML/JSON file of upstream servers")
+    upstream.add_argument("--resync-seconds", type=float, default=300.0, help="list upstream tools again this often")
+    serving = parser.add_argument_group("serving")
+    serving.add_argument("--http", action="store_true", help="serve streamable HTTP at /mcp instead of stdio")
+    serving.add_argument("--host", default="127.0.0.1", help="HTTP host (default 127.0.0.1)")
+    serving.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"HTTP port (default {DEFAULT_PORT})")
+    serving.add_argument("--max-functions", type=int, metavar="N", help="functions find_tools returns by default")
+    serving.add_argument("--working-set", type=int, default=20, metavar="N", help="found tools a session keeps")
+    serving.add_argument("--log-level", choices=["debug", "info", "warning", "error"])
+    serving.add_argument("--log-format", choices=["json", "text"])
+
+
+def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> argparse.ArgumentParser:
+    """Add the ``mcp`` command to ``router``'s subcommands."""
+    parser = subparsers.add_parser(
+        "mcp",
+        help="serve the router as an MCP server (find_tools and a per-session working set)",
+        description="Serve find_tools over MCP (stdio, or streamable HTTP with --http).",
+    )
+    configure(parser)
+    return parser
+
+
+@dataclass(frozen=True)
+class Options:
+    """``router mcp``'s validated options."""
+
+    namespaces: list[str]
+    upstreams: list[UpstreamConfig]
+    settings: Settings
+    url: str | None
+    http: bool
+    host: str
+    port: int
+    max_functions: int | None
+    working_set: int
+
+    def backend(self) -> Backend:
+        """The configured backend, not started."""
+        from router.mcp.backends import EmbeddedBackend, RemoteBackend
+
+        return RemoteBackend(self.url) if self.url else EmbeddedBackend(self.settings)
+
+
+def _given(**values: Any) -> dict[str, Any]:
+    return {k: v for k, v in values.items() if v is not None}
+
+
+def options(args: argparse.Namespace) -> Options:
+    """Validate the parsed flags.
+
+    Raises:
+        ConfigError: saying which flag to change.
+    """
+    from router.mcp.config import ConfigError, load_upstreams, parse_upstream
+
+    if args.url and (args.catalog or args.data or args.model):
+        raise ConfigError("--url routes through a running router; --catalog/--data/--model start one here: pick one")
+    if args.max_functions is not None and not 1 <= args.max_functions <= 128:
+        raise ConfigError("--max-functions must be from 1 to 128")
+    if args.working_set < 1:
+        raise ConfigError("--working-set must be at least 1")
+    upstreams = [parse_upstream(spec, resync_seconds=args.resync_seconds) for spec in args.upstream]
+    if args.upstreams is not None:
+        upstreams += load_upstreams(args.upstreams, resync_seconds=args.resync_seconds)
+    try:
+        namespaces = [validate_namespace(ns, source="--namespace") for ns in args.namespace]
+    except RouterError as exc:
+        raise ConfigError(exc.detail) from exc
+    for attribute, label in (("name", "name"), ("target", "namespace")):
+        values = [getattr(u, attribute) for u in upstreams]
+        repeated = sorted({v for v in values if values.count(v) > 1})
+        if repeated:
+            raise ConfigError(f"several upstreams use the {label} {repeated}; give each its own")
+    namespaces = list(dict.fromkeys([*namespaces, *(u.target for u in upstreams)]))
+    if not namespaces:
+        raise ConfigError("give --namespace NS (the catalog to search) and/or --upstream servers")
+    catalog: Path | None = args.catalog
+    if catalog is not None and not catalog.is_dir():
+        raise ConfigError(f"--catalog {catalog}: not a directory")
+    for upstream in upstreams:
+        clash = [catalog / f"{upstream.target}{s}" for s in CATALOG_SUFFIXES] if catalog else []
+        if any(path.exists() for path in clash):
+            raise ConfigError(
+                f"upstream {upstream.name!r} fills namespace {upstream.target!r}, which {catalog} also defines; "
+                "give the upstream another namespace"
+            )
+    try:
+        settings = Settings(
+            embedding=EmbeddingSettings(**_given(model=args.model)),
+            storage=StorageSettings(**_given(data=args.data)),
+            sync=SyncSettings(**_given(catalog=catalog)),
+            server=ServerSettings(**_given(log_level=args.log_level, log_format=args.log_format)),
+        )
+    except ValidationError as exc:
+        problems = "; ".join(str(e["msg"]).removeprefix("Value error, ") for e in exc.errors())
+        raise ConfigError(f"invalid settings: {problems}") from exc
+    return Options(
+        namespaces=namespaces,
+        upstreams=upstreams,
+        settings=settings,
+        url=args.url,
+        http=args.http,
+        host=args.host,
+        port=args.port,
+        max_functions=args.max_functions,
+        working_set=args.working_set,
+    )
+
+
+async def serve(opts: Options) -> int:
+    """Start the backend and the upstream sources, then serve until the client leaves (stdio) or a signal."""
+    from router.mcp.server import ToolRouterServer
+    from router.mcp.transports import serve_http, stdio
+    from sync.mcp_source import McpSources
+
+    backend = opts.backend()
+    sources = McpSources(opts.upstreams, backend) if opts.upstreams else None
+    router = ToolRouterServer(
+        backend, opts.namespaces, sources=sources, max_functions=opts.max_functions, working_set=opts.working_set
+    )
+    async with contextlib.AsyncExitStack() as stack:
+        # Claim stdout before anything loads, so that only the protocol ever reaches it.
+        serve_stdio = None if opts.http else await stack.enter_async_context(stdio(router.server))
+        stack.push_async_callback(backend.stop)  # also releases what a failed start opened
+        try:
+            await backend.start()
+        except Exception as exc:
+            log.error("cannot start the router", extra={"detail": getattr(exc, "detail", None) or repr(exc)})
+            return 1
+        if sources is not None:
+            stack.push_async_callback(sources.stop)
+            await sources.start()
+        log.info("serving MCP", extra={"namespaces": opts.namespaces, "transport": "http" if opts.http else "stdio"})
+        if serve_stdio is not None:
+            # SIGTERM ends the session like SIGINT does: cancelled, then cleaned up.
+            task = asyncio.current_task()
+            if task is not None:
+                asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, task.cancel)
+            await serve_stdio()
+        else:
+            await serve_http(router.server, host=opts.host, port=opts.port)
+    return 0
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run ``router mcp`` with parsed flags; the exit status (2 for a configuration error)."""
+    from router.mcp.config import ConfigError
+
+    try:
+        opts = options(args)
+    except ConfigError as exc:
+        print(f"router mcp: {exc}", file=sys.stderr)  # noqa: T201
+        return 2
+    logs.configure(opts.settings.server.log_level, opts.settings.server.log_format)
+    try:
+        return asyncio.run(serve(opts))
+    except KeyboardInterrupt:
+        return 130
+    except asyncio.CancelledError:  # SIGTERM
+        return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of ``python -m router.mcp``."""
+    parser = argparse.ArgumentParser(prog="router mcp", description="Serve find_tools over MCP.")
+    configure(parser)
+    return run(parser.parse_args(argv))

@@ -1,0 +1,149 @@
+"""Serving an MCP server over stdio or streamable HTTP, in the session (handshake) era.
+
+The stdio side is this module's own rather than the SDK's ``stdio_server``: that one reads
+stdin in a worker thread which nothing can interrupt, so a router that fails to start, or
+gets SIGTERM while the client keeps stdin open, would hang instead of exiting.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+import sys
+import threading
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from typing import Any
+
+import anyio
+import mcp_types as types
+import uvicorn
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+from mcp.server.lowlevel.server import Server
+from mcp.server.runner import serve_loop
+from mcp.shared.message import SessionMessage
+
+__all__ = ["MCP_PATH", "serve_http", "stdio"]
+
+MCP_PATH = "/mcp"
+# How long the last answers may take to reach stdout once the session ends.
+FLUSH_SECONDS = 5.0
+
+
+def _read_lines(fd: int, loop: asyncio.AbstractEventLoop, lines: asyncio.Queue[bytes]) -> None:
+    # A daemon thread: blocked on a read, it never holds up the process's exit.
+    with contextlib.suppress(RuntimeError), os.fdopen(fd, "rb", closefd=False) as stream:  # loop closed: done
+        for line in stream:
+            loop.call_soon_threadsafe(lines.put_nowait, line)
+        loop.call_soon_threadsafe(lines.put_nowait, b"")
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
+@contextlib.contextmanager
+def _claim_std_fds() -> Iterator[tuple[int, int]]:
+    """Yield private copies of stdin and stdout; meanwhile fd 0 reads the null device and fd 1 writes to stderr."""
+    sys.stdout.flush()
+    protocol_in, protocol_out = os.dup(0), os.dup(1)
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.close(null)
+    os.dup2(2, 1)
+    try:
+        yield protocol_in, protocol_out
+    finally:
+        sys.stdout.flush()
+        os.dup2(protocol_in, 0)
+        os.dup2(protocol_out, 1)
+        os.close(protocol_out)
+        # protocol_in stays open: the reader thread may still be blocked on it.
+
+
+async def _pump_in(lines: asyncio.Queue[bytes], sink: MemoryObjectSendStream[SessionMessage | Exception]) -> None:
+    async with sink:
+        while line := await lines.get():
+            if not line.strip():
+                continue
+            try:
+                message = types.jsonrpc_message_adapter.validate_json(line, by_name=False)
+            except ValueError as exc:
+                await sink.send(exc)
+                continue
+            await sink.send(SessionMessage(message))
+
+
+async def _pump_out(fd: int, source: MemoryObjectReceiveStream[SessionMessage], done: anyio.Event) -> None:
+    try:
+        async with source:
+            async for item in source:
+                data = item.message.model_dump_json(by_alias=True, exclude_unset=True).encode() + b"\n"
+                await anyio.to_thread.run_sync(_write_all, fd, data)
+    except OSError:  # the client closed its end
+        pass
+    finally:
+        done.set()
+
+
+@contextlib.asynccontextmanager
+async def stdio(server: Server[Any]) -> AsyncIterator[Callable[[], Awaitable[None]]]:
+    """Claim stdin and stdout now; the yielded coroutine function serves one session on them.
+
+    While claimed, anything written to file descriptor 1 (a library's stray print) goes to
+    stderr, so enter this before loading models: stdout carries nothing but the protocol.
+    ``Server.run`` would also accept the stateless 2026 era on the stream; the handshake-only
+    loop keeps one session per connection, which the working set needs.
+    """
+    loop = asyncio.get_running_loop()
+    lines: asyncio.Queue[bytes] = asyncio.Queue()
+    read_send, read_receive = anyio.create_memory_object_stream[SessionMessage | Exception](0)
+    write_send, write_receive = anyio.create_memory_object_stream[SessionMessage](0)
+    written = anyio.Event()
+    with _claim_std_fds() as (protocol_in, protocol_out):
+        threading.Thread(target=_read_lines, args=(protocol_in, loop, lines), name="mcp-stdin", daemon=True).start()
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(_pump_in, lines, read_send)
+            tasks.start_soon(_pump_out, protocol_out, write_receive, written)
+
+            async def serve() -> None:
+                async with server.lifespan(server) as state:
+                    options = server.create_initialization_options()
+                    await serve_loop(server, read_receive, write_send, lifespan_state=state, init_options=options)
+
+            try:
+                yield serve
+            finally:
+                write_send.close()
+                with anyio.move_on_after(FLUSH_SECONDS, shield=True):
+                    await written.wait()
+                tasks.cancel_scope.cancel()
+
+
+class _Uvicorn(uvicorn.Server):
+    """Shuts down gracefully on SIGINT or SIGTERM and returns.
+
+    uvicorn raises the signal again once it has stopped, which would end the process before
+    the caller closes storage and upstream servers.
+    """
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, self.handle_exit, sig, None)
+        try:
+            yield
+        finally:
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                loop.remove_signal_handler(sig)
+
+
+async def serve_http(server: Server[Any], *, host: str, port: int) -> None:
+    """Serve streamable HTTP at ``http://host:port/mcp``, one session per ``Mcp-Session-Id``, until a signal."""
+    app = server.streamable_http_app(streamable_http_path=MCP_PATH, host=host)
+    config = uvicorn.Config(app, host=host, port=port, log_config=None, access_log=False, lifespan="on")
+    await _Uvicorn(config).serve()

@@ -1,0 +1,74 @@
+"""A small real MCP server for the tests and the docs: a travel desk whose tool list can change.
+
+Four tools; ``open_beta`` adds ``book_table`` to the list and, unless asked not to, sends
+``notifications/tools/list_changed`` to the client. Every answer is deterministic text, so a
+test can tell that a call went through.
+
+    python tests/integration/mcp_fixture_server.py              # stdio
+    python tests/integration/mcp_fixture_server.py --http 9000  # streamable HTTP at :9000/mcp
+    python tests/integration/mcp_fixture_server.py --prefix web_  # tools named web_get_forecast, ...
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from mcp.server.mcpserver import Context, MCPServer
+
+server = MCPServer("travel-desk", instructions="Weather, money and phrases for travellers.")
+prefix = ""
+
+
+@server.tool()
+def get_forecast(city: str, days: int = 3) -> str:
+    """Weather forecast for a city over the next days: temperature, rain and wind."""
+    return f"Forecast for {city}: sunny, 24 C, light wind, for the next {days} days."
+
+
+@server.tool()
+def convert_currency(amount: float, source: str, target: str) -> str:
+    """Convert an amount of money from one currency to another at today's exchange rate."""
+    return f"{amount:.2f} {source} is {amount * 1.1:.2f} {target} today."
+
+
+@server.tool()
+def translate_phrase(text: str, language: str) -> str:
+    """Translate a short phrase into another language for a traveller."""
+    return f"[{language}] {text}"
+
+
+def book_table(restaurant: str, people: int, time: str) -> str:
+    """Reserve a table at a restaurant for a number of people at a given time."""
+    return f"Table for {people} at {restaurant} at {time}: confirmed."
+
+
+@server.tool()
+async def open_beta(ctx: Context, notify: bool = True) -> str:
+    """Unlock the beta tools of this travel desk (restaurant reservations)."""
+    if f"{prefix}book_table" not in {tool.name for tool in await server.list_tools()}:
+        server.add_tool(book_table, name=f"{prefix}book_table")
+    if notify:
+        await ctx.session.send_tool_list_changed()
+    return f"Beta tools unlocked: {prefix}book_table."
+
+
+def main() -> None:
+    """Serve on stdio, or on streamable HTTP with ``--http PORT``."""
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--http", type=int, metavar="PORT", help="serve streamable HTTP on this port")
+    parser.add_argument("--prefix", default="", help="prefix every tool name (two servers side by side)")
+    args = parser.parse_args()
+    global prefix
+    prefix = args.prefix
+    if prefix:
+        for function in (get_forecast, convert_currency, translate_phrase, open_beta):
+            server.remove_tool(function.__name__)
+            server.add_tool(function, name=f"{prefix}{function.__name__}")
+    if args.http is None:
+        server.run()
+    else:
+        server.run("streamable-http", host="127.0.0.1", port=args.http)
+
+
+if __name__ == "__main__":
+    main()

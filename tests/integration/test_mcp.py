@@ -1,0 +1,526 @@
+"""``router mcp`` against real MCP clients: stdio, streamable HTTP, an upstream MCP server, a remote router.
+
+The commands, the client configuration, the Python example and the upstreams file come from
+``docs/mcp.md`` (blocks marked ``<!-- test: NAME -->``), so the documentation runs as written,
+with a temporary data directory, free ports, and a catalog directory holding only the
+example ``travel`` catalog (embedding the four example catalogs would take most of each
+test). ``router mcp`` runs as ``python -m router.cli mcp`` once the command is wired into
+``router``, as ``python -m router.mcp`` until then.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import re
+import shlex
+import shutil
+import socket
+import sys
+import threading
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+import uvicorn
+import yaml
+from conftest import EXAMPLES, ROOT
+from mcp import Client, ClientSession, StdioServerParameters, types
+from mcp.client.stdio import stdio_client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.exceptions import MCPError
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
+
+from router.app import create_app
+from router.catalog import FunctionDef
+from router.embedding import EmbedderPool
+from router.errors import NamespaceNotFound, RouterError
+from router.mcp.backends import Found
+from router.mcp.cli import main as cli_main
+from router.mcp.config import ConfigError, load_upstreams, parse_upstream
+from router.mcp.server import ToolRouterServer
+from router.mcp.session import WorkingSet
+from router.meta import MetaStore
+from router.runtime import Runtime
+from router.settings import Settings, StorageSettings, SyncSettings
+from router.storage.edge import EdgeStorage
+
+pytestmark = pytest.mark.integration
+
+DOCS = ROOT / "docs" / "mcp.md"
+FIXTURE = ROOT / "tests" / "integration" / "mcp_fixture_server.py"
+FLIGHTS = "find me a flight from Lisbon to Rome"
+
+
+def doc_block(name: str) -> str:
+    """The fenced block of ``docs/mcp.md`` marked ``<!-- test: name -->``."""
+    match = re.search(rf"<!-- test: {re.escape(name)} -->\n```\w+\n(.*?)^```", DOCS.read_text(), re.S | re.M)
+    assert match, f"no block marked 'test: {name}' in {DOCS}"
+    return match.group(1)
+
+
+def router_mcp() -> list[str]:
+    """How to run ``router mcp`` from this checkout."""
+    from router import cli
+
+    commands = next(a for a in cli.parser()._actions if isinstance(a, argparse._SubParsersAction))
+    if "mcp" in commands.choices:
+        return [sys.executable, "-m", "router.cli", "mcp"]
+    return [sys.executable, "-m", "router.mcp"]
+
+
+def command(argv: list[str], **values: str) -> list[str]:
+    """A documented ``router mcp`` command line, runnable here: flag values replaced, ``python`` made this one."""
+    assert argv[:2] == ["router", "mcp"], argv
+    args = argv[2:]
+    for flag, value in values.items():
+        option = f"--{flag.replace('_', '-')}"
+        if option in args:
+            args[args.index(option) + 1] = value
+        else:
+            args += [option, value]
+    args = [a.replace("=python ", f"={shlex.quote(sys.executable)} ") for a in args]
+    return [*router_mcp(), *args]
+
+
+@pytest.fixture
+def travel(tmp_path: Path) -> Path:
+    """A catalog directory with the example ``travel.json`` only."""
+    directory = tmp_path / "catalog"
+    directory.mkdir()
+    shutil.copy(EXAMPLES / "travel.json", directory)
+    return directory
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+class Changes:
+    """Counts ``notifications/tools/list_changed``; the session's ``message_handler``."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.event = asyncio.Event()
+
+    async def __call__(self, message: object) -> None:
+        if isinstance(message, types.ToolListChangedNotification):
+            self.count += 1
+            self.event.set()
+
+    async def wait(self) -> None:
+        async with asyncio.timeout(10):
+            await self.event.wait()
+        self.event.clear()
+
+
+@asynccontextmanager
+async def stdio_session(argv: list[str], log: Path) -> AsyncIterator[tuple[ClientSession, Changes]]:
+    """A client session with ``router mcp`` started over stdio (its stderr in ``log``)."""
+    changes = Changes()
+    server = StdioServerParameters(command=argv[0], args=argv[1:], cwd=ROOT)
+    with log.open("w") as errlog:
+        async with (
+            stdio_client(server, errlog=errlog) as (read, write),
+            ClientSession(read, write, message_handler=changes) as session,
+        ):
+            async with asyncio.timeout(120):
+                await session.initialize()
+            yield session, changes
+
+
+async def find(session: ClientSession, query: str, **arguments: Any) -> dict[str, Any]:
+    result = await session.call_tool("find_tools", {"query": query, **arguments})
+    assert not result.is_error, result.content
+    assert json.loads(text(result)) == result.structured_content
+    answer: dict[str, Any] = result.structured_content
+    return answer
+
+
+async def tool_names(session: ClientSession) -> list[str]:
+    return [t.name for t in (await session.list_tools()).tools]
+
+
+def text(result: types.CallToolResult) -> str:
+    return " ".join(c.text for c in result.content if isinstance(c, types.TextContent))
+
+
+async def until(check: Callable[[], Any], *, seconds: float = 15) -> Any:
+    """Poll the coroutine function ``check`` until it returns something truthy."""
+    async with asyncio.timeout(seconds):
+        while not (value := await check()):  # noqa: ASYNC110 - the state is in another process
+            await asyncio.sleep(0.2)
+    return value
+
+
+async def test_stdio_find_tools_builds_the_session_working_set(tmp_path: Path, travel: Path) -> None:
+    config = json.loads(doc_block("client-config"))["mcpServers"]["tool-router"]
+    argv = command([config["command"], *config["args"]], data=str(tmp_path / "data"), catalog=str(travel))
+    async with stdio_session(argv, tmp_path / "router.log") as (session, changes):
+        assert session.initialize_result is not None
+        assert session.initialize_result.capabilities.tools is not None
+        assert session.initialize_result.capabilities.tools.list_changed is True
+        assert await tool_names(session) == ["find_tools"]
+
+        answer = await find(session, FLIGHTS)
+        documented = json.loads(doc_block("find-tools-answer"))
+        assert set(answer) == set(documented)
+        assert set(answer["functions"][0]) == set(documented["functions"][0])
+        flight = next(f for f in answer["functions"] if f["name"] == "search_flights")
+        assert (flight["namespace"], flight["callable"], flight["pinned"]) == ("travel", False, False)
+        scores = [f["score"] for f in answer["functions"]]
+        assert scores == sorted(scores, reverse=True)
+        assert len(answer["functions"]) == 3
+        await changes.wait()
+        listed = (await session.list_tools()).tools
+        assert [t.name for t in listed] == answer["tools"] == ["find_tools", *[f["name"] for f in answer["functions"]]]
+        catalog = json.loads((EXAMPLES / "travel.json").read_text())["functions"]
+        verbatim = next(f["function"]["parameters"] for f in catalog if f["function"]["name"] == "search_flights")
+        assert next(t for t in listed if t.name == "search_flights").input_schema == verbatim
+
+        # Found again: nothing changes, nothing is notified.
+        await find(session, FLIGHTS)
+        await asyncio.sleep(0.3)
+        assert changes.count == 1
+        visa = (await find(session, "do I need a visa to visit Brazil", max_functions=1))["functions"][0]["name"]
+        assert visa not in answer["tools"]
+        await changes.wait()
+        assert await tool_names(session) == ["find_tools", visa, *answer["tools"][1:]]
+
+        refused = await session.call_tool("search_flights", {"origin": "LIS", "destination": "FCO"})
+        assert refused.is_error
+        assert "no executor" in text(refused)
+        with pytest.raises(MCPError, match="Unknown tool") as unknown:
+            await session.call_tool("book_flight", {})
+        assert unknown.value.code == types.INVALID_PARAMS
+        for bad in ({"query": " "}, {"query": "flights", "max_functions": 0}, {"query": "x", "max_functions": True}):
+            result = await session.call_tool("find_tools", bad)
+            assert result.is_error, bad
+
+
+async def test_the_documented_python_client_runs(tmp_path: Path, travel: Path) -> None:
+    prefix = router_mcp()
+    script = doc_block("python-client").replace(
+        'command="router", args=["mcp",', f"command={prefix[0]!r}, args=[*{prefix[1:]!r},"
+    )
+    script = script.replace('"--data", "data-mcp"', f'"--data", {str(tmp_path / "data")!r}')
+    script = script.replace('"examples/catalog"', repr(str(travel)))
+    (tmp_path / "client.py").write_text(script)
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        str(tmp_path / "client.py"),
+        cwd=ROOT,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    out, err = await asyncio.wait_for(process.communicate(), 120)
+    assert process.returncode == 0, err.decode()[-3000:]
+    # Same shape as documented; the order and scores depend on the retrieval settings.
+    *functions, tools = out.decode().splitlines()
+    documented = doc_block("python-client-output").splitlines()
+    assert len(functions) == len(documented) - 1
+    assert all(re.fullmatch(r"[a-z_]+ -?\d+\.\d+", line) for line in [*functions, *documented[:-1]])
+    names = [line.split()[0] for line in functions]
+    assert "search_flights" in names
+    assert tools == f"tools: {['find_tools', *names]}"
+    assert documented[-1] == f"tools: {['find_tools', *[line.split()[0] for line in documented[:-1]]]}"
+
+
+async def test_streamable_http_keeps_one_working_set_per_session(tmp_path: Path, travel: Path) -> None:
+    port = free_port()
+    argv = command(shlex.split(doc_block("http")), port=str(port), data=str(tmp_path / "data"), catalog=str(travel))
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ROUTER_")}
+    with (tmp_path / "router.log").open("w") as log:
+        process = await asyncio.create_subprocess_exec(*argv, cwd=ROOT, env=env, stdout=log, stderr=log)
+    url = f"http://127.0.0.1:{port}/mcp"
+    try:
+
+        async def up() -> bool:
+            assert process.returncode is None, (tmp_path / "router.log").read_text()
+            try:
+                async with httpx.AsyncClient() as http:
+                    await http.get(url)
+            except httpx.TransportError:
+                return False
+            return True
+
+        await until(up, seconds=60)
+        changes = Changes()
+        async with (
+            streamable_http_client(url) as (read, write),
+            ClientSession(read, write, message_handler=changes) as first,
+            Client(url) as second,
+        ):
+            await first.initialize()
+            # The SDK's Client probes for the stateless 2026 era and falls back to a session.
+            assert second.protocol_version in HANDSHAKE_PROTOCOL_VERSIONS
+            flights = await find(first, FLIGHTS)
+            await changes.wait()
+            assert "search_flights" in await tool_names(first)
+            assert [t.name for t in (await second.list_tools()).tools] == ["find_tools"]
+            hotel = await second.call_tool("find_tools", {"query": "cancel my hotel reservation", "max_functions": 1})
+            hotel_name = hotel.structured_content["functions"][0]["name"]
+            assert [t.name for t in (await second.list_tools()).tools] == ["find_tools", hotel_name]
+            assert await tool_names(first) == flights["tools"]
+    finally:
+        process.terminate()
+        assert await asyncio.wait_for(process.wait(), 30) == 0, (tmp_path / "router.log").read_text()
+
+
+async def test_an_upstream_mcp_server_becomes_a_callable_catalog(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    argv = command(shlex.split(doc_block("upstream")), data=str(data))
+    async with stdio_session(argv, tmp_path / "router.log") as (session, changes):
+        weather = await find(session, "what will the weather be like in Lisbon this week", max_functions=10)
+        names = [f["name"] for f in weather["functions"]]
+        assert sorted(names) == ["convert_currency", "get_forecast", "open_beta", "translate_phrase"]
+        assert all(f["namespace"] == "desk" and f["callable"] for f in weather["functions"])
+        await changes.wait()
+
+        forecast = await session.call_tool("get_forecast", {"city": "Lisbon", "days": 2})
+        assert not forecast.is_error
+        assert text(forecast) == "Forecast for Lisbon: sunny, 24 C, light wind, for the next 2 days."
+        table = "reserve a table for four at a restaurant"
+        assert "book_table" not in [f["name"] for f in (await find(session, table))["functions"]]
+
+        # The upstream adds a tool and notifies: the namespace follows (re-listing every 300 s could not).
+        assert text(await session.call_tool("open_beta", {})) == "Beta tools unlocked: book_table."
+
+        async def booked() -> bool:
+            return "book_table" in [f["name"] for f in (await find(session, table))["functions"]]
+
+        await until(booked)
+        booking = await session.call_tool("book_table", {"restaurant": "Tasca", "people": 4, "time": "20:00"})
+        assert text(booking) == "Table for 4 at Tasca at 20:00: confirmed."
+    storage = EdgeStorage(data)
+    try:
+        record = MetaStore.open(storage).catalog("desk")
+        assert record is not None
+        assert (record.source, record.count) == ("mcp:desk", 5)
+    finally:
+        storage.close()
+
+
+class LiveRouter:
+    """``router serve`` in-process on a free 127.0.0.1 port, sharing the session's model."""
+
+    def __init__(self, root: Path, catalog: Path, embedders: EmbedderPool) -> None:
+        settings = Settings(storage=StorageSettings(data=root / "api-data"), sync=SyncSettings(catalog=catalog))
+        app = create_app(runtime=Runtime(settings, embedders=embedders))
+        self.socket = socket.socket()
+        self.socket.bind(("127.0.0.1", 0))
+        self.url = f"http://127.0.0.1:{self.socket.getsockname()[1]}"
+        self.server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
+        self.thread = threading.Thread(target=self.server.run, kwargs={"sockets": [self.socket]}, daemon=True)
+
+    def __enter__(self) -> LiveRouter:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.server.should_exit = True
+        self.thread.join(30)
+        self.socket.close()
+
+
+@pytest.fixture
+def live_router(tmp_path: Path, travel: Path, embedders: EmbedderPool) -> Iterator[LiveRouter]:
+    with LiveRouter(tmp_path, travel, embedders) as live:
+        yield live
+
+
+@asynccontextmanager
+async def http_fixture(log: Path, *, prefix: str) -> AsyncIterator[str]:
+    """The fixture MCP server on streamable HTTP, its tools prefixed; yields its URL."""
+    port = free_port()
+    argv = [sys.executable, str(FIXTURE), "--http", str(port), "--prefix", prefix]
+    with log.open("w") as out:
+        process = await asyncio.create_subprocess_exec(*argv, stdout=out, stderr=out)
+    url = f"http://127.0.0.1:{port}/mcp"
+    try:
+        await until(lambda: answers(url), seconds=30)
+        yield url
+    finally:
+        process.terminate()
+        await asyncio.wait_for(process.wait(), 30)
+
+
+async def answers(url: str) -> bool:
+    try:
+        async with httpx.AsyncClient() as http:
+            await http.get(url)
+    except httpx.TransportError:
+        return False
+    return True
+
+
+async def test_through_a_running_router_with_an_upstreams_file(tmp_path: Path, live_router: LiveRouter) -> None:
+    async with (
+        httpx.AsyncClient(base_url=live_router.url) as http,
+        http_fixture(tmp_path / "web.log", prefix="web_") as web,
+    ):
+
+        async def ready() -> bool:
+            try:
+                return (await http.get("/readyz")).status_code == 200
+            except httpx.TransportError:
+                return False
+
+        await until(ready, seconds=120)
+        upstreams = yaml.safe_load(doc_block("upstreams-file"))
+        desk = upstreams["upstreams"]["desk"] | {"command": sys.executable, "resync_seconds": 1}
+        (tmp_path / "upstreams.yaml").write_text(yaml.safe_dump({"upstreams": {"desk": desk}}))
+        serve, mcp = (shlex.split(line.split("#")[0]) for line in doc_block("remote").splitlines())
+        assert serve[:2] == ["router", "serve"]
+        argv = command(mcp, url=live_router.url, upstreams=str(tmp_path / "upstreams.yaml"), upstream=f"web={web}")
+        async with stdio_session(argv, tmp_path / "router.log") as (session, _):
+            flights = await find(session, FLIGHTS)
+            assert ("search_flights", "travel", False) in [
+                (f["name"], f["namespace"], f["callable"]) for f in flights["functions"]
+            ]
+            weather = await find(session, "weather forecast for Lisbon", max_functions=4)
+            found_here = {(f["name"], f["namespace"], f["callable"]) for f in weather["functions"]}
+            assert {("get_forecast", "desk", True), ("web_get_forecast", "web", True)} <= found_here
+            assert text(await session.call_tool("get_forecast", {"city": "Rome"})).startswith("Forecast for Rome")
+            assert text(await session.call_tool("web_get_forecast", {"city": "Oslo"})).startswith("Forecast for Oslo")
+
+            stored = (await http.get("/v1/catalogs/desk")).json()
+            assert sorted(f["name"] for f in stored["functions"]) == sorted(
+                ["convert_currency", "get_forecast", "open_beta", "translate_phrase"]
+            )
+            assert all("inputSchema" in f for f in stored["functions"])
+
+            # No notification this time: the one-second re-listing picks the new tool up.
+            await find(session, "unlock the beta tools", max_functions=10)
+            assert text(await session.call_tool("open_beta", {"notify": False})).startswith("Beta tools unlocked")
+
+            async def listed() -> bool:
+                names = [f["name"] for f in (await http.get("/v1/catalogs/desk")).json()["functions"]]
+                return "book_table" in names
+
+            await until(listed)
+            table = await find(session, "reserve a table for four at a restaurant")
+            assert "book_table" in [f["name"] for f in table["functions"]]
+
+
+# --- Without a model: configuration, the working set, merging namespaces ---------------------
+
+
+def found(name: str, score: float, namespace: str = "a", *, pinned: bool = False) -> Found:
+    return Found(namespace, name, f"{name} does things", score, {"type": "object", "properties": {}}, pinned)
+
+
+class StaticBackend:
+    """A ``Backend`` answering fixed functions per namespace, or raising a fixed error."""
+
+    def __init__(self, answers: dict[str, list[Found] | RouterError]) -> None:
+        self.answers = answers
+        self.applied: dict[str, tuple[str, list[str]]] = {}
+
+    async def start(self) -> None:
+        pass
+
+    async def stop(self) -> None:
+        pass
+
+    async def route(self, namespace: str, _query: str, *, max_functions: int | None) -> list[Found]:
+        answer = self.answers[namespace]
+        if isinstance(answer, RouterError):
+            raise answer
+        pinned = [f for f in answer if f.pinned]
+        return pinned + [f for f in answer if not f.pinned][: max_functions or 3]
+
+    async def apply(self, namespace: str, functions: Sequence[FunctionDef], *, source: str) -> object:
+        self.applied[namespace] = (source, [f.name for f in functions])
+        return None
+
+
+async def test_namespaces_are_searched_together_and_merged_by_score() -> None:
+    backend = StaticBackend(
+        {
+            "a": [found("x", 0.9), found("y", 0.5), found("p", 0.1, pinned=True)],
+            "b": [found("x", 0.7, "b"), found("z", 0.6, "b")],
+            "down": NamespaceNotFound("no catalog named 'down'"),
+        }
+    )
+    router = ToolRouterServer(backend, ["a", "b", "down"])
+    finding = await router.find("anything", max_functions=2)
+    assert [(f.name, f.namespace) for f in finding.functions] == [("p", "a"), ("x", "a"), ("z", "b")]
+    assert finding.unavailable == ["down: no catalog named 'down'"]
+    default = await router.find("anything")
+    assert [f.name for f in default.functions] == ["p", "x", "z"]  # as many as one namespace answers
+    with pytest.raises(RouterError, match="no catalog named 'down'"):
+        await ToolRouterServer(backend, ["down"]).find("anything")
+
+
+def test_the_working_set_keeps_the_latest_found() -> None:
+    tools = WorkingSet(3)
+    assert tools.add([found("a", 0.9), found("b", 0.5)])
+    assert not tools.add([found("a", 0.8)])
+    assert tools.add([found("c", 0.7), found("d", 0.6)])
+    assert tools.names() == ["c", "d", "a"]
+    assert tools.get("b") is None
+    assert tools.add([found("c", 0.7, "other")])
+
+
+def test_upstreams_from_flags_and_files(tmp_path: Path) -> None:
+    desk = parse_upstream("desk=python 'my server.py' --verbose", resync_seconds=5)
+    assert (desk.command, desk.args, desk.target, desk.resync_seconds) == (
+        "python",
+        ("my server.py", "--verbose"),
+        "desk",
+        5,
+    )
+    web = parse_upstream("web=https://example.com/mcp")
+    assert (web.url, web.command) == ("https://example.com/mcp", None)
+    for bad, reason in [("desk", "NAME=COMMAND"), ("desk= ", "NAME=COMMAND"), ("no space=python x", "namespace")]:
+        with pytest.raises(ConfigError, match=reason):
+            parse_upstream(bad)
+
+    documented = tmp_path / "upstreams.yaml"
+    documented.write_text(doc_block("upstreams-file"))
+    desk, docs = load_upstreams(documented, resync_seconds=30)
+    assert (desk.name, desk.command, desk.args, dict(desk.env)) == (
+        "desk",
+        "python",
+        ("tests/integration/mcp_fixture_server.py",),
+        {"UNITS": "metric"},
+    )
+    assert (desk.resync_seconds, desk.timeout_seconds) == (300, 60)
+    assert (docs.url, docs.target, docs.resync_seconds) == ("http://127.0.0.1:9000/mcp", "manuals", 30)
+
+    client_config = tmp_path / "claude.json"
+    client_config.write_text(json.dumps({"mcpServers": {"fs": {"type": "stdio", "command": "npx", "args": ["fs"]}}}))
+    assert [u.describe() for u in load_upstreams(client_config)] == ["npx fs"]
+    for spec, reason in [
+        ({"command": "x", "headers": {}}, "unknown keys"),
+        ({"type": "sse", "url": "http://x"}, "sse"),
+    ]:
+        client_config.write_text(json.dumps({"upstreams": {"s": spec}}))
+        with pytest.raises(ConfigError, match=reason):
+            load_upstreams(client_config)
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--url", "http://127.0.0.1:8000", "--catalog", str(EXAMPLES), "--namespace", "travel"], "--url"),
+        ([], "--namespace"),
+        (["--namespace", "bad name"], "namespace"),
+        (["--namespace", "x", "--catalog", str(EXAMPLES), "--upstream", "travel=python x"], "also defines"),
+        (["--upstream", "a=python x", "--upstream", "a=python y"], "several upstreams"),
+        (["--namespace", "x", "--max-functions", "0"], "--max-functions"),
+    ],
+)
+def test_bad_flags_stop_before_anything_starts(
+    argv: list[str], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert cli_main(argv) == 2
+    assert message in capsys.readouterr().err
