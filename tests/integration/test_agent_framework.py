@@ -303,7 +303,7 @@ def test_messages_convert_both_ways() -> None:
 def test_the_documented_example_runs(live: LiveServer, capsys: pytest.CaptureFixture[str]) -> None:
     (block,) = python_blocks("Agent Framework provider")
     namespace: dict[str, Any] = {"__name__": "__docs__"}
-    exec(compile(block.replace(DOCS_URL, live.url), "docs/integrations.md", "exec"), namespace)  # noqa: S102
+    exec(compile(block.replace(DOCS_URL, live.url), "README.md", "exec"), namespace)  # noqa: S102
     arguments = {"origin": "LIS", "destination": "FCO", "departure_date": "2025-06-06"}
     chat = ScriptedChatClient(call("search_flights", arguments), Message("assistant", ["TP 840 at 09:00, 120 EUR."]))
     asyncio.run(namespace["main"](chat))

@@ -1,6 +1,6 @@
 """The Python client against the real sidecar: uvicorn on 127.0.0.1, the real model, embedded storage.
 
-The README's client examples (``docs/integrations.md``, section "Python client") run here too,
+The README's client examples (``README.md``, section "Python client") run here too,
 pointed at this server.
 """
 
@@ -35,7 +35,7 @@ from router.settings import Settings, StorageSettings, SyncSettings
 
 pytestmark = pytest.mark.integration
 
-DOCS = ROOT / "docs" / "integrations.md"
+DOCS = ROOT / "README.md"
 DOCS_URL = "http://127.0.0.1:8000"
 
 

@@ -1,7 +1,7 @@
 """``router mcp`` against real MCP clients: stdio, streamable HTTP, an upstream MCP server, a remote router.
 
 The commands, the client configuration, the Python example and the upstreams file come from
-``docs/mcp.md`` (blocks marked ``<!-- test: NAME -->``), so the documentation runs as written,
+``README.md`` (blocks marked ``<!-- test: NAME -->``), so the documentation runs as written,
 with a temporary data directory, free ports, and a catalog directory holding only the
 example ``travel`` catalog (embedding the four example catalogs would take most of each
 test). ``router mcp`` runs as ``python -m router.cli mcp`` once the command is wired into
@@ -52,13 +52,13 @@ from router.storage.edge import EdgeStorage
 
 pytestmark = pytest.mark.integration
 
-DOCS = ROOT / "docs" / "mcp.md"
+DOCS = ROOT / "README.md"
 FIXTURE = ROOT / "tests" / "integration" / "mcp_fixture_server.py"
 FLIGHTS = "find me a flight from Lisbon to Rome"
 
 
 def doc_block(name: str) -> str:
-    """The fenced block of ``docs/mcp.md`` marked ``<!-- test: name -->``."""
+    """The fenced block of ``README.md`` marked ``<!-- test: name -->``."""
     match = re.search(rf"<!-- test: {re.escape(name)} -->\n```\w+\n(.*?)^```", DOCS.read_text(), re.S | re.M)
     assert match, f"no block marked 'test: {name}' in {DOCS}"
     return match.group(1)
