@@ -65,7 +65,7 @@ def point_id(namespace: str, name: str) -> str:
 
 def validate_namespace(namespace: str, *, source: str = "request") -> str:
     """Return ``namespace`` when it is a valid namespace name, else raise ``CatalogInvalid``."""
-    if not isinstance(namespace, str) or not NAME_PATTERN.match(namespace):
+    if not isinstance(namespace, str) or not NAME_PATTERN.fullmatch(namespace):
         raise CatalogInvalid(f"{source}: namespace {namespace!r} must match {NAME_PATTERN.pattern}", field="namespace")
     return namespace
 
@@ -92,7 +92,7 @@ def parse_function(raw: Any, *, where: str) -> FunctionDef:
     else:
         shape, body, prefix = "bare", raw, where
     name = body.get("name")
-    if not isinstance(name, str) or not NAME_PATTERN.match(name):
+    if not isinstance(name, str) or not NAME_PATTERN.fullmatch(name):
         raise CatalogInvalid(
             f"{prefix}.name: {name!r} must be a string matching {NAME_PATTERN.pattern}",
             field=f"{prefix}.name",

@@ -13,8 +13,10 @@ from pydantic import ValidationError
 
 from router import logs
 from router.embedding import Progress
+from router.errors import RouterError
 from router.mcp import cli as mcp_cli
 from router.settings import EmbeddingSettings, ServerSettings, Settings, StorageSettings, SyncSettings
+from router.storage.base import StorageUnavailable
 
 
 def _given(**values: Any) -> dict[str, Any]:
@@ -84,6 +86,11 @@ def serve(settings: Settings) -> int:
     """Run the API server until interrupted."""
     import uvicorn
 
+    catalog = settings.sync.catalog
+    if catalog is not None and not catalog.is_dir():
+        print(f"router serve: catalog directory {catalog} does not exist", file=sys.stderr)
+        return 2
+
     from router.app import create_app
 
     uvicorn.run(
@@ -151,6 +158,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return asyncio.run(sync(settings, watch=args.watch))
     except KeyboardInterrupt:
         return 130
+    except (RouterError, StorageUnavailable, OSError) as exc:
+        print(f"router sync: {exc}", file=sys.stderr)
+        return 3
 
 
 if __name__ == "__main__":

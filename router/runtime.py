@@ -121,6 +121,8 @@ class Runtime:
             if service.rebuild_pending:
                 self._spawn(service.rebuild(), "rebuild")
             catalog = self.settings.sync.catalog
+            if catalog is not None and not catalog.is_dir():
+                raise FileNotFoundError(f"catalog directory {catalog} does not exist")
             if catalog is not None:
                 self.worker = DirectorySync(service, catalog, allow_delete=self.settings.sync.allow_delete)
                 self._spawn(self.worker.watch(debounce_ms=self.settings.sync.debounce_ms), "catalog-watch")
@@ -149,15 +151,9 @@ class Runtime:
                 log.exception("cannot read the active generation")
 
     def _spawn(self, work: Coroutine[Any, Any, None], name: str) -> None:
-        async def guarded() -> None:
-            try:
-                await work
-            except asyncio.CancelledError:
-                raise
-            except Exception:
-                log.exception("background task failed", extra={"task": name})
-
-        self._tasks.append(asyncio.create_task(guarded(), name=name))
+        task = asyncio.create_task(work, name=name)
+        task.add_done_callback(_log_failure)
+        self._tasks.append(task)
 
     async def stop(self) -> None:
         """Cancel background tasks, then release models and storage."""
@@ -172,3 +168,8 @@ class Runtime:
         if self._owns_storage and self._storage is not None:
             await asyncio.to_thread(self._storage.close)
             self._storage = None
+
+
+def _log_failure(task: asyncio.Task[None]) -> None:
+    if not task.cancelled() and task.exception() is not None:
+        log.error("background task failed", exc_info=task.exception(), extra={"task": task.get_name()})

@@ -1,0 +1,224 @@
+"""Shared fixtures: one loaded model for the whole session, apps driven in-process, counting embedders.
+
+Loading the model takes seconds, so every test that embeds shares the session's ``embedders``
+pool; a runtime that is handed a pool never closes it. Tests that must prove *what* was
+embedded wrap the real model in a ``CountingEmbedder``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import json
+import os
+import shutil
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+import yaml
+from asgi_lifespan import LifespanManager
+from fastapi import FastAPI
+
+from router.app import create_app
+from router.embedding import DEFAULT_MODEL, Embedder, EmbedderPool, Progress, Vectors
+from router.runtime import Runtime, embedder_loader
+from router.settings import EmbeddingSettings, Settings, StorageSettings, SyncSettings
+from router.texts import DEFAULT_TEMPLATE
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLES = ROOT / "examples" / "catalog"
+EXAMPLE_COUNTS = {"commerce": 15, "devops": 16, "travel": 15, "workspace": 15}
+
+
+@pytest.fixture(autouse=True)
+def _no_router_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Settings come from the test, never from a developer's ``ROUTER_*`` variables."""
+    for name in list(os.environ):
+        if name.startswith("ROUTER_"):
+            monkeypatch.delenv(name)
+
+
+@pytest.fixture(scope="session")
+def embedders() -> Iterator[EmbedderPool]:
+    """The real model pool, loaded once and shared by every test."""
+    pool = EmbedderPool(embedder_loader(EmbeddingSettings()))
+    yield pool
+    pool.close()
+
+
+@pytest.fixture(scope="session")
+async def embedder(embedders: EmbedderPool) -> Embedder:
+    """The default model, loaded."""
+    return await embedders.get(DEFAULT_MODEL)
+
+
+@dataclass
+class Hold:
+    """Pauses the embed calls whose texts satisfy ``when`` until ``release``."""
+
+    when: Callable[[list[str]], bool]
+    reached: asyncio.Event = field(default_factory=asyncio.Event)
+    released: asyncio.Event = field(default_factory=asyncio.Event)
+
+    def release(self) -> None:
+        self.released.set()
+
+
+class CountingEmbedder:
+    """The real model behind the ``Embedder`` interface, recording the texts it is asked to embed.
+
+    ``embed`` and ``encode`` (documents) are recorded; anything else (query paths, attributes)
+    goes straight to the real embedder. Closing it leaves the shared model loaded.
+    """
+
+    def __init__(self, inner: Embedder) -> None:
+        self.inner = inner
+        self.model_name = inner.model_name
+        self.dimension = inner.dimension
+        self.max_tokens = inner.max_tokens
+        self.calls: list[list[str]] = []
+        self.hold: Hold | None = None
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+    @property
+    def embedded(self) -> int:
+        """How many texts were embedded in all."""
+        return sum(len(c) for c in self.calls)
+
+    def texts(self) -> list[str]:
+        """Every text embedded, in order."""
+        return [t for c in self.calls for t in c]
+
+    def reset(self) -> None:
+        self.calls.clear()
+
+    def pause(self, when: Callable[[list[str]], bool]) -> Hold:
+        """Make the embed calls matching ``when`` wait until the returned hold is released."""
+        self.hold = Hold(when)
+        return self.hold
+
+    async def embed(self, texts: Sequence[str], *, progress: Progress | None = None) -> Vectors:
+        batch = list(texts)
+        hold = self.hold
+        if hold is not None and hold.when(batch):
+            hold.reached.set()
+            await hold.released.wait()
+        self.calls.append(batch)
+        return await self.inner.embed(batch, progress=progress)
+
+    def encode(self, texts: Sequence[str], *, progress: Progress | None = None) -> Vectors:
+        self.calls.append(list(texts))
+        return self.inner.encode(texts, progress=progress)
+
+    def close(self) -> None:
+        pass
+
+
+@pytest.fixture
+def counting(embedder: Embedder) -> CountingEmbedder:
+    """A fresh counter around the session's model."""
+    return CountingEmbedder(embedder)
+
+
+@pytest.fixture
+def counting_pool(counting: CountingEmbedder) -> EmbedderPool:
+    """A pool whose every model is the counting embedder."""
+    return EmbedderPool(lambda _model: counting)
+
+
+@dataclass
+class Served:
+    """An app running in-process with its runtime and an HTTP client."""
+
+    app: FastAPI
+    runtime: Runtime
+    client: httpx.AsyncClient
+    data: Path
+
+
+@asynccontextmanager
+async def run_app(
+    *,
+    data: Path,
+    pool: EmbedderPool,
+    catalog: Path | None = None,
+    text: str = DEFAULT_TEMPLATE,
+    allow_delete: bool = False,
+    ready: bool = True,
+) -> AsyncIterator[Served]:
+    """Run the app with its lifespan on ``data``; wait until ready unless ``ready=False``."""
+    settings = Settings(
+        embedding=EmbeddingSettings(text=text),
+        storage=StorageSettings(data=data),
+        sync=SyncSettings(catalog=catalog, allow_delete=allow_delete),
+    )
+    runtime = Runtime(settings, embedders=pool)
+    app = create_app(runtime=runtime)
+    async with (
+        LifespanManager(app, startup_timeout=60, shutdown_timeout=30),
+        httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://test") as client,
+    ):
+        if ready:
+            async with asyncio.timeout(60):
+                await runtime.wait_ready()
+        yield Served(app, runtime, client, data)
+
+
+@pytest.fixture
+def serve(tmp_path: Path, embedders: EmbedderPool) -> Callable[..., Any]:
+    """``run_app`` on ``tmp_path / "data"`` with the session's model (both can be overridden).
+
+    Usage: ``async with serve(catalog=dir) as served: await served.client.get(...)``.
+    """
+    return functools.partial(run_app, data=tmp_path / "data", pool=embedders)
+
+
+@pytest.fixture
+def catalog_dir(tmp_path: Path) -> Path:
+    """An empty catalog directory."""
+    path = tmp_path / "catalog"
+    path.mkdir()
+    return path
+
+
+@pytest.fixture
+def examples_dir(tmp_path: Path) -> Path:
+    """A private copy of the example catalog."""
+    return Path(shutil.copytree(EXAMPLES, tmp_path / "examples"))
+
+
+def write_catalog(directory: Path, namespace: str, functions: Any, *, suffix: str = ".json") -> Path:
+    """Write a catalog file (JSON unless the suffix says YAML) and return its path."""
+    path = directory / f"{namespace}{suffix}"
+    if suffix == ".json":
+        path.write_text(json.dumps(functions, indent=2))
+    else:
+        path.write_text(yaml.safe_dump(functions))
+    return path
+
+
+def bare(name: str, description: str = "", **properties: str) -> dict[str, Any]:
+    """A bare-shape definition whose properties are strings described by the keyword values."""
+    return {
+        "name": name,
+        "description": description,
+        "parameters": {
+            "type": "object",
+            "properties": {p: {"type": "string", "description": d} for p, d in properties.items()},
+            "required": list(properties),
+        },
+    }
+
+
+WEATHER = bare("get_weather", "Current weather conditions for a city.", city="City name")
+STOCKS = bare("get_stock_price", "Latest trading price of a stock ticker.", ticker="Ticker symbol")
+TIMEZONE = bare("get_local_time", "Current local time in a time zone.", zone="IANA time zone")

@@ -1,0 +1,236 @@
+"""The installed ``router`` command, run as a real process.
+
+``router sync`` reconciles once and reports per namespace; ``router serve`` answers HTTP on a
+real port. Every process loads the model itself (offline), so these tests are kept few.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+import pytest
+from conftest import EXAMPLE_COUNTS, STOCKS, TIMEZONE, WEATHER, write_catalog
+
+from router.functions import FunctionStore
+from router.meta import MetaStore
+from router.storage.base import StorageUnavailable
+from router.storage.edge import EdgeStorage
+from sync.sources import source_label
+
+pytestmark = pytest.mark.integration
+
+ROUTER = Path(sys.executable).with_name("router")
+SUMMARY = "added={} updated={} removed={} unchanged={}"
+
+
+def environment() -> dict[str, str]:
+    # The autouse fixture has already removed every ROUTER_* variable from os.environ.
+    return {**os.environ, "HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
+
+
+def router(*args: str | Path, timeout: float = 240) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [str(ROUTER), *map(str, args)],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=environment(),
+        check=False,
+    )
+
+
+def catalogs_in(data: Path) -> dict[str, tuple[int, str]]:
+    """Each stored catalog's (count, source), read after the process released the directory."""
+    storage = EdgeStorage(data)
+    try:
+        return {ns: (r.count, r.source) for ns, r in MetaStore.open(storage).catalogs().items()}
+    finally:
+        storage.close()
+
+
+def test_the_console_script_is_installed() -> None:
+    assert ROUTER.exists()
+    result = router("--help", timeout=60)
+    assert result.returncode == 0
+    assert "serve" in result.stdout
+    assert "sync" in result.stdout
+
+
+def test_sync_once_reports_each_namespace_and_exits_0(examples_dir: Path, tmp_path: Path) -> None:
+    data = tmp_path / "data"
+
+    first = router("sync", "--catalog", examples_dir, "--data", data)
+    second = router("sync", "--catalog", examples_dir, "--data", data)
+
+    assert first.returncode == 0, first.stderr
+    assert first.stdout.splitlines() == [f"{ns}: {SUMMARY.format(n, 0, 0, 0)}" for ns, n in EXAMPLE_COUNTS.items()]
+    assert second.returncode == 0, second.stderr
+    assert second.stdout.splitlines() == [f"{ns}: {SUMMARY.format(0, 0, 0, n)}" for ns, n in EXAMPLE_COUNTS.items()]
+    label = source_label(examples_dir)
+    assert catalogs_in(data) == {ns: (n, label) for ns, n in EXAMPLE_COUNTS.items()}
+
+
+def test_sync_exits_1_when_a_file_is_rejected(catalog_dir: Path, tmp_path: Path) -> None:
+    write_catalog(catalog_dir, "good", [WEATHER])
+    bad = write_catalog(catalog_dir, "bad", {"functions": [WEATHER, {"name": "get_time", "description": 42}]})
+    (catalog_dir / "broken.yaml").write_text("functions: [unclosed\n")
+    data = tmp_path / "data"
+
+    result = router("sync", "--catalog", catalog_dir, "--data", data)
+
+    assert result.returncode == 1, result.stderr
+    lines = result.stdout.splitlines()
+    assert f"good: {SUMMARY.format(1, 0, 0, 0)}" in lines
+    assert f"bad: REJECTED {bad}: functions[1].description: must be a string, got int" in lines
+    assert any(line.startswith(f"broken: REJECTED {catalog_dir / 'broken.yaml'}: cannot be parsed") for line in lines)
+    assert set(catalogs_in(data)) == {"good"}
+
+
+def test_sync_of_a_missing_directory_exits_2(tmp_path: Path) -> None:
+    result = router("sync", "--catalog", tmp_path / "nowhere", "--data", tmp_path / "data")
+
+    assert result.returncode == 2
+    assert "does not exist" in result.stderr
+    assert not (tmp_path / "data").exists()
+
+
+@pytest.fixture
+def locked(tmp_path: Path) -> Iterator[Path]:
+    """A data directory held open by this test process."""
+    data = tmp_path / "data"
+    storage = EdgeStorage(data)
+    yield data
+    storage.close()
+
+
+def test_sync_on_a_data_directory_in_use_fails_naming_the_owner(locked: Path, catalog_dir: Path) -> None:
+    write_catalog(catalog_dir, "good", [WEATHER])
+
+    result = router("sync", "--catalog", catalog_dir, "--data", locked)
+
+    assert result.returncode != 0
+    assert f"data directory {locked} is in use by pid {os.getpid()}" in result.stderr
+
+
+def test_sync_on_a_data_directory_in_use_says_so_without_a_traceback(locked: Path, catalog_dir: Path) -> None:
+    result = router("sync", "--catalog", catalog_dir, "--data", locked)
+
+    assert result.returncode not in (0, 1)
+    assert "Traceback" not in result.stderr
+
+
+def test_sync_switches_the_text_template(tmp_path: Path, catalog_dir: Path) -> None:
+    write_catalog(catalog_dir, "tools", [WEATHER, STOCKS, TIMEZONE])
+    data = tmp_path / "data"
+    assert router("sync", "--catalog", catalog_dir, "--data", data, "--text", "name_description").returncode == 0
+
+    result = router("sync", "--catalog", catalog_dir, "--data", data, "--text", "name_description_parameters")
+
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines() == [f"tools: {SUMMARY.format(0, 0, 0, 3)}"]
+    storage = EdgeStorage(data)
+    try:
+        active = MetaStore.open(storage).active_generation()
+        assert active is not None
+        assert active.text == "name_description_parameters"
+        collections = sorted(p.name for p in data.iterdir() if p.name.startswith("functions-"))
+        assert collections == [active.spec.name]
+        payloads = [r.payload for r in FunctionStore.open(storage, active).collection.scroll()]
+        assert sorted(p["name"] for p in payloads) == ["get_local_time", "get_stock_price", "get_weather"]
+        assert {p["text_template"] for p in payloads} == {"name_description_parameters"}
+    finally:
+        storage.close()
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@dataclass
+class Server:
+    process: subprocess.Popen[str]
+    url: str
+    data: Path
+    log: Path
+
+
+@pytest.fixture
+def server(examples_dir: Path, tmp_path: Path) -> Iterator[Server]:
+    """``router serve`` on a free port, ready; stopped with SIGTERM at the end."""
+    data, port, log = tmp_path / "data", free_port(), tmp_path / "serve.log"
+    with log.open("w") as output:
+        process = subprocess.Popen(
+            [str(ROUTER), "serve", "--catalog", str(examples_dir), "--data", str(data), "--port", str(port)],
+            stdout=output,
+            stderr=subprocess.STDOUT,
+            text=True,
+            env=environment(),
+        )
+    running = Server(process, f"http://127.0.0.1:{port}", data, log)
+    try:
+        deadline = time.monotonic() + 120
+        while True:
+            assert process.poll() is None, log.read_text()
+            assert time.monotonic() < deadline, "router serve did not become ready"
+            try:
+                if httpx.get(f"{running.url}/readyz", timeout=2).status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            time.sleep(0.2)
+        yield running
+    finally:
+        if process.poll() is None:
+            process.send_signal(signal.SIGTERM)
+            try:
+                process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+
+
+def test_serve_answers_on_a_real_port(server: Server) -> None:
+    with httpx.Client(base_url=server.url, timeout=30) as client:
+        ready = client.get("/readyz")
+        listed = client.get("/v1/catalogs")
+        routed = client.post(
+            "/v1/route",
+            json={
+                "namespace": "travel",
+                "messages": [{"role": "user", "content": "find me a flight from Lisbon to Rome"}],
+            },
+        )
+        invalid = client.put("/v1/catalogs/tools", json={"functions": [{"name": "a b"}]})
+
+    assert ready.json() == {"status": "ready", "checks": {"storage": True, "model": True, "first_sync": True}}
+    assert {c["namespace"]: c["count"] for c in listed.json()["catalogs"]} == EXAMPLE_COUNTS
+    assert routed.status_code == 200
+    assert "search_flights" in [f["name"] for f in routed.json()["functions"]]
+    assert invalid.status_code == 422
+    assert invalid.headers["content-type"] == "application/json"
+    assert set(invalid.json()) == {"error", "detail"}
+    assert "functions[0].name" in invalid.json()["detail"]
+
+
+def test_serve_owns_its_data_directory_until_it_stops(server: Server) -> None:
+    with pytest.raises(
+        StorageUnavailable, match=rf"data directory {server.data} is in use by pid {server.process.pid}"
+    ):
+        EdgeStorage(server.data)
+
+    server.process.send_signal(signal.SIGTERM)
+    # uvicorn shuts down gracefully, then re-raises the signal it caught.
+    assert server.process.wait(timeout=30) in (0, -signal.SIGTERM)
+    assert "Application shutdown complete" in server.log.read_text()
+    assert {ns: n for ns, (n, _) in catalogs_in(data=server.data).items()} == EXAMPLE_COUNTS

@@ -1,0 +1,187 @@
+"""The background worker of ``router serve --catalog DIR``: edits show through HTTP within seconds."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from conftest import STOCKS, TIMEZONE, WEATHER, bare, write_catalog
+
+from router.runtime import Runtime
+from router.settings import Settings, StorageSettings, SyncSettings
+
+pytestmark = pytest.mark.integration
+
+# The issue's promise; the worker's default debounce is 200 ms.
+WITHIN = 2.0
+
+
+async def eventually(check: Callable[[], Awaitable[bool]], *, within: float = WITHIN) -> float:
+    """Poll ``check`` until it holds; return the seconds it took, fail after ``within`` seconds."""
+    start = time.monotonic()
+    while not await check():
+        elapsed = time.monotonic() - start
+        assert elapsed < within, f"not reflected after {elapsed:.2f}s"
+        await asyncio.sleep(0.02)
+    return time.monotonic() - start
+
+
+async def names(client: httpx.AsyncClient, namespace: str) -> set[str] | None:
+    """The function names of a namespace, or None when it is unknown."""
+    response = await client.get(f"/v1/catalogs/{namespace}")
+    if response.status_code == 404:
+        return None
+    return {(f.get("function") or f)["name"] for f in response.json()["functions"]}
+
+
+async def logged(caplog: pytest.LogCaptureFixture, message: str) -> None:
+    async def seen() -> bool:
+        return any(r.getMessage() == message for r in caplog.records)
+
+    await eventually(seen)
+
+
+async def test_an_edit_is_reflected_within_two_seconds(serve: Callable[..., Any], catalog_dir: Path) -> None:
+    write_catalog(catalog_dir, "tools", [WEATHER, STOCKS])
+    async with serve(catalog=catalog_dir) as served:
+        assert await names(served.client, "tools") == {"get_weather", "get_stock_price"}
+
+        write_catalog(catalog_dir, "tools", [WEATHER, TIMEZONE])
+
+        async def edited() -> bool:
+            return await names(served.client, "tools") == {"get_weather", "get_local_time"}
+
+        await eventually(edited)
+        routed = await served.client.post(
+            "/v1/route",
+            json={"namespace": "tools", "messages": [{"role": "user", "content": "what time is it in Tokyo?"}]},
+        )
+        assert routed.json()["functions"][0]["name"] == "get_local_time"
+
+
+async def test_a_changed_description_is_re_embedded(serve: Callable[..., Any], catalog_dir: Path) -> None:
+    write_catalog(catalog_dir, "tools", [WEATHER, STOCKS])
+    async with serve(catalog=catalog_dir) as served:
+        query = {"namespace": "tools", "messages": [{"role": "user", "content": "translate this text into French"}]}
+        translate = bare("get_weather", "Translate a text into another language.", text="Text to translate")
+
+        write_catalog(catalog_dir, "tools", [translate, STOCKS])
+
+        async def re_embedded() -> bool:
+            functions = (await served.client.post("/v1/route", json=query)).json()["functions"]
+            return functions[0]["description"] == translate["description"]
+
+        await eventually(re_embedded)
+
+
+async def test_a_new_file_adds_a_namespace(serve: Callable[..., Any], catalog_dir: Path) -> None:
+    write_catalog(catalog_dir, "tools", [WEATHER])
+    async with serve(catalog=catalog_dir) as served:
+        write_catalog(catalog_dir, "markets", [STOCKS], suffix=".yaml")
+
+        async def added() -> bool:
+            return await names(served.client, "markets") == {"get_stock_price"}
+
+        await eventually(added)
+        listed = (await served.client.get("/v1/catalogs")).json()["catalogs"]
+        assert [c["namespace"] for c in listed] == ["markets", "tools"]
+
+
+async def test_an_invalid_edit_keeps_the_catalog_until_fixed(
+    serve: Callable[..., Any], catalog_dir: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    write_catalog(catalog_dir, "tools", [WEATHER, STOCKS])
+    async with serve(catalog=catalog_dir) as served:
+        before = (await served.client.get("/v1/catalogs/tools")).json()
+
+        write_catalog(catalog_dir, "tools", [WEATHER, {"name": "get stock price"}])
+        await logged(caplog, "catalog file rejected")
+
+        assert (await served.client.get("/v1/catalogs/tools")).json() == before
+        [record] = [r for r in caplog.records if r.getMessage() == "catalog file rejected"]
+        assert record.levelno == logging.ERROR
+        assert record.detail.startswith(f"{catalog_dir / 'tools.json'}: [1].name:")  # type: ignore[attr-defined]
+
+        write_catalog(catalog_dir, "tools", [WEATHER])
+
+        async def fixed() -> bool:
+            return await names(served.client, "tools") == {"get_weather"}
+
+        await eventually(fixed)
+
+
+async def test_an_emptied_file_keeps_its_namespace(
+    serve: Callable[..., Any], catalog_dir: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    write_catalog(catalog_dir, "tools", [WEATHER, STOCKS])
+    async with serve(catalog=catalog_dir) as served:
+        (catalog_dir / "tools.json").write_text("")
+        await logged(caplog, "catalog file empty")
+
+        assert await names(served.client, "tools") == {"get_weather", "get_stock_price"}
+
+
+async def test_a_deleted_file_keeps_its_namespace(
+    serve: Callable[..., Any], catalog_dir: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    write_catalog(catalog_dir, "tools", [WEATHER, STOCKS])
+    async with serve(catalog=catalog_dir) as served:
+        (catalog_dir / "tools.json").unlink()
+        await logged(caplog, "catalog file missing")
+
+        assert await names(served.client, "tools") == {"get_weather", "get_stock_price"}
+
+
+async def test_with_allow_delete_a_deleted_file_removes_its_namespace(
+    serve: Callable[..., Any], catalog_dir: Path
+) -> None:
+    write_catalog(catalog_dir, "tools", [WEATHER])
+    write_catalog(catalog_dir, "kept", [STOCKS])
+    async with serve(catalog=catalog_dir, allow_delete=True) as served:
+        (catalog_dir / "tools.json").unlink()
+
+        async def removed() -> bool:
+            return await names(served.client, "tools") is None
+
+        await eventually(removed)
+        assert await names(served.client, "kept") == {"get_stock_price"}
+
+
+async def test_api_writes_and_the_directory_coexist(serve: Callable[..., Any], catalog_dir: Path) -> None:
+    write_catalog(catalog_dir, "tools", [WEATHER])
+    async with serve(catalog=catalog_dir, allow_delete=True) as served:
+        put = await served.client.put("/v1/catalogs/from_api", json={"functions": [STOCKS]})
+        write_catalog(catalog_dir, "tools", [WEATHER, TIMEZONE])
+
+        async def edited() -> bool:
+            return await names(served.client, "tools") == {"get_weather", "get_local_time"}
+
+        await eventually(edited)
+        assert put.status_code == 200
+        assert await names(served.client, "from_api") == {"get_stock_price"}
+
+
+async def test_readiness_waits_for_the_first_pass(serve: Callable[..., Any], catalog_dir: Path) -> None:
+    write_catalog(catalog_dir, "tools", [WEATHER])
+    async with serve(catalog=catalog_dir) as served:
+        worker = served.runtime.worker
+        assert worker is not None
+        assert worker.first_pass_done.is_set()
+        assert (await served.client.get("/readyz")).status_code == 200
+
+
+async def test_a_missing_catalog_directory_stops_start_up(tmp_path: Path, embedders: Any) -> None:
+    settings = Settings(storage=StorageSettings(data=tmp_path / "data"), sync=SyncSettings(catalog=tmp_path / "nope"))
+    runtime = Runtime(settings, embedders=embedders)
+    try:
+        with pytest.raises(Exception, match="does not exist"):
+            await runtime.start()
+    finally:
+        await asyncio.sleep(0.1)  # let spawned tasks start, see test_restart's never-awaited case
+        await runtime.stop()

@@ -1,0 +1,156 @@
+"""Settings: one class per concern, ``ROUTER_*`` variables, flags over variables, conflicts rejected."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from pydantic import ValidationError
+
+from router import cli
+from router.embedding import DEFAULT_MODEL
+from router.settings import EmbeddingSettings, ServerSettings, Settings, StorageSettings, SyncSettings
+from router.texts import DEFAULT_TEMPLATE
+
+
+def test_defaults() -> None:
+    settings = Settings()
+
+    assert settings.embedding.model == DEFAULT_MODEL
+    assert settings.embedding.text == DEFAULT_TEMPLATE
+    assert settings.storage.embedded
+    assert settings.storage.data_dir() == Path("data")
+    assert settings.sync.catalog is None
+    assert settings.sync.allow_delete is False
+    assert (settings.server.host, settings.server.port) == ("127.0.0.1", 8000)
+
+
+def test_environment_variables_per_concern(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("ROUTER_EMBEDDING_TEXT", "name_description_parameters")
+    monkeypatch.setenv("ROUTER_EMBEDDING_BATCH_SIZE", "8")
+    monkeypatch.setenv("ROUTER_STORAGE_DATA", str(tmp_path))
+    monkeypatch.setenv("ROUTER_SYNC_ALLOW_DELETE", "true")
+    monkeypatch.setenv("ROUTER_SYNC_CATALOG", str(tmp_path / "catalog"))
+    monkeypatch.setenv("ROUTER_PORT", "9001")
+    monkeypatch.setenv("ROUTER_LOG_FORMAT", "text")
+
+    settings = Settings()
+
+    assert settings.embedding.text == "name_description_parameters"
+    assert settings.embedding.batch_size == 8
+    assert settings.storage.data_dir() == tmp_path
+    assert settings.sync.allow_delete is True
+    assert settings.sync.catalog == tmp_path / "catalog"
+    assert settings.server.port == 9001
+    assert settings.server.log_format == "text"
+
+
+def test_unknown_text_template_is_rejected_listing_the_choices() -> None:
+    with pytest.raises(ValidationError, match=r"ROUTER_EMBEDDING_TEXT='raw' is unknown; choose one of \["):
+        EmbeddingSettings(text="raw")
+
+
+def test_data_directory_and_qdrant_url_conflict(tmp_path: Path) -> None:
+    with pytest.raises(ValidationError, match=r"use --data .* or --qdrant-url .*, not both"):
+        StorageSettings(data=tmp_path, qdrant_url="http://localhost:6333")
+
+
+def test_server_mode_is_not_embedded() -> None:
+    assert not StorageSettings(qdrant_url="http://localhost:6333").embedded
+
+
+@pytest.mark.parametrize(
+    ("make", "value"),
+    [
+        (lambda: EmbeddingSettings(batch_size=0), "batch_size"),
+        (lambda: EmbeddingSettings(threads=0), "threads"),
+        (lambda: SyncSettings(debounce_ms=-1), "debounce_ms"),
+        (lambda: SyncSettings(follow_seconds=0), "follow_seconds"),
+        (lambda: ServerSettings(port=70000), "port"),
+        (lambda: ServerSettings(log_level="verbose"), "log_level"),
+    ],
+)
+def test_out_of_range_values_are_rejected(make: object, value: str) -> None:
+    with pytest.raises(ValidationError, match=value):
+        make()  # type: ignore[operator]
+
+
+def test_unknown_options_are_rejected() -> None:
+    with pytest.raises(ValidationError, match="extra"):
+        StorageSettings(path="/tmp/data")  # type: ignore[call-arg]  # noqa: S108
+
+
+def args(*argv: str) -> Settings:
+    return cli.settings_from(cli.parser().parse_args(list(argv)))
+
+
+def test_flags_override_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("ROUTER_STORAGE_DATA", "/from/env")
+    monkeypatch.setenv("ROUTER_EMBEDDING_TEXT", "name_description_parameters")
+    monkeypatch.setenv("ROUTER_PORT", "9001")
+
+    settings = args("serve", "--data", str(tmp_path), "--text", "name_description", "--port", "9002")
+
+    assert settings.storage.data == tmp_path
+    assert settings.embedding.text == "name_description"
+    assert settings.server.port == 9002
+
+
+def test_flags_not_given_leave_environment_alone(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("ROUTER_SYNC_ALLOW_DELETE", "true")
+    monkeypatch.setenv("ROUTER_EMBEDDING_TEXT", "name_description_parameters")
+    monkeypatch.setenv("ROUTER_PORT", "9001")
+
+    settings = args("serve", "--catalog", str(tmp_path))
+
+    assert settings.sync.allow_delete is True
+    assert settings.sync.catalog == tmp_path
+    assert settings.embedding.text == "name_description_parameters"
+    assert settings.server.port == 9001
+
+
+def test_sync_flags(tmp_path: Path) -> None:
+    settings = args("sync", "--catalog", str(tmp_path), "--data", str(tmp_path / "d"), "--allow-delete")
+
+    assert settings.sync.catalog == tmp_path
+    assert settings.sync.allow_delete is True
+    assert settings.storage.data == tmp_path / "d"
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["sync", "--data", "d"],
+        ["sync", "--catalog", "c", "--data", "d", "--qdrant-url", "http://q"],
+        ["serve", "--port", "eighty"],
+        ["index"],
+        [],
+    ],
+)
+def test_bad_command_lines_exit_with_usage(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exited:
+        cli.parser().parse_args(argv)
+
+    assert exited.value.code == 2
+    assert "usage: router" in capsys.readouterr().err
+
+
+def test_conflicting_environment_and_flag_exit_2_with_a_clear_message(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("ROUTER_STORAGE_QDRANT_URL", "http://localhost:6333")
+
+    code = cli.main(["sync", "--catalog", str(tmp_path), "--data", str(tmp_path / "d")])
+
+    err = capsys.readouterr().err
+    assert code == 2
+    assert err.startswith("router: invalid settings: both a data directory and a Qdrant URL are set")
+    assert "Value error" not in err
+    assert not (tmp_path / "d").exists()
+
+
+def test_unknown_template_flag_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code = cli.main(["sync", "--catalog", str(tmp_path), "--text", "raw"])
+
+    assert code == 2
+    assert "ROUTER_EMBEDDING_TEXT='raw' is unknown" in capsys.readouterr().err
