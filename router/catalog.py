@@ -12,6 +12,7 @@ import hashlib
 import json
 import re
 import uuid
+from functools import cached_property
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -41,7 +42,7 @@ class FunctionDef:
     shape: Shape
     definition: Mapping[str, Any] = field(repr=False)
 
-    @property
+    @cached_property
     def content_hash(self) -> str:
         """A stable hash of the verbatim definition: equal hashes need no re-embedding."""
         canonical = json.dumps(self.definition, sort_keys=True, separators=(",", ":"), ensure_ascii=False)

@@ -99,8 +99,13 @@ class Collection(Protocol):
     def retrieve(self, ids: Sequence[str]) -> list[Record]:
         """Return the points that exist among ``ids`` (any order)."""
 
-    def scroll(self, match: Match | None = None, *, order_by: str | None = None) -> Iterator[Record]:
-        """Iterate over every matching point, ordered by an integer field when given."""
+    def scroll(
+        self, match: Match | None = None, *, order_by: str | None = None, fields: Sequence[str] | None = None
+    ) -> Iterator[Record]:
+        """Iterate over every matching point, ordered by an integer field when given.
+
+        ``fields`` limits the payload returned to those keys (all when None).
+        """
 
     def latest(self, match: Match, *, order_by: str, limit: int) -> list[Record]:
         """The ``limit`` matching points with the highest integer ``order_by``, highest first."""

@@ -28,7 +28,7 @@ from router.storage.base import (
     StorageUnavailable,
 )
 
-_PAGE = 256
+_PAGE = 1024
 _UNREACHABLE = (ResponseHandlingException, httpx.TransportError, ConnectionError)
 
 
@@ -121,25 +121,29 @@ class ClientCollection:
         with _reachable(self._where):
             return _records(self._client.retrieve(self._name, list(ids), with_payload=True))
 
-    def scroll(self, match: Match | None = None, *, order_by: str | None = None) -> Iterator[Record]:
+    def scroll(
+        self, match: Match | None = None, *, order_by: str | None = None, fields: Sequence[str] | None = None
+    ) -> Iterator[Record]:
         """Iterate over every matching point, ordered by an integer field when given.
 
         With ``order_by`` all matching points are fetched first; those lacking the field come last.
+        ``fields`` limits the payload returned to those keys.
         """
         if order_by is None:
-            yield from self._pages(match)
+            yield from self._pages(match, fields)
             return
         # Qdrant's own order_by disables offset paging, so sort client-side instead.
-        records = list(self._pages(match))
+        records = list(self._pages(match, fields))
         records.sort(key=lambda r: (order_by not in r.payload, r.payload.get(order_by, 0)))
         yield from records
 
-    def _pages(self, match: Match | None) -> Iterator[Record]:
+    def _pages(self, match: Match | None, fields: Sequence[str] | None = None) -> Iterator[Record]:
         flt = _filter(match)
+        payload: bool | list[str] = True if fields is None else list(fields)
         offset: models.ExtendedPointId | None = None
         while True:
             with _reachable(self._where):
-                page, offset = self._client.scroll(self._name, flt, limit=_PAGE, offset=offset)
+                page, offset = self._client.scroll(self._name, flt, limit=_PAGE, offset=offset, with_payload=payload)
             yield from _records(page)
             if offset is None:
                 return

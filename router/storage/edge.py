@@ -30,7 +30,7 @@ from router.storage.base import (
     StorageUnavailable,
 )
 
-_PAGE = 512
+_PAGE = 2048
 # Edge needs at least one vector in a shard's config; payload-only collections get this one.
 _PLACEHOLDER = "_none"
 
@@ -97,13 +97,17 @@ class EdgeCollection:
         found = self._shard.retrieve(list(ids), True, False)
         return [Record(id=str(r.id), payload=dict(r.payload or {})) for r in found]
 
-    def scroll(self, match: Match | None = None, *, order_by: str | None = None) -> Iterator[Record]:
+    def scroll(
+        self, match: Match | None = None, *, order_by: str | None = None, fields: Sequence[str] | None = None
+    ) -> Iterator[Record]:
         """Iterate over every matching point."""
         records: list[Record] = []
         offset: Any = None
+        payload: Any = True if fields is None else qe.PayloadSelector.Include(list(fields))
+        flt = _filter(match)
         while True:
             page, offset = self._shard.scroll(
-                qe.ScrollRequest(offset=offset, limit=_PAGE, filter=_filter(match), with_payload=True)
+                qe.ScrollRequest(offset=offset, limit=_PAGE, filter=flt, with_payload=payload)
             )
             batch = [Record(id=str(r.id), payload=dict(r.payload or {})) for r in page]
             if order_by is None:

@@ -341,3 +341,10 @@ def test_unreachable_server_raises_storage_unavailable() -> None:
             storage.collection(make_spec())
     finally:
         storage.close()
+
+
+def test_scroll_can_return_only_some_payload_fields(storage: Storage) -> None:
+    coll = storage.collection(CollectionSpec(name=f"f{uuid.uuid4().hex[:8]}", tenant_field="namespace"))
+    coll.upsert([PointData(id=str(uuid.uuid4()), payload={"namespace": "a", "name": "x", "big": list(range(50))})])
+    (record,) = coll.scroll({"namespace": "a"}, fields=["name"])
+    assert record.payload == {"name": "x"}
