@@ -12,9 +12,9 @@ import hashlib
 import json
 import re
 import uuid
-from functools import cached_property
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any, Literal
 
 from router.errors import CatalogInvalid

@@ -24,9 +24,11 @@ from router.memory import (
     memory_candidates,
     scope_of,
 )
-from router.retrieval import context_texts, fuse
+from router.retrieval import context_texts, context_weight, fuse, hybrid
 from router.settings import RouteSettings
+from router.sparse import query_vector
 from router.storage.base import Storage
+from router.usage import learn_from_run
 from sync.service import CatalogService
 
 
@@ -112,12 +114,23 @@ class TurnRouter:
         recent = context_texts(history, roles=roles)[-turn.recent_messages :] if turn.recent_messages else []
         index = self._service.index
         new_text, recent_text = "\n".join(new), "\n".join(recent + new) if recent else ""
-        vectors = await index.embedder.query([new_text, recent_text] if recent_text else [new_text])
+        texts = [new_text, recent_text] if recent_text else [new_text]
+        vectors = await index.embedder.query(texts)
         limit = max(self.settings.candidates, turn.max_functions * 4)
-        searches = [asyncio.to_thread(index.store.search, turn.namespace, v.tolist(), limit=limit) for v in vectors]
+        find = index.store.candidates
+        searches = [
+            asyncio.to_thread(
+                find, turn.namespace, v.tolist(), query_vector(t), limit=limit, examples=self.settings.learn_from_usage
+            )
+            for v, t in zip(vectors, texts, strict=True)
+        ]
         pinned_names = list(dict.fromkeys([*record.pinned, *turn.pinned]))
-        results = await asyncio.gather(*searches)
-        ranked = fuse(results[0], results[1] if len(results) > 1 else [], weight=self.settings.context_weight)
+        weights = {"lexical_weight": self.settings.lexical_weight, "example_weight": self.settings.example_weight}
+        found = await asyncio.gather(*searches)
+        results = [hybrid(candidates, **weights) for candidates in found]
+        context = {"clear": self.settings.context_clear, "vague": self.settings.context_vague}
+        weight = context_weight(found[0], weight=self.settings.context_weight, **context)
+        ranked = fuse(results[0], results[1] if len(results) > 1 else [], weight=weight)
         pinned = await asyncio.to_thread(index.store.score_names, turn.namespace, vectors[0].tolist(), pinned_names)
         _check_pinned(turn.pinned, {p.function.name for p in pinned})
         chosen = [f for f in ranked if f.function.name not in set(pinned_names)]
@@ -164,6 +177,16 @@ class TurnRouter:
             await self._service.catalog(namespace)
         store = await self.history()
         stored = await asyncio.to_thread(store.append, session_id, messages, user_id=user_id)
+        if self.settings.learn_from_usage and self._service.ready:
+            await learn_from_run(
+                self._service.index,
+                store,
+                session_id,
+                stored,
+                namespace=namespace or "default",
+                roles=self.settings.roles,
+                lexical_weight=self.settings.lexical_weight,
+            )
         facts = [fact for text in memory_candidates(messages) for fact in self._extractor.extract(text)]
         scope = scope_of(session_id=session_id, user_id=user_id)
         if not facts or scope is None:

@@ -85,11 +85,35 @@ class RouteSettings(BaseSettings):
     max_functions: int = Field(3, ge=1, le=128, description="functions returned when a request does not say")
     recent_messages: int = Field(2, ge=0, le=100, description="earlier messages that add context to the new turn")
     roles: tuple[str, ...] = Field(("user",), min_length=1, description="roles whose messages count for routing")
-    context_weight: float = Field(0.3, ge=0.0, le=1.0, description="weight of the recent context against the new turn")
+    context_weight: float = Field(
+        0.3, ge=0.0, le=1.0, description="weight of the recent context against a new turn that matches nothing well"
+    )
+    context_clear: float = Field(
+        0.3, ge=-1.0, le=1.0, description="best similarity of the new turn from which the recent context stops counting"
+    )
+    context_vague: float = Field(
+        0.2, ge=-1.0, le=1.0, description="best similarity of the new turn up to which the context counts fully"
+    )
     candidates: int = Field(20, ge=1, le=1000, description="candidates searched per query vector before fusion")
+    lexical_weight: float = Field(
+        0.25, ge=0.0, le=1.0, description="share of the BM25 score (relative to the best) in a function's score"
+    )
+    example_weight: float = Field(
+        0.7, ge=0.0, le=1.0, description="how much similarity to a usage example counts against the function's own"
+    )
+    learn_from_usage: bool = Field(True, description="keep the requests behind stored tool calls as usage examples")
     history_messages: int = Field(20, ge=0, le=1000, description="history messages returned with a route")
     max_memories: int = Field(3, ge=0, le=100)
     memory_min_score: float = Field(0.35, ge=-1.0, le=1.0, description="least similarity for a memory to come back")
+
+    @model_validator(mode="after")
+    def _context_ramp(self) -> RouteSettings:
+        if self.context_vague >= self.context_clear:
+            raise ValueError(
+                f"ROUTER_ROUTE_CONTEXT_VAGUE={self.context_vague} must be below "
+                f"ROUTER_ROUTE_CONTEXT_CLEAR={self.context_clear}"
+            )
+        return self
 
 
 class ServerSettings(BaseSettings):

@@ -7,12 +7,20 @@ recorded with every vector so that vectors of two templates never mix.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
 from router.catalog import FunctionDef
+from router.sparse import split_identifier
 
 TextBuilder = Callable[[FunctionDef], str]
+
+# all-MiniLM-L6-v2 reads 256 word pieces; the estimate below runs ~7% under the real count
+# on BFCL's functions, so this budget keeps the whole text inside the window.
+TOKEN_BUDGET = 220
+DESCRIPTION_BUDGET = 150
+_PIECES = re.compile(r"\w+|[^\w\s]")
 
 
 def name_description(function: FunctionDef) -> str:
@@ -34,14 +42,59 @@ def name_description_parameters(function: FunctionDef) -> str:
     """``"name: description. Parameters: a (what a is), b"``."""
     head = name_description(function)
     params = parameter_summary(function.parameters)
-    return f"{head}. Parameters: {params}" if params else head
+    return f"{head.rstrip('.')}. Parameters: {params}" if params else head
+
+
+def readable(identifier: str) -> str:
+    """An identifier as words: ``get_current_weather`` and ``getCurrentWeather`` give ``get current weather``."""
+    return " ".join(word if word.isupper() and len(word) > 1 else word.lower() for word in split_identifier(identifier))
+
+
+def estimate_tokens(text: str) -> int:
+    """Roughly how many word pieces the model sees (words and punctuation marks)."""
+    return len(_PIECES.findall(text))
+
+
+def _clip(text: str, budget: int) -> str:
+    pieces = list(_PIECES.finditer(text))
+    return text if len(pieces) <= budget else text[: pieces[budget - 1].end()]
+
+
+def _inputs(parameters: Mapping[str, Any], budget: int) -> list[str]:
+    entries: list[str] = []
+    properties = parameters.get("properties", {})
+    for name in properties:
+        words = readable(str(name))
+        budget -= estimate_tokens(words) + 1
+        if budget < 0:
+            break
+        entries.append(words)
+    return entries
+
+
+def readable_schema(function: FunctionDef) -> str:
+    """``"readable name. description\nInputs: a, b"``, fitted to the model's window.
+
+    Names are split into words (``math.triangle_area`` reads ``math triangle area``), which the
+    model understands better than identifiers, and the parameters say what the function needs,
+    which requests often name. Parameter *descriptions* stay out: on richly documented catalogs
+    they drown the function's purpose in a 384-number average (the project's example catalogs
+    measure it), while BFCL gains nothing from them once the sparse vector, which does read
+    them, is fused in. The description is clipped first, then names are listed while they fit.
+    """
+    name = readable(function.name) or function.name
+    description = _clip(function.description.strip(), DESCRIPTION_BUDGET)
+    head = f"{name}. {description}" if description else name
+    inputs = _inputs(function.parameters, TOKEN_BUDGET - estimate_tokens(head) - 2)
+    return f"{head}\nInputs: {', '.join(inputs)}" if inputs else head
 
 
 TEMPLATES: dict[str, TextBuilder] = {
     "name_description": name_description,
     "name_description_parameters": name_description_parameters,
+    "readable_schema": readable_schema,
 }
-DEFAULT_TEMPLATE = "name_description"
+DEFAULT_TEMPLATE = "readable_schema"
 
 
 def template(name: str) -> TextBuilder:

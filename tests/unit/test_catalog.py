@@ -308,7 +308,6 @@ def test_name_description_parameters_text() -> None:
     assert name_description_parameters(function(name="ping")) == "ping"
 
 
-@pytest.mark.xfail(strict=True, reason="a description ending in '.' gets a second one: 'Current weather.. Parameters'")
 def test_name_description_parameters_does_not_double_the_full_stop() -> None:
     described = function(name="get_weather", description="Current weather.", parameters=SCHEMA)
 

@@ -1,0 +1,108 @@
+"""What the peers do, computed by brute force with the router's own ``Embedder`` instance.
+
+- **Semantic Kernel** (``FunctionStore`` / contextual function provider): embeds
+  ``"Function name: X, description: Y"`` and searches with the last two messages plus the new
+  one, joined.
+- **langgraph-bigtool**: embeds ``"name: description"`` and searches with the request.
+- **BM25** over name and description: Okapi BM25 (k1 1.5, b 0.75, the common defaults) on
+  lower-cased alphanumeric words, with no stemming or identifier splitting beyond ``_``/``.``.
+
+Every ranking is exact (numpy over all functions), so the baselines pay no index error.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter, defaultdict
+from collections.abc import Callable, Sequence
+
+import numpy as np
+import numpy.typing as npt
+
+from router.catalog import FunctionDef
+from router.embedding import Embedder
+
+__all__ = ["Bm25Baseline", "DenseBaseline", "bigtool_text", "semantic_kernel_context", "semantic_kernel_text"]
+
+_WORDS = re.compile(r"[a-z0-9]+")
+
+
+def semantic_kernel_text(function: FunctionDef) -> str:
+    """Semantic Kernel's default function text."""
+    return f"Function name: {function.name}, description: {function.description}"
+
+
+def bigtool_text(function: FunctionDef) -> str:
+    """langgraph-bigtool's function text."""
+    return f"{function.name}: {function.description}"
+
+
+def semantic_kernel_context(messages: Sequence[str]) -> str:
+    """Semantic Kernel's default query: the last two messages and the new one, joined."""
+    return "\n".join(messages[-3:])
+
+
+class DenseBaseline:
+    """Exact cosine ranking of functions embedded with one text template.
+
+    Args:
+        embedder: the model (the router's own instance).
+        functions: the catalog.
+        text: how a function becomes text.
+        progress: called with (done, total) while the catalog is embedded.
+    """
+
+    def __init__(
+        self,
+        embedder: Embedder,
+        functions: Sequence[FunctionDef],
+        text: Callable[[FunctionDef], str],
+        *,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> None:
+        self.names = [f.name for f in functions]
+        texts = [text(f) for f in functions]
+        # Encoded shortest first (less padding, as the router's own sync does), then put back in order.
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        encoded = embedder.encode([texts[i] for i in order], progress=progress)
+        self.vectors = np.empty_like(encoded)
+        self.vectors[order] = encoded
+
+    def rank(self, queries: npt.NDArray[np.float32], *, k: int = 10) -> list[list[str]]:
+        """The ``k`` best function names for each query vector."""
+        scores = queries @ self.vectors.T
+        top = np.argpartition(-scores, k, axis=1)[:, :k]
+        order = np.take_along_axis(scores, top, axis=1).argsort(axis=1)[:, ::-1]
+        return [[self.names[j] for j in row] for row in np.take_along_axis(top, order, axis=1)]
+
+
+def _words(text: str) -> list[str]:
+    return _WORDS.findall(text.lower())
+
+
+class Bm25Baseline:
+    """Okapi BM25 over each function's name and description."""
+
+    def __init__(self, functions: Sequence[FunctionDef], *, k1: float = 1.5, b: float = 0.75) -> None:
+        self.names = [f.name for f in functions]
+        documents = [_words(f"{f.name} {f.description}") for f in functions]
+        average = sum(map(len, documents)) / max(1, len(documents))
+        frequency = Counter(word for document in documents for word in set(document))
+        total = len(documents)
+        self._idf = {w: math.log(1 + (total - n + 0.5) / (n + 0.5)) for w, n in frequency.items()}
+        self._postings: dict[str, list[tuple[int, float]]] = defaultdict(list)
+        for j, document in enumerate(documents):
+            norm = k1 * (1 - b + b * len(document) / average)
+            for word, count in Counter(document).items():
+                self._postings[word].append((j, count * (k1 + 1) / (count + norm)))
+
+    def rank(self, query: str, *, k: int = 10) -> list[str]:
+        """The ``k`` best function names for a query (ties by catalog order)."""
+        scores: dict[int, float] = defaultdict(float)
+        for word in set(_words(query)):
+            idf = self._idf.get(word, 0.0)
+            for j, weight in self._postings.get(word, ()):
+                scores[j] += idf * weight
+        best = sorted(scores, key=lambda j: (-scores[j], j))[:k]
+        return [self.names[j] for j in best]

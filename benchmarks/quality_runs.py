@@ -1,0 +1,197 @@
+"""The router's side of the quality benchmark: every ranking comes from its own code paths.
+
+Questions go through ``TurnRouter.route`` (embedding, hybrid candidates, fusion); sessions are
+stored with ``TurnRouter.record`` (history, usage examples). The fusion comparison calls the
+same ``FunctionStore.candidates`` and ``retrieval.hybrid`` that ``route`` calls, and the
+storage's own Qdrant-side RRF and DBSF.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any, TypeVar
+
+import numpy as np
+import numpy.typing as npt
+from tqdm import tqdm
+
+from benchmarks.bfcl import BfclQuestion
+from benchmarks.quality_data import Conversation
+from router.functions import FunctionStore
+from router.retrieval import hybrid
+from router.routing import Turn, TurnRouter
+from router.sparse import query_vector
+from router.storage.base import Fusion
+
+__all__ = [
+    "CONCURRENCY",
+    "NAMESPACE",
+    "K",
+    "fusion_rankings",
+    "learn",
+    "multi_turn",
+    "route_questions",
+    "search_latency",
+]
+
+NAMESPACE = "bfcl"
+K = 10
+# Routes in flight at once: the embedder's micro-batches serve them together, as under real load.
+CONCURRENCY = 8
+T = TypeVar("T")
+
+
+async def _bounded(jobs: Sequence[Callable[[], Awaitable[T]]], label: str) -> list[T]:
+    gate = asyncio.Semaphore(CONCURRENCY)
+    bar = tqdm(total=len(jobs), desc=label, file=sys.stderr, leave=False)
+
+    async def run(job: Callable[[], Awaitable[T]]) -> T:
+        async with gate:
+            result = await job()
+        bar.update()
+        return result
+
+    try:
+        return await asyncio.gather(*(run(job) for job in jobs))
+    finally:
+        bar.close()
+
+
+def _names(routed: Any) -> list[str]:
+    return [f.function.name for f in routed.functions]
+
+
+async def route_questions(router: TurnRouter, questions: Sequence[BfclQuestion], label: str) -> dict[str, list[str]]:
+    """Each question's top ``K`` names, through ``TurnRouter.route`` (no session)."""
+
+    def job(question: BfclQuestion) -> Callable[[], Awaitable[list[str]]]:
+        async def go() -> list[str]:
+            return _names(await router.route(Turn(NAMESPACE, question.messages, max_functions=K)))
+
+        return go
+
+    ranked = await _bounded([job(q) for q in questions], label)
+    return {q.id: names for q, names in zip(questions, ranked, strict=True)}
+
+
+def fusion_rankings(
+    store: FunctionStore,
+    questions: Sequence[BfclQuestion],
+    vectors: npt.NDArray[np.float32],
+    *,
+    limit: int,
+    weights: Sequence[float],
+    example_weight: float,
+) -> dict[str, dict[str, list[str]]]:
+    """Rankings of each fusion method, by method then question id (runs on the calling thread).
+
+    ``convex a=...`` is the router's ``hybrid`` with that lexical weight (0 is dense only, 1
+    lexical only); ``Qdrant RRF``/``Qdrant DBSF`` are the engine's fusions of the same two
+    vectors (prefetching ``limit`` of each).
+    """
+    methods: dict[str, dict[str, list[str]]] = {}
+    match = {"namespace": NAMESPACE}
+    for question, vector in tqdm(
+        list(zip(questions, vectors, strict=True)), desc="fusions", file=sys.stderr, leave=False
+    ):
+        dense = vector.tolist()
+        sparse = query_vector(question.text)
+        found = store.candidates(NAMESPACE, dense, sparse, limit=limit)
+        for weight in weights:
+            ranked = hybrid(found, lexical_weight=weight, example_weight=example_weight)
+            methods.setdefault(f"convex a={weight:g}", {})[question.id] = [f.function.name for f in ranked[:K]]
+        fusion: Fusion
+        for fusion in ("rrf", "dbsf"):
+            hits = store.collection.search(
+                dense=dense, sparse=sparse, match=match, limit=K, fusion=fusion, prefetch_limit=limit
+            )
+            methods.setdefault(f"Qdrant {fusion.upper()}", {})[question.id] = [h.payload["name"] for h in hits]
+    return methods
+
+
+async def multi_turn(
+    routers: dict[str, TurnRouter], conversations: Sequence[Conversation], *, recent: int
+) -> dict[str, list[list[str]]]:
+    """Rank every turn of every conversation with each method, in turn order.
+
+    ``alone`` routes the new turn without a session; ``joined`` routes the last ``recent``
+    user turns and the new one as one request (Semantic Kernel's context, one vector);
+    every other key is a router whose session holds the earlier user turns (stored with
+    ``record``), fused with its own ``context_weight``.
+    """
+    base = next(iter(routers.values()))
+
+    def job(conversation: Conversation) -> Callable[[], Awaitable[dict[str, list[list[str]]]]]:
+        async def go() -> dict[str, list[list[str]]]:
+            ranked: dict[str, list[list[str]]] = {"alone": [], "joined": []}
+            session = f"mt-{conversation.id}"
+            for position, turn in enumerate(conversation.turns):
+                message = [{"role": "user", "content": turn.text}]
+                earlier = [{"role": "user", "content": t.text} for t in conversation.turns[:position]][-recent:]
+                ranked["alone"].append(_names(await base.route(Turn(NAMESPACE, message, max_functions=K))))
+                joined = Turn(NAMESPACE, [*earlier, *message], max_functions=K)
+                ranked["joined"].append(_names(await base.route(joined)))
+                for label, router in routers.items():
+                    turn_with_history = Turn(
+                        NAMESPACE, message, session_id=session, max_functions=K, recent_messages=recent
+                    )
+                    ranked.setdefault(label, []).append(_names(await router.route(turn_with_history)))
+                await base.record(session, message, user_id=None, namespace=NAMESPACE)
+            return ranked
+
+        return go
+
+    per_conversation = await _bounded([job(c) for c in conversations], "multi-turn")
+    merged: dict[str, list[list[str]]] = {}
+    for ranked in per_conversation:
+        for label, rows in ranked.items():
+            merged.setdefault(label, []).extend(rows)
+    return merged
+
+
+async def learn(router: TurnRouter, questions: Sequence[BfclQuestion]) -> None:
+    """Store each question as a finished run: its user messages, then the calls it expects."""
+
+    def job(question: BfclQuestion) -> Callable[[], Awaitable[None]]:
+        async def go() -> None:
+            calls = [
+                {"id": f"call_{i}", "type": "function", "function": {"name": name, "arguments": "{}"}}
+                for i, name in enumerate(question.expected)
+            ]
+            run = [*question.messages, {"role": "assistant", "content": "", "tool_calls": calls}]
+            await router.record(f"train-{question.id}", run, user_id=None, namespace=NAMESPACE)
+
+        return go
+
+    await _bounded([job(q) for q in questions], "learning")
+
+
+def search_latency(
+    store: FunctionStore,
+    questions: Sequence[BfclQuestion],
+    vectors: npt.NDArray[np.float32],
+    *,
+    limit: int,
+    lexical_weight: float,
+    example_weight: float,
+) -> dict[str, tuple[float, float]]:
+    """Median and 95th-percentile milliseconds per question, query vector given (the encoding is not timed).
+
+    ``dense search`` is what routing did before (one dense search); ``hybrid`` is what it does now
+    (candidates by meaning, words and usage, exact fill-ins, fusion).
+    """
+    timings: dict[str, list[float]] = {"dense search": [], "hybrid candidates + fusion": []}
+    for question, vector in zip(questions, vectors, strict=True):
+        dense = vector.tolist()
+        start = time.perf_counter()
+        store.search(NAMESPACE, dense, limit=limit)
+        middle = time.perf_counter()
+        found = store.candidates(NAMESPACE, dense, query_vector(question.text), limit=limit)
+        hybrid(found, lexical_weight=lexical_weight, example_weight=example_weight)
+        end = time.perf_counter()
+        timings["dense search"].append((middle - start) * 1000)
+        timings["hybrid candidates + fusion"].append((end - middle) * 1000)
+    return {k: (float(np.percentile(v, 50)), float(np.percentile(v, 95))) for k, v in timings.items()}

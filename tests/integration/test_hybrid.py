@@ -1,0 +1,148 @@
+"""Hybrid retrieval with the real model on both storage adapters: dense and sparse vectors, fused."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from router.catalog import FunctionDef, parse_catalog
+from router.embedding import DEFAULT_MODEL, EmbedderPool
+from router.routing import Turn, TurnRouter
+from router.settings import RouteSettings
+from router.sparse import query_vector
+from router.storage.base import Storage
+from router.storage.client import ClientStorage
+from router.storage.edge import EdgeStorage
+from router.texts import DEFAULT_TEMPLATE
+from sync.service import CatalogService
+from tests.conftest import STOCKS, TIMEZONE, WEATHER
+
+pytestmark = pytest.mark.integration
+
+
+def schema(**properties: str) -> dict[str, Any]:
+    return {"type": "object", "properties": {p: {"type": "string", "description": d} for p, d in properties.items()}}
+
+
+# Pairs from BFCL where the embedding alone prefers the wrong function and the request's words
+# (a table of records, a year and a title) point to the right one.
+CATALOG = [
+    {
+        "name": "db_fetch_records",
+        "description": "Fetch records from a specified database table based on certain conditions.",
+        "parameters": schema(
+            database_name="The name of the database.",
+            table_name="The name of the table from which records need to be fetched.",
+            conditions="The conditions based on which records are to be fetched.",
+        ),
+    },
+    {
+        "name": "get_adriel_education",
+        "description": "Retrieve the educational background information for an individual named Adriel, including "
+        "the institutions attended, degrees earned, and years of attendance.",
+        "parameters": schema(person_id="The unique identifier for the person whose educational background is wanted."),
+    },
+    {
+        "name": "historic_leader_search",
+        "description": "Retrieve information about a historical leader given a location and date.",
+        "parameters": schema(
+            location="The country or region in question.",
+            date="The year being queried.",
+            title="The official title of the position. Default is 'King'.",
+        ),
+    },
+    {
+        "name": "european_history.get_monarchs",
+        "description": "Provides a list of monarchs based on the specified country and century.",
+        "parameters": schema(country="Country name.", century="Century as an integer."),
+    },
+    WEATHER,
+    STOCKS,
+    TIMEZONE,
+]
+FLIPS = [
+    (
+        "Fetch all records for students studying Science in 'Bluebird High School' from the StudentDB.",
+        "db_fetch_records",
+        "get_adriel_education",
+    ),
+    ("Who was the King of France in 1510?", "historic_leader_search", "european_history.get_monarchs"),
+]
+
+
+def functions() -> list[FunctionDef]:
+    return parse_catalog(CATALOG, source="test")
+
+
+@pytest.fixture(params=["edge", "memory"])
+def storage(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Storage]:
+    opened: Storage = EdgeStorage(tmp_path / "data") if request.param == "edge" else ClientStorage.in_memory()
+    yield opened
+    opened.close()
+
+
+@pytest.fixture
+async def service(storage: Storage, embedders: EmbedderPool) -> CatalogService:
+    opened = CatalogService(storage, embedders, model=DEFAULT_MODEL, text=DEFAULT_TEMPLATE)
+    await opened.open()
+    await opened.apply("bench", functions(), source="test")
+    return opened
+
+
+async def ranked(router: TurnRouter, text: str) -> list[tuple[str, float]]:
+    routed = await router.route(Turn("bench", [{"role": "user", "content": text}], max_functions=len(CATALOG)))
+    return [(f.function.name, f.score) for f in routed.functions]
+
+
+@pytest.mark.parametrize(("request_text", "right", "closer_in_meaning"), FLIPS)
+async def test_words_rank_the_right_function_first_where_meaning_alone_does_not(
+    service: CatalogService, storage: Storage, request_text: str, right: str, closer_in_meaning: str
+) -> None:
+    dense_only = TurnRouter(service, storage, RouteSettings(lexical_weight=0.0))
+    hybrid = TurnRouter(service, storage, RouteSettings())
+
+    assert (await ranked(dense_only, request_text))[0][0] == closer_in_meaning
+    found = await ranked(hybrid, request_text)
+    assert found[0][0] == right
+    scores = [score for _, score in found]
+    assert scores == sorted(scores, reverse=True)
+    assert all(-1.0 <= score <= 1.0 for score in scores)
+
+
+async def test_every_candidate_gets_exact_cosine_and_bm25(service: CatalogService) -> None:
+    index = service.index
+    text = "Who was the King of France in 1510?"
+    vector = (await index.embedder.query([text]))[0].tolist()
+
+    # One per signal: the best by meaning and the best by words are both candidates, each scored on both.
+    found = {c.function.name: c for c in index.store.candidates("bench", vector, query_vector(text), limit=1)}
+    everything = {c.function.name: c for c in index.store.candidates("bench", vector, query_vector(text), limit=50)}
+
+    assert set(found) == {"historic_leader_search", "european_history.get_monarchs"}
+    for name, candidate in found.items():
+        assert candidate.cosine == pytest.approx(everything[name].cosine, abs=1e-5)
+        assert candidate.lexical == pytest.approx(everything[name].lexical, rel=1e-5)
+    assert everything["get_weather"].lexical == 0.0
+
+
+async def test_both_adapters_score_words_alike(embedders: EmbedderPool, tmp_path: Path) -> None:
+    text = "Fetch the records of the students table"
+    lexical: list[dict[str, float]] = []
+    for storage in (EdgeStorage(tmp_path / "edge"), ClientStorage.in_memory()):
+        try:
+            opened = CatalogService(storage, embedders, model=DEFAULT_MODEL, text=DEFAULT_TEMPLATE)
+            await opened.open()
+            await opened.apply("bench", functions(), source="test")
+            vector = (await opened.index.embedder.query([text]))[0].tolist()
+            found = opened.index.store.candidates("bench", vector, query_vector(text), limit=50)
+            lexical.append({c.function.name: c.lexical for c in found})
+        finally:
+            storage.close()
+
+    edge, client = lexical
+    assert edge.keys() == client.keys()
+    assert edge == pytest.approx(client, rel=1e-5)
+    assert max(edge, key=lambda name: edge[name]) == "db_fetch_records"

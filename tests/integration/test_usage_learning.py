@@ -1,0 +1,183 @@
+"""Learning from usage, end to end: a stored tool call makes its function rank higher for similar requests."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import httpx
+import pytest
+
+from router.routing import TurnRouter
+from router.settings import RouteSettings
+from router.usage import MAX_EXAMPLES, Example, called_functions, clauses, usage_examples
+from tests.conftest import Served, bare
+
+pytestmark = pytest.mark.integration
+
+EMAIL = bare("send_email", "Send an email message.", to="Recipient", body="Text")
+SLACK = bare("post_slack_message", "Post a message to a chat channel.", channel="Channel", text="Text")
+JIRA = bare("create_jira_issue", "Open a ticket in the tracker.", summary="Summary")
+PAGE = bare("page_oncall", "Page the on-call engineer.", severity="Severity")
+WEATHER = bare("get_weather", "Current weather for a city.", city="City")
+CATALOG = [EMAIL, SLACK, JIRA, PAGE, WEATHER]
+ASKED = "give the crew a heads-up about the maintenance window"
+LATER = "give the crew a heads-up about tonight's outage"
+
+
+def user(text: str) -> dict[str, Any]:
+    return {"role": "user", "content": text}
+
+
+def calls(*names: str) -> dict[str, Any]:
+    return {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [
+            {"id": f"call_{i}", "type": "function", "function": {"name": name, "arguments": "{}"}}
+            for i, name in enumerate(names)
+        ],
+    }
+
+
+async def ranking(client: httpx.AsyncClient, text: str) -> list[str]:
+    body = {"namespace": "ops", "messages": [user(text)], "max_functions": len(CATALOG)}
+    response = await client.post("/v1/route", json=body)
+    assert response.status_code == 200, response.text
+    return [f["name"] for f in response.json()["functions"]]
+
+
+async def post_run(client: httpx.AsyncClient, session: str, messages: list[dict[str, Any]]) -> None:
+    response = await client.post(f"/v1/sessions/{session}/messages", json={"namespace": "ops", "messages": messages})
+    assert response.status_code == 200, response.text
+
+
+def examples(served: Served) -> int:
+    store = served.runtime.service.index.store.examples
+    assert store is not None
+    return store.count("ops")
+
+
+@pytest.fixture
+async def ops(serve: Callable[..., Any]) -> Any:
+    async with serve() as served:
+        response = await served.client.put("/v1/catalogs/ops", json={"functions": CATALOG})
+        assert response.status_code == 200
+        yield served
+
+
+async def test_a_called_function_rises_for_similar_requests(ops: Served) -> None:
+    before = await ranking(ops.client, LATER)
+    await post_run(ops.client, "s1", [user(ASKED), calls("send_email"), {"role": "tool", "content": "sent"}])
+    after = await ranking(ops.client, LATER)
+
+    assert before.index("send_email") >= 2
+    assert after[0] == "send_email"
+    assert examples(ops) == 1
+
+
+async def test_the_request_may_come_in_an_earlier_post_of_the_session(ops: Served) -> None:
+    await post_run(ops.client, "s2", [user(ASKED)])
+    await post_run(ops.client, "s2", [calls("send_email")])
+
+    assert (await ranking(ops.client, LATER))[0] == "send_email"
+    store = ops.runtime.service.index.store.examples
+    assert store is not None
+    assert store.texts("ops", "send_email") == [ASKED]
+
+
+async def test_examples_never_count_as_functions(ops: Served) -> None:
+    await post_run(ops.client, "s3", [user(ASKED), calls("send_email")])
+
+    catalog = (await ops.client.get("/v1/catalogs/ops")).json()
+    listed = {c["namespace"]: c["count"] for c in (await ops.client.get("/v1/catalogs")).json()["catalogs"]}
+    assert sorted(f["name"] for f in catalog["functions"]) == sorted(f["name"] for f in CATALOG)
+    assert listed["ops"] == len(CATALOG)
+    assert ops.runtime.service.index.store.count("ops") == len(CATALOG)
+
+
+async def test_a_changed_or_removed_function_forgets_its_examples(ops: Served) -> None:
+    await post_run(ops.client, "s4", [user(ASKED), calls("send_email", "create_jira_issue")])
+    assert examples(ops) == 2
+
+    changed = {**EMAIL, "description": "Send an email message to one recipient."}
+    await ops.client.put("/v1/catalogs/ops", json={"functions": [changed, SLACK, JIRA, PAGE, WEATHER]})
+    assert examples(ops) == 1
+    await ops.client.put("/v1/catalogs/ops", json={"functions": [changed, SLACK, PAGE, WEATHER]})
+    assert examples(ops) == 0
+
+
+async def test_unknown_functions_and_runs_without_calls_teach_nothing(ops: Served) -> None:
+    await post_run(ops.client, "s5", [user(ASKED), calls("no_such_function")])
+    await post_run(ops.client, "s6", [user(ASKED), {"role": "assistant", "content": "Done."}])
+    assert examples(ops) == 0
+
+
+async def test_each_function_of_a_multi_call_turn_learns_its_own_clause(ops: Served) -> None:
+    request = "Email the quarterly numbers to Dana. Then open a ticket for the broken export button."
+    await post_run(ops.client, "s7", [user(request), calls("send_email", "create_jira_issue")])
+
+    store = ops.runtime.service.index.store.examples
+    assert store is not None
+    assert store.texts("ops", "send_email") == ["Email the quarterly numbers to Dana."]
+    assert store.texts("ops", "create_jira_issue") == ["open a ticket for the broken export button."]
+
+
+async def test_learning_can_be_turned_off(ops: Served) -> None:
+    runtime = ops.runtime
+    quiet = TurnRouter(runtime.service, runtime.storage, RouteSettings(learn_from_usage=False))
+    await quiet.record("s8", [user(ASKED), calls("send_email")], user_id=None, namespace="ops")
+    assert examples(ops) == 0
+
+
+async def test_a_function_keeps_its_most_recent_examples(ops: Served) -> None:
+    for i in range(MAX_EXAMPLES + 3):
+        await post_run(ops.client, f"many-{i}", [user(f"heads-up number {i} for the crew"), calls("send_email")])
+    store = ops.runtime.service.index.store.examples
+    assert store is not None
+    kept = store.texts("ops", "send_email")
+    assert len(kept) == MAX_EXAMPLES
+    assert kept[-1] == f"heads-up number {MAX_EXAMPLES + 2} for the crew"
+    assert "heads-up number 0 for the crew" not in kept
+
+
+def test_calls_are_read_in_every_shape() -> None:
+    assert called_functions(calls("a", "b", "a")) == ["a", "b"]
+    assert called_functions({"role": "assistant", "function_call": {"name": "legacy"}}) == ["legacy"]
+    anthropic = {"role": "assistant", "content": [{"type": "text", "text": "ok"}, {"type": "tool_use", "name": "t"}]}
+    assert called_functions(anthropic) == ["t"]
+    assert called_functions(user("no calls")) == []
+
+
+def test_each_call_pairs_with_the_request_of_its_turn() -> None:
+    messages = [
+        user("find flights to Rome"),
+        calls("search_flights"),
+        {"role": "tool", "content": "[...]"},
+        calls("get_prices"),
+        {"role": "assistant", "content": "Here they are."},
+        user("book the first one"),
+        user("for two people"),
+        calls("book_flight"),
+    ]
+    assert usage_examples(messages, roles=("user",)) == [
+        Example("search_flights", "find flights to Rome"),
+        Example("get_prices", "find flights to Rome"),
+        Example("book_flight", "book the first one\nfor two people"),
+    ]
+    assert usage_examples(messages, roles=("user",), start=5) == [
+        Example("book_flight", "book the first one\nfor two people")
+    ]
+    assert usage_examples([calls("orphan")], roles=("user",)) == []
+
+
+def test_clauses_split_requests_that_ask_for_several_things() -> None:
+    assert clauses("Book a flight to Rome. Also, convert 100 euros to dollars.") == [
+        "Book a flight to Rome.",
+        "convert 100 euros to dollars.",
+    ]
+    assert clauses("Ask Mr. Smith about the contract and then email the summary") == [
+        "Ask Mr. Smith about the contract",
+        "email the summary",
+    ]
+    assert clauses("hi") == ["hi"]
