@@ -123,7 +123,9 @@ class RoutedFunction(BaseModel):
 
     name: str
     description: str
-    score: float = Field(description="cosine similarity to the turn (weighted with the recent context)")
+    score: float = Field(
+        description="relevance to the turn, at most 1: cosine similarity blended with keyword (BM25) overlap"
+    )
     parameters: dict[str, Any]
     pinned: bool = Field(False, description="included because it is pinned, not counted in max_functions")
 
