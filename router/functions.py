@@ -113,7 +113,8 @@ class FunctionStore:
 
     def hashes(self, namespace: str) -> dict[str, str]:
         """The content hash of every stored function of ``namespace``, by name."""
-        return {r.payload["name"]: r.payload["hash"] for r in self.collection.scroll({"namespace": namespace})}
+        records = self.collection.scroll({"namespace": namespace}, fields=("name", "hash"))
+        return {r.payload["name"]: r.payload["hash"] for r in records}
 
     def list(self, namespace: str) -> builtins.list[FunctionDef]:
         """Every stored function of ``namespace``, sorted by name."""

@@ -11,7 +11,6 @@ from router.embedding import Embedder, EmbedderPool, Progress
 from router.errors import NamespaceNotFound, Unavailable
 from router.functions import ActiveIndex, FunctionStore, Generation
 from router.meta import CatalogRecord, MetaStore
-from router.sparse import document_vector
 from router.storage.base import Storage
 from router.texts import template
 from sync.diff import Plan, Summary, plan
@@ -20,6 +19,7 @@ log = logging.getLogger(__name__)
 ProgressFactory = Callable[[str, int], Progress]
 # Below this many texts an embedding is quick enough to need no progress report.
 PROGRESS_THRESHOLD = 200
+WRITE_CHUNK = 1024
 
 
 def _log_progress(label: str) -> Progress:
@@ -32,6 +32,25 @@ def _log_progress(label: str) -> Progress:
             log.info("embedding", extra={"what": label, "done": done, "total": total})
 
     return report
+
+
+def _prepare(
+    store: FunctionStore, namespace: str, functions: Sequence[FunctionDef], batch_size: int
+) -> tuple[Plan, list[str], list[FunctionDef]]:
+    """The plan, and the texts to embed with their functions (off the event loop: it hashes everything)."""
+    todo = plan(functions, store.hashes(namespace))
+    builder = template(store.generation.text)
+    pairs = [(builder(f), f) for f in todo.to_embed]
+    if len(pairs) > batch_size:
+        # Texts of like length batch together with little padding: ~40% faster on BFCL's catalog.
+        pairs.sort(key=lambda pair: len(pair[0]))
+    return todo, [t for t, _ in pairs], [f for _, f in pairs]
+
+
+def _offset(progress: Progress | None, start: int, total: int) -> Progress | None:
+    if progress is None:
+        return None
+    return lambda done, _chunk_total: progress(start + done, total)
 
 
 class CatalogService:
@@ -214,19 +233,16 @@ class CatalogService:
     async def _reconcile(
         self, store: FunctionStore, embedder: Embedder, namespace: str, functions: Sequence[FunctionDef]
     ) -> Summary:
-        stored = await asyncio.to_thread(store.hashes, namespace)
-        todo: Plan = plan(functions, stored)
-        if todo.to_embed:
-            builder = template(store.generation.text)
-            pairs = [(builder(f), f) for f in todo.to_embed]
-            if len(pairs) > embedder.batch_size:
-                # Texts of like length batch together with little padding: ~40% faster on BFCL's catalog.
-                pairs.sort(key=lambda pair: len(pair[0]))
-            texts, embedded = [t for t, _ in pairs], [f for _, f in pairs]
+        todo, texts, embedded = await asyncio.to_thread(_prepare, store, namespace, functions, embedder.batch_size)
+        if embedded:
             progress = self._progress_for(f"{namespace}", len(texts))
-            vectors = await embedder.embed(texts, progress=progress)
-            sparse = [document_vector(f) for f in embedded]
-            await asyncio.to_thread(store.upsert, namespace, embedded, vectors, sparse)
+            # Written chunk by chunk: an interrupted sync keeps what it embedded, and the
+            # next reconcile's hash diff resumes with the rest.
+            for start in range(0, len(embedded), WRITE_CHUNK):
+                chunk = slice(start, start + WRITE_CHUNK)
+                done = _offset(progress, start, len(texts))
+                vectors = await embedder.embed(texts[chunk], progress=done)
+                await asyncio.to_thread(store.upsert, namespace, embedded[chunk], vectors)
         if todo.updated:
             # A changed function may no longer do what its past callers wanted.
             await asyncio.to_thread(store.forget_examples, namespace, [f.name for f in todo.updated])
