@@ -58,3 +58,10 @@ def test_a_model_onnx_cannot_reproduce_stays_on_pytorch(tmp_path: Path) -> None:
     assert fallback.encode(["hello"]).shape == (1, 384)
     with pytest.raises(ValueError, match="ONNX backend"):
         Embedder(str(copy), backend="onnx", cache_dir=tmp_path / "cache")
+
+
+def test_the_first_use_exports_and_verifies_the_onnx_model(tmp_path: Path) -> None:
+    fresh = Embedder(DEFAULT_MODEL, cache_dir=tmp_path / "cache")
+    assert fresh.backend == "onnx"
+    (verified,) = (tmp_path / "cache").glob("*/verified.json")
+    assert '"cosine": ' in verified.read_text()
