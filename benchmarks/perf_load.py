@@ -1,0 +1,162 @@
+"""Load on a running server: sequential routes beside bare encodes, concurrent clients, catalog PUTs.
+
+Every loop is bounded twice: by the number of items it is given and by a deadline.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import statistics
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import httpx
+from tqdm import tqdm
+
+from benchmarks.perf_server import LogProgress, Server
+from router.embedding import Embedder
+
+__all__ = ["Latency", "batching_ceiling", "put_catalog", "route_body", "sequential", "throughput"]
+
+# An ONNX Runtime thread pool spins for a moment after each run: let the other process's settle.
+SETTLE = 0.01
+REQUEST_TIMEOUT = 120.0
+
+
+def route_body(namespace: str, text: str) -> dict[str, object]:
+    """A route request for one new user turn, no session (the context is the turn's text)."""
+    return {"namespace": namespace, "messages": [{"role": "user", "content": text}]}
+
+
+def client(server: Server, *, connections: int = 64, timeout: float = REQUEST_TIMEOUT) -> httpx.AsyncClient:
+    """An HTTP client for ``server`` keeping ``connections`` keep-alive connections."""
+    limits = httpx.Limits(max_connections=connections, max_keepalive_connections=connections)
+    return httpx.AsyncClient(base_url=server.url, timeout=timeout, limits=limits)
+
+
+@dataclass(frozen=True)
+class Latency:
+    """Paired seconds: each route beside the bare encode of the context it embedded."""
+
+    route: list[float]
+    encode: list[float]
+
+    def quantile(self, values: Sequence[float], q: float) -> float:
+        """The ``q`` quantile (0.5 for the median) of ``values``."""
+        ordered = sorted(values)
+        return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
+
+    @property
+    def pair_ratio(self) -> float:
+        """The median of route/encode over pairs: robust to load that drifts during the run."""
+        return statistics.median(r / e for r, e in zip(self.route, self.encode, strict=True))
+
+
+async def sequential(
+    http: httpx.AsyncClient, embedder: Embedder, namespace: str, texts: Sequence[str], *, deadline: float
+) -> Latency:
+    """Route ``texts`` one at a time; after each, encode the context it returned, bare, in this process.
+
+    The two alternate which goes first, so a drift of the machine's load weighs on both alike.
+    """
+    route: list[float] = []
+    encode: list[float] = []
+    embedder.encode(list(texts[:8]))  # warm-up: the first runs allocate
+    for i, text in enumerate(tqdm(texts, desc="sequential routes", unit="q", leave=False)):
+        if time.monotonic() > deadline:
+            break
+        body = route_body(namespace, text)
+        bare_first = i % 2 == 1
+        if bare_first:
+            encode.append(_encode_one(embedder, text))
+            await asyncio.sleep(SETTLE)
+        start = time.perf_counter()
+        answer = await http.post("/v1/route", json=body)
+        route.append(time.perf_counter() - start)
+        answer.raise_for_status()
+        context = answer.json()["context"]
+        if context != text.strip():
+            raise RuntimeError(f"the route embedded {context!r}, not the turn's text")
+        await asyncio.sleep(SETTLE)
+        if not bare_first:
+            encode.append(_encode_one(embedder, context))
+    return Latency(route, encode)
+
+
+def _encode_one(embedder: Embedder, text: str) -> float:
+    start = time.perf_counter()
+    embedder.encode([text])
+    return time.perf_counter() - start
+
+
+async def throughput(
+    http: httpx.AsyncClient, namespace: str, texts: Sequence[str], *, clients: int, deadline: float
+) -> tuple[int, float]:
+    """``clients`` concurrent clients route ``texts`` (each once) as fast as answers come.
+
+    Returns:
+        Requests answered and the seconds they took, from the first sent to the last answered.
+    """
+    pending = iter(texts)
+    done = [0]
+
+    async def worker() -> None:
+        for text in pending:
+            if time.monotonic() > deadline:
+                return
+            answer = await http.post("/v1/route", json=route_body(namespace, text))
+            answer.raise_for_status()
+            done[0] += 1
+
+    start = time.perf_counter()
+    await asyncio.gather(*(worker() for _ in range(clients)))
+    return done[0], time.perf_counter() - start
+
+
+def batching_ceiling(embedder: Embedder, texts: Sequence[str], *, batch: int) -> float:
+    """How much faster bare encoding is in batches of ``batch`` (as they come) than one text at a time.
+
+    The most micro-batching can gain on this model and machine; chunks alternate the two ways
+    so that load drifting during the run weighs on both.
+    """
+    single = together = 0.0
+    for i, start in enumerate(range(0, len(texts) - batch + 1, batch)):
+        chunk = list(texts[start : start + batch])
+        for way in (0, 1) if i % 2 == 0 else (1, 0):
+            began = time.perf_counter()
+            if way == 0:
+                embedder.encode(chunk)
+            else:
+                for text in chunk:
+                    embedder.encode([text])
+            elapsed = time.perf_counter() - began
+            if way == 0:
+                together += elapsed
+            else:
+                single += elapsed
+    return single / together if together else 0.0
+
+
+async def put_catalog(http: httpx.AsyncClient, server: Server, namespace: str, body: bytes, *, label: str) -> float:
+    """``PUT /v1/catalogs/{namespace}`` with a JSON body already serialised; seconds until answered.
+
+    While a large catalog embeds, the server's progress log lines drive a progress bar.
+    """
+    progress = LogProgress(server.log)
+    headers = {"content-type": "application/json"}
+    start = time.perf_counter()
+    request = asyncio.create_task(http.put(f"/v1/catalogs/{namespace}", content=body, headers=headers))
+    bar: tqdm[None] | None = None
+    while not request.done():
+        await asyncio.wait({request}, timeout=2.0)
+        latest = progress.latest()
+        if latest is not None:
+            bar = bar or tqdm(total=latest[1], desc=label, unit="fn", leave=False)
+            bar.update(latest[0] - bar.n)
+    seconds = time.perf_counter() - start
+    if bar is not None:
+        bar.close()
+    answer = request.result()
+    answer.raise_for_status()
+    return seconds

@@ -1,0 +1,158 @@
+"""The performance benchmark's figures, and the one table that shows them beside their floors and targets."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from benchmarks.perf_inproc import PARTS, Reconciled
+from benchmarks.perf_load import Latency
+from benchmarks.perf_store import BuildInfo
+
+__all__ = ["CLIENTS", "SizeResult", "apply_table", "table"]
+
+CLIENTS = (1, 4, 16, 64)
+GB = 1024**3
+MB = 1024**2
+
+
+@dataclass
+class SizeResult:
+    """Every figure measured for one catalog size."""
+
+    size: int
+    build: BuildInfo
+    from_cache: bool
+    load_floor: float = 0.0
+    ready_catalog: float = 0.0
+    ready_bare: float = 0.0
+    latency: Latency | None = None
+    throughput: dict[int, tuple[int, float]] = field(default_factory=dict)
+    ceiling: dict[int, float] = field(default_factory=dict)
+    put_changed: list[float] = field(default_factory=list)
+    reconciled: Reconciled | None = None
+    rss_ready: int = 0
+    rss_serving: int = 0
+    rss_high_water: int = 0
+
+    def rate(self, clients: int) -> float:
+        """Requests answered per second with ``clients`` concurrent clients."""
+        done, seconds = self.throughput.get(clients, (0, 0.0))
+        return done / seconds if seconds else 0.0
+
+
+def _ms(seconds: float) -> str:
+    return f"{seconds * 1000:,.1f} ms"
+
+
+def _s(seconds: float) -> str:
+    return f"{seconds:,.2f} s" if seconds < 100 else f"{seconds:,.0f} s"
+
+
+def _row(measure: str, size: int, value: str, floor: str, ratio: float | None, target: str, met: bool | None) -> str:
+    shown = "" if ratio is None else f"{ratio:,.2f}x"
+    verdict = "" if met is None else ("yes" if met else "**no**")
+    return f"| {measure} | {size:,} | {value} | {floor} | {shown} | {target} | {verdict} |"
+
+
+def _latency_rows(r: SizeResult) -> list[str]:
+    lat = r.latency
+    if lat is None or not lat.route:
+        return []
+    p50, e50 = lat.quantile(lat.route, 0.5), lat.quantile(lat.encode, 0.5)
+    p95, e95 = lat.quantile(lat.route, 0.95), lat.quantile(lat.encode, 0.95)
+    floor50 = f"{_ms(e50)} bare encode (pair median {lat.pair_ratio:.2f}x)"
+    return [
+        _row(f"route p50, sequential ({len(lat.route)} distinct)", r.size, _ms(p50), floor50, p50 / e50, "≤ 1.25x",
+             p50 / e50 <= 1.25),
+        _row("route p95, sequential", r.size, _ms(p95), f"{_ms(e95)} bare encode", p95 / e95, "", None),
+    ]  # fmt: skip
+
+
+def _throughput_rows(r: SizeResult) -> list[str]:
+    rows = []
+    base = r.rate(1)
+    for clients in CLIENTS:
+        done, seconds = r.throughput.get(clients, (0, 0.0))
+        if not seconds:
+            continue
+        value = f"{r.rate(clients):,.1f} req/s ({done} in {_s(seconds)})"
+        if clients == 1:
+            rows.append(_row("throughput, 1 client (sequential)", r.size, value, "", None, "", None))
+            continue
+        target, met = ("≥ 3x", r.rate(clients) / base >= 3) if clients == 16 else ("", None)
+        floor = f"{base:,.1f} req/s sequential"
+        rows.append(_row(f"throughput, {clients} clients", r.size, value, floor, r.rate(clients) / base, target, met))
+    for batch, gain in sorted(r.ceiling.items()):
+        measure = f"bare encode, batches of {batch} vs one by one"
+        rows.append(_row(measure, r.size, f"{gain:,.2f}x faster", "one text per call", gain, "(ceiling)", None))
+    return rows
+
+
+def _sync_rows(r: SizeResult) -> list[str]:
+    b = r.build
+    source = f"cached build of {b.built_at}" if r.from_cache else "this run"
+    value = f"{b.rate:,.1f} fn/s ({_s(b.seconds)}; {source})"
+    sample = "" if b.floor_texts >= b.functions else f", {b.floor_texts:,} texts by length"
+    floor = f"{b.floor_rate:,.1f} fn/s bare batch encode{sample}"
+    ratio = b.rate / b.floor_rate
+    rows = [_row("full sync, PUT", r.size, value, floor, ratio, "≥ 0.8x", ratio >= 0.8)]
+    rec = r.reconciled
+    text_floor = f"{_ms(rec.text_seconds)} encode 1 text" if rec else ""
+    if r.put_changed:
+        put = sorted(r.put_changed)[len(r.put_changed) // 2]
+        ratio_put = put / rec.text_seconds if rec else None
+        rows.append(_row("1 changed, PUT full catalog", r.size, _s(put), text_floor, ratio_put, "≤ 2 s", put <= 2))
+    if rec is not None:
+        alone, noop = rec.changed.seconds, rec.noop.seconds
+        rows.append(_row("1 changed, reconcile alone (apply)", r.size, _s(alone), text_floor,
+                         alone / rec.text_seconds, "≤ 2 s", alone <= 2))  # fmt: skip
+        rows.append(_row("no-op re-apply (apply)", r.size, _s(noop), "", None, "", None))
+    return rows
+
+
+def _process_rows(r: SizeResult) -> list[str]:
+    load = f"{_s(r.load_floor)} spawn + import + load model"
+    rows = [
+        _row("start to ready, stored + catalog dir", r.size, _s(r.ready_catalog), load, r.ready_catalog / r.load_floor,
+             "≤ 15 s", r.ready_catalog <= 15),
+        _row("start to ready, stored, no catalog dir", r.size, _s(r.ready_bare), load, r.ready_bare / r.load_floor,
+             "", None),
+        _row("RSS after ready", r.size, f"{r.rss_ready / MB:,.0f} MB", "", None, "", None),
+        _row("RSS, max sampled while serving", r.size, f"{r.rss_serving / MB:,.0f} MB", "", None, "≤ 1.5 GB",
+             r.rss_serving <= 1.5 * GB),
+        _row("RSS high-water mark (VmHWM), serving", r.size, f"{r.rss_high_water / MB:,.0f} MB", "", None, "", None),
+    ]  # fmt: skip
+    if r.build.peak_rss:
+        rows.append(_row("RSS high-water mark, full sync", r.size, f"{r.build.peak_rss / MB:,.0f} MB", "", None, "",
+                         None))  # fmt: skip
+    return rows
+
+
+def table(results: Sequence[SizeResult]) -> str:
+    """One markdown table: measure, size, value, floor, ratio, target, met?"""
+    lines = [
+        "| measure | size | value | floor | ratio | target | met? |",
+        "| --- | ---: | --- | --- | ---: | --- | --- |",
+    ]
+    for kind in (_latency_rows, _throughput_rows, _sync_rows, _process_rows):
+        for r in results:
+            lines += kind(r)
+    return "\n".join(lines)
+
+
+def apply_table(results: Sequence[SizeResult]) -> str:
+    """Where the in-process applies spent their time (store and embedder methods timed in place)."""
+    lines = [
+        "| apply | size | total | " + " | ".join(PARTS) + " | rest | longest event-loop stall |",
+        "| --- | ---: | ---: | " + " | ".join("---:" for _ in PARTS) + " | ---: | ---: |",
+    ]
+    for r in results:
+        if r.reconciled is None:
+            continue
+        for label, applied in (("1 changed", r.reconciled.changed), ("no-op", r.reconciled.noop)):
+            parts = [applied.parts.get(p, 0.0) for p in PARTS]
+            cells = " | ".join(_s(p) for p in parts)
+            rest = _s(applied.seconds - sum(parts))
+            lines.append(f"| {label} | {r.size:,} | {_s(applied.seconds)} | {cells} | {rest} | {_s(applied.stall)} |")
+    return "\n".join(lines)
