@@ -69,7 +69,7 @@ class Embedder:
         *,
         backend: Backend = "auto",
         device: str = "cpu",
-        batch_size: int = 64,
+        batch_size: int = 16,
         threads: int | None = None,
         cache_size: int = 4096,
         cache_dir: Path | None = None,

@@ -72,6 +72,8 @@ class OnnxEncoder:
         options.intra_op_num_threads = threads
         options.inter_op_num_threads = 1
         options.log_severity_level = 3
+        # The arena keeps the peak of the largest batch for the process's life (GBs for long texts).
+        options.enable_cpu_mem_arena = False
         self._session = ort.InferenceSession(str(onnx_file), options, providers=["CPUExecutionProvider"])
         self._inputs = {i.name for i in self._session.get_inputs()}
         self._pooling = pooling

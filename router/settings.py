@@ -27,7 +27,7 @@ class EmbeddingSettings(BaseSettings):
     )
     cache_dir: Path | None = Field(None, description="where ONNX exports are kept (default ~/.cache/tool-router)")
     device: str = "cpu"
-    batch_size: int = Field(64, ge=1, le=4096)
+    batch_size: int = Field(16, ge=1, le=4096, description="texts per model call when embedding catalogs")
     threads: int | None = Field(None, ge=1, description="torch threads; all cores when unset")
 
     @model_validator(mode="after")
