@@ -45,7 +45,7 @@ from benchmarks.perf_inproc import encode_rate, floor_sample, model_load_seconds
 from benchmarks.perf_load import batching_ceiling, client, put_catalog, sequential, throughput
 from benchmarks.perf_report import CLIENTS, SizeResult, apply_table, table
 from benchmarks.perf_server import start
-from benchmarks.perf_store import CACHE, BuildInfo, Catalog, StoreCache, copy_store, load_catalog
+from benchmarks.perf_store import CACHE, BuildInfo, Catalog, StoreCache, copy_store, load_catalog, product_version
 from router.embedding import Embedder, EmbedderPool
 from router.runtime import embedder_loader
 from router.settings import EmbeddingSettings
@@ -53,6 +53,8 @@ from router.texts import template
 
 NAMESPACE = "bench"
 HEADING = "## Performance (make bench-perf)"
+# The hand-written analysis at the end of the section survives a new run (its date says which run it read).
+DIAGNOSIS = "### Diagnosis"
 LOGS = CACHE / "logs"
 LATENCY_SECONDS = 600.0
 LEVEL_SECONDS = 180.0
@@ -98,7 +100,8 @@ async def _build(n: int, catalog: Catalog, embedder: Embedder, texts: list[str],
         after = await encode_rate(embedder, texts, label="bare encode (after)")
         peak = server.high_water()
     when = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
-    return BuildInfo(n, seconds, (before + after) / 2, len(texts), when, (load_start, _load()), peak)
+    floor = (before + after) / 2
+    return BuildInfo(n, seconds, floor, len(texts), when, (load_start, _load()), peak, product_version())
 
 
 def _slices(queries: list[str], opts: Options) -> tuple[list[str], list[dict[int, list[str]]]]:
@@ -141,7 +144,7 @@ async def _serve(result: SizeResult, catalog: Catalog, embedder: Embedder, work:
         result.rss_serving, result.rss_high_water = server.max_rss, server.high_water()
     server = await asyncio.to_thread(start, data=work / "data", catalog=None, log=LOGS / f"{result.size}-bare.log")
     with server:
-        result.ready_bare = server.ready_seconds
+        result.ready_bare, result.rss_bare = server.ready_seconds, server.rss()
 
 
 async def _measure(n: int, opts: Options, pool: EmbedderPool, embedder: Embedder, scratch: Path) -> SizeResult:
@@ -193,9 +196,10 @@ def report(results: Sequence[SizeResult], opts: Options, *, load: tuple[float, f
     """The recorded section: when, where, the command, the table and how to read it."""
     when = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
     settings = EmbeddingSettings()
-    cached = ", ".join(f"{r.size:,}" for r in results if r.from_cache) or "none"
+    cached = ", ".join(f"{r.size:,} (built by {r.build.product})" for r in results if r.from_cache) or "none"
     return "\n".join([
-        f"Measured {when} on {machine()}, load average {load[0]:.1f} at start, {load[1]:.1f} at end.",
+        f"Measured {when} on {machine()}, load average {load[0]:.1f} at start, {load[1]:.1f} at end; "
+        f"router code {product_version()}.",
         f"Command: `{command}` (what `make bench-perf` runs with no flags).",
         "",
         table(results),
@@ -210,6 +214,17 @@ def report(results: Sequence[SizeResult], opts: Options, *, load: tuple[float, f
         f"distinct questions per client count; one-change figures are the median of {opts.repeats}. "
         f"Stores from the cache (built by an earlier run, sync figures from that build): {cached}.",
     ])  # fmt: skip
+
+
+def kept_diagnosis(path: Path) -> str:
+    """The ``### Diagnosis`` part of the recorded section, if any, to keep below the new figures."""
+    lines = path.read_text(encoding="utf-8").splitlines() if path.exists() else []
+    start = next((i for i, line in enumerate(lines) if line.strip() == HEADING), None)
+    if start is None:
+        return ""
+    end = next((i for i in range(start + 1, len(lines)) if lines[i].startswith("## ")), len(lines))
+    mark = next((i for i in range(start, end) if lines[i].strip() == DIAGNOSIS), None)
+    return "\n".join(lines[mark:end]).strip() if mark is not None else ""
 
 
 def main(argv: Sequence[str] | None = None) -> None:
@@ -246,7 +261,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     body = report(results, opts, load=(load_start, _load()), command=command)
     print(body)
     if not args.no_record:
-        record_section(args.results, HEADING, body)
+        diagnosis = kept_diagnosis(args.results)
+        record_section(args.results, HEADING, f"{body}\n\n{diagnosis}" if diagnosis else body)
         say(f"recorded in {args.results}")
 
 

@@ -6,6 +6,7 @@ batch size, text template), built through ``router.runtime.embedder_loader``.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import subprocess
 import sys
@@ -16,14 +17,25 @@ from pathlib import Path
 
 from benchmarks.common import Applied, Stopwatch, apply_timed, median_applied, progress_bar, timed_async
 from benchmarks.perf_store import Catalog
+from router.catalog import FunctionDef
 from router.embedding import Embedder, EmbedderPool
 from router.runtime import Runtime
 from router.settings import Settings, StorageSettings, SyncSettings
 from router.texts import template
+from sync import service as service_module
 
-__all__ = ["PARTS", "Reconciled", "encode_rate", "floor_sample", "model_load_seconds", "one_text_seconds", "reconcile"]
+__all__ = [
+    "PARTS",
+    "Reconciled",
+    "encode_rate",
+    "floor_sample",
+    "fresh",
+    "model_load_seconds",
+    "one_text_seconds",
+    "reconcile",
+]
 
-PARTS = ("scroll hashes", "embed", "upsert")
+PARTS = ("scroll hashes", "plan (hashes definitions)", "embed", "upsert")
 _LOAD_MODEL = (
     "from router.runtime import embedder_loader\n"
     "from router.settings import EmbeddingSettings\n"
@@ -65,6 +77,11 @@ def model_load_seconds(*, timeout: float = 300.0) -> float:
     return time.perf_counter() - start
 
 
+def fresh(functions: Sequence[FunctionDef]) -> list[FunctionDef]:
+    """New ``FunctionDef`` objects, as a source hands over on every event: no content hash cached from before."""
+    return [dataclasses.replace(f) for f in functions]
+
+
 @dataclass(frozen=True)
 class Reconciled:
     """The reconcile alone (``CatalogService.apply`` in this process) on a store of the catalog.
@@ -89,23 +106,26 @@ async def reconcile(data: Path, pool: EmbedderPool, catalog: Catalog, *, namespa
     start = time.perf_counter()
     await runtime.start()
     opened = time.perf_counter() - start
+    planner = service_module.plan
     try:
         watch = Stopwatch()
+        watch.wrap(service_module, "plan", "plan (hashes definitions)")
         store = runtime.service.index.store
         embedder = runtime.service.index.embedder
         watch.wrap(store, "hashes", "scroll hashes")
         watch.wrap(store, "upsert", "upsert")
         watch.wrap(embedder, "embed", "embed")
         # The stored catalog may be either version: the first apply settles it on the original.
-        await apply_timed(runtime, namespace, catalog.functions, watch)
+        await apply_timed(runtime, namespace, fresh(catalog.functions), watch)
         noops, changes, last = [], [], catalog.functions
         for _ in range(repeats):
-            noops.append(await apply_timed(runtime, namespace, last, watch))
+            noops.append(await apply_timed(runtime, namespace, fresh(last), watch))
             last = catalog.changed if last is catalog.functions else catalog.functions
-            changes.append(await apply_timed(runtime, namespace, last, watch))
+            changes.append(await apply_timed(runtime, namespace, fresh(last), watch))
         text = template(settings.embedding.text)(catalog.changed_function)
         floor = one_text_seconds(embedder, text, repeats=max(5, repeats))
         del embedder.embed  # the wrapper was set on the instance: drop it
     finally:
+        service_module.plan = planner
         await runtime.stop()
     return Reconciled(opened, median_applied(noops), median_applied(changes), floor)

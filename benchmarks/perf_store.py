@@ -11,18 +11,21 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import shutil
+import subprocess
 import time
 from dataclasses import asdict, dataclass
 from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+import router
 from benchmarks.catalogs import build_definitions, change_one
 from router.catalog import FunctionDef, parse_function
 from router.functions import SCHEMA_VERSION
 
-__all__ = ["CACHE", "BuildInfo", "Catalog", "StoreCache", "load_catalog"]
+__all__ = ["CACHE", "BuildInfo", "Catalog", "StoreCache", "copy_store", "load_catalog", "product_version"]
 
 CACHE = Path(__file__).with_name(".cache")
 # Bump when how the benchmark builds its stores changes (the namespace, the way they are written).
@@ -79,6 +82,7 @@ class BuildInfo:
         built_at: when (UTC).
         load: the 1-minute load average at the start and the end of the build.
         peak_rss: the server's resident memory high-water mark during the build (bytes).
+        product: the router's version that built it (see ``product_version``).
     """
 
     functions: int
@@ -88,6 +92,7 @@ class BuildInfo:
     built_at: str
     load: tuple[float, float]
     peak_rss: int
+    product: str = "unknown"
 
     @property
     def rate(self) -> float:
@@ -132,6 +137,22 @@ class StoreCache:
             scratch.rename(folder)
         finally:
             shutil.rmtree(scratch, ignore_errors=True)
+
+
+def product_version() -> str:
+    """The version of the router code measured: ``$BENCH_PRODUCT`` when set (a snapshot), else its git commit."""
+    given = os.environ.get("BENCH_PRODUCT")
+    if given:
+        return given
+    root = Path(router.__file__).resolve().parents[1]
+    try:
+        git = ["git", "-C", str(root)]
+        head = subprocess.run([*git, "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=True)  # noqa: S603
+        dirty = subprocess.run([*git, "status", "--porcelain", "router", "sync"], capture_output=True, text=True)  # noqa: S603
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+    changed = " + uncommitted changes in router/ or sync/" if dirty.stdout.strip() else ""
+    return f"{head.stdout.strip()}{changed}"
 
 
 def copy_store(source: Path, target: Path) -> None:
