@@ -109,17 +109,14 @@ class Embedder:
             texts: the texts to encode.
             progress: called with (done, total) after each batch.
         """
-        chunks: list[Vectors] = []
-        total = len(texts)
+        order, out = _by_length(texts), np.zeros((len(texts), self.dimension), dtype=np.float32)
         step = self.batch_size * 4
-        for start in range(0, total, step):
-            batch = list(texts[start : start + step])
-            chunks.append(self._encode_batch(batch))
+        for start in range(0, len(order), step):
+            rows = order[start : start + step]
+            out[rows] = self._encode_batch([texts[i] for i in rows])
             if progress is not None:
-                progress(min(start + step, total), total)
-        if not chunks:
-            return np.zeros((0, self.dimension), dtype=np.float32)
-        return np.concatenate(chunks)
+                progress(start + len(rows), len(order))
+        return out
 
     async def embed(self, texts: Sequence[str], *, progress: Progress | None = None) -> Vectors:
         """Encode texts on the model's thread without blocking the event loop.
@@ -128,14 +125,13 @@ class Embedder:
         between batches instead of waiting for a whole catalog.
         """
         loop = asyncio.get_running_loop()
-        chunks: list[Vectors] = []
-        total = len(texts)
-        for start in range(0, total, self.batch_size):
-            batch = list(texts[start : start + self.batch_size])
-            chunks.append(await loop.run_in_executor(self._thread, self._encode_batch, batch))
+        order, out = _by_length(texts), np.zeros((len(texts), self.dimension), dtype=np.float32)
+        for start in range(0, len(order), self.batch_size):
+            rows = order[start : start + self.batch_size]
+            out[rows] = await loop.run_in_executor(self._thread, self._encode_batch, [texts[i] for i in rows])
             if progress is not None:
-                progress(start + len(batch), total)
-        return np.concatenate(chunks) if chunks else np.zeros((0, self.dimension), dtype=np.float32)
+                progress(start + len(rows), len(order))
+        return out
 
     async def query(self, texts: Sequence[str]) -> Vectors:
         """Encode query texts through the cache and shared micro-batches."""
@@ -168,6 +164,11 @@ def _torch_model(
         return np.asarray(vectors, dtype=np.float32)
 
     return run, int(size), int(model.max_seq_length or 256)
+
+
+def _by_length(texts: Sequence[str]) -> list[int]:
+    # Batches of texts of similar length pad little: padding costs more than batching saves.
+    return sorted(range(len(texts)), key=lambda i: len(texts[i]))
 
 
 class EmbedderPool:
