@@ -221,7 +221,11 @@ class CatalogService:
 
     async def catalog(self, namespace: str) -> CatalogRecord:
         """The record of a known namespace; 404 when unknown."""
-        record = await asyncio.to_thread(self.meta.catalog, namespace)
+        return await asyncio.to_thread(self.known, namespace)
+
+    def known(self, namespace: str) -> CatalogRecord:
+        """``catalog`` on the calling thread (blocking)."""
+        record = self.meta.catalog(namespace)
         if record is None:
             raise NamespaceNotFound(f"no catalog named {namespace!r}", field="namespace")
         return record
