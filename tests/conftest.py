@@ -32,10 +32,15 @@ from router.storage.base import Storage
 from router.texts import DEFAULT_TEMPLATE
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
+# The server tests' fixtures (a Qdrant container, started only when a server test runs).
+pytest_plugins = ["tests.server.servers"]
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples" / "catalog"
 EXAMPLE_COUNTS = {"commerce": 15, "devops": 16, "travel": 15, "workspace": 15}
+# The Qdrant server of the server tests and of docker-compose.yml: within one minor version of
+# qdrant-client (1.20), as qdrant-client requires.
+QDRANT_IMAGE = "qdrant/qdrant:v1.19.1"
 
 
 @pytest.fixture(autouse=True)
