@@ -18,7 +18,7 @@ from router.texts import DEFAULT_TEMPLATE, TEMPLATES
 class EmbeddingSettings(BaseSettings):
     """Which model embeds, and what text represents a function."""
 
-    model_config = SettingsConfigDict(env_prefix="ROUTER_EMBEDDING_", extra="forbid")
+    model_config = SettingsConfigDict(env_prefix="ROUTER_EMBEDDING_", extra="forbid", env_ignore_empty=True)
 
     model: str = Field(DEFAULT_MODEL, description="sentence-transformers model name or local path")
     text: str = Field(DEFAULT_TEMPLATE, description=f"function text template: one of {sorted(TEMPLATES)}")
