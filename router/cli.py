@@ -236,9 +236,16 @@ def _run_migrate(settings: Settings, args: argparse.Namespace) -> int:
     if not args.data.is_dir():
         print(f"router migrate: data directory {args.data} does not exist", file=sys.stderr)
         return 2
+    from qdrant_client.http.exceptions import UnexpectedResponse
+
     target = open_server(settings.storage)
     try:
         return migrate(args.data, target, batch=args.batch, prune=args.prune)
+    except UnexpectedResponse as exc:
+        # A collection of that name with other vectors, say: say what the server answered.
+        detail = exc.content.decode(errors="replace")[:500]
+        print(f"router migrate: {target.location} refused ({exc.status_code}): {detail}", file=sys.stderr)
+        return 3
     finally:
         target.close()
 

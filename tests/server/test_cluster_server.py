@@ -22,7 +22,7 @@ from router.meta import META
 from router.storage.cluster import ClusterOptions
 from tests.conftest import EXAMPLES, QDRANT_IMAGE, run_app
 from tests.integration import test_storage as shared
-from tests.integration.test_route_sessions import post, route
+from tests.integration.test_replicas import share_everything
 from tests.server.engine import needs_docker
 from tests.server.servers import Server, rest_url, wait_ready
 
@@ -142,16 +142,4 @@ async def test_routers_on_different_nodes_share_one_cluster(
         run_app(data=tmp_path / "a", pool=embedders, storage=servers[1].open(cluster=CLUSTER)) as first,
         run_app(data=tmp_path / "b", pool=embedders, storage=servers[2].open(cluster=CLUSTER)) as second,
     ):
-        await post(
-            first.client,
-            "trip",
-            [{"role": "user", "content": "I am vegetarian. Find me flights from Lisbon to Rome next Friday"}],
-            user_id="ana",
-            namespace="travel",
-        )
-        follow_up = await route(second.client, "travel", "Book TP 840 for John Smith", session_id="trip")
-        meal = await route(second.client, "travel", "Which meal can I get on my flight?", user_id="ana")
-
-    assert follow_up["functions"][0]["name"] == "book_flight"
-    assert len(follow_up["history"]) == 1
-    assert "vegetarian" in meal["memory_context"]
+        await share_everything(first, second)

@@ -9,12 +9,14 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from qdrant_client import models
 
 from router.embedding import EmbedderPool
-from tests.conftest import EXAMPLE_COUNTS, EXAMPLES, WEATHER, run_app
+from router.storage.edge_export import collection_names
+from tests.conftest import EXAMPLE_COUNTS, EXAMPLES, run_app
 from tests.integration import test_migrate as migration
 from tests.integration.test_cli import SUMMARY
-from tests.integration.test_route_sessions import post, route
+from tests.integration.test_replicas import share_everything
 from tests.server.engine import needs_docker
 from tests.server.servers import Server
 
@@ -32,34 +34,7 @@ async def test_a_sync_process_and_two_api_replicas_share_everything(
         run_app(data=tmp_path / "a", pool=embedders, storage=server.open()) as first,
         run_app(data=tmp_path / "b", pool=embedders, storage=server.open()) as second,
     ):
-        listed = (await second.client.get("/v1/catalogs")).json()["catalogs"]
-        assert {c["namespace"]: c["count"] for c in listed} == EXAMPLE_COUNTS
-
-        found = await route(first.client, "travel", "Find me flights from Lisbon to Rome next Friday")
-        assert found["functions"][0]["name"] == "search_flights"
-        await post(
-            first.client,
-            "trip",
-            [
-                {"role": "user", "content": "I am vegetarian. Find me flights from Lisbon to Rome next Friday"},
-                {"role": "assistant", "content": "I found TP 840, AZ 201 and FR 123."},
-            ],
-            user_id="ana",
-            namespace="travel",
-        )
-
-        # The other replica sees the session and the memory the first one stored.
-        follow_up = await route(second.client, "travel", "Book TP 840 for John Smith", session_id="trip")
-        meal = await route(second.client, "travel", "Which meal can I get on my flight?", user_id="ana")
-        assert follow_up["functions"][0]["name"] == "book_flight"
-        assert follow_up["history"][0]["content"].startswith("I am vegetarian")
-        assert "vegetarian" in meal["memory_context"]
-
-        # A catalog written through one replica is served by the other.
-        put = await first.client.put("/v1/catalogs/weather", json={"functions": [WEATHER]})
-        assert put.status_code == 200, put.text
-        weather = await route(second.client, "weather", "Will it rain in Porto tomorrow?")
-        assert weather["functions"][0]["name"] == "get_weather"
+        await share_everything(first, second)
 
     again = server.router("sync", "--catalog", EXAMPLES)
     assert again.stdout.splitlines() == [f"{ns}: {SUMMARY.format(0, 0, 0, n)}" for ns, n in EXAMPLE_COUNTS.items()]
@@ -82,3 +57,19 @@ async def test_an_embedded_deployment_moves_to_the_server(
     migration.assert_same_points(expected, storage, server.prefix)
     async with run_app(data=tmp_path / "unused", pool=embedders, storage=storage) as served:
         migration.same_answers(await migration.answers(served.client), deployment.answers)
+
+
+def test_a_migration_the_server_refuses_says_why(server: Server, tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    synced = server.router("sync", "--catalog", EXAMPLES, "--data", data, settings={"ROUTER_STORAGE_QDRANT_URL": ""})
+    assert synced.returncode == 0, synced.stderr
+    (functions,) = [name for name in collection_names(data) if name.startswith("functions-")]
+    # A collection of that name already on the server, made for another model's vectors.
+    other = {"dense": models.VectorParams(size=8, distance=models.Distance.COSINE)}
+    server.open().client.create_collection(server.prefix + functions, vectors_config=other)
+
+    result = server.router("migrate", "--data", data, "--qdrant-url", server.url)
+
+    assert result.returncode == 3
+    assert f"router migrate: {server.url} refused (400)" in result.stderr
+    assert "Traceback" not in result.stderr

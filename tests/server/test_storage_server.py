@@ -11,12 +11,11 @@ from qdrant_client import models
 
 from router.meta import META
 from router.storage.base import Storage
-from router.storage.client import ClientStorage
 from router.storage.client_schema import create_collection
 from router.storage.cluster import ClusterOptions
 from tests.integration import test_storage as shared
 from tests.server.engine import needs_docker
-from tests.server.servers import Connect
+from tests.server.servers import Connect, Server
 
 pytestmark = [pytest.mark.server, needs_docker]
 
@@ -64,17 +63,12 @@ test_drop_removes_collection = shared.test_drop_removes_collection
 test_reopened_storage_keeps_points = shared.test_reopened_storage_keeps_points
 
 
-def server_name(storage: ClientStorage, name: str) -> str:
-    (found,) = [c.name for c in storage.client.get_collections().collections if c.name.endswith(f"_{name}")]
-    return found
-
-
-def test_server_creates_payload_indexes(storage: Storage) -> None:
-    assert isinstance(storage, ClientStorage)
+def test_server_creates_payload_indexes(server: Server) -> None:
+    storage = server.open()
     spec = shared.make_spec()
     storage.collection(spec)
 
-    indexes = storage.client.get_collection(server_name(storage, spec.name)).payload_schema
+    indexes = storage.client.get_collection(server.prefix + spec.name).payload_schema
 
     assert indexes["namespace"].data_type == models.PayloadSchemaType.KEYWORD
     assert isinstance(indexes["namespace"].params, models.KeywordIndexParams)
@@ -83,25 +77,25 @@ def test_server_creates_payload_indexes(storage: Storage) -> None:
     assert indexes["seq"].data_type == models.PayloadSchemaType.INTEGER
 
 
-def test_collections_are_created_with_the_configured_shards(connect: Connect) -> None:
-    storage = connect(cluster=ClusterOptions(shard_number=3, replication_factor=1, write_consistency_factor=1))
+def test_collections_are_created_with_the_configured_shards(server: Server) -> None:
+    storage = server.open(cluster=ClusterOptions(shard_number=3, replication_factor=1, write_consistency_factor=1))
     spec = shared.make_spec()
     storage.collection(spec)
     storage.collection(META)
 
-    sharded = storage.client.get_collection(server_name(storage, spec.name)).config.params
-    small = storage.client.get_collection(server_name(storage, META.name)).config.params
+    sharded = storage.client.get_collection(server.prefix + spec.name).config.params
+    small = storage.client.get_collection(server.prefix + META.name).config.params
 
     assert (sharded.shard_number, sharded.replication_factor, sharded.write_consistency_factor) == (3, 1, 1)
     assert small.shard_number == 1
 
 
-def test_a_collection_created_meanwhile_by_another_process_is_taken_as_is(connect: Connect) -> None:
-    first, second = connect(), connect()
+def test_a_collection_created_meanwhile_by_another_process_is_taken_as_is(server: Server) -> None:
+    first, second = server.open(), server.open()
     spec = shared.make_spec()
     first.collection(spec).upsert([shared.point(1, [1, 0, 0, 0])])
 
-    # What a replica that checked before the other created it does next.
-    create_collection(second.client, server_name(first, spec.name), spec, second.cluster)
+    # What a replica that checked before the other created it does next: the server answers 409.
+    create_collection(second.client, server.prefix + spec.name, spec, second.cluster)
 
     assert second.collection(spec).count() == 1
