@@ -6,7 +6,7 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Callable, Coroutine
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from router.embedding import Embedder, EmbedderPool
 from router.routing import TurnRouter
@@ -15,18 +15,42 @@ from router.storage.base import Storage, StorageUnavailable
 from sync.service import CatalogService, ProgressFactory
 from sync.worker import DirectorySync
 
+if TYPE_CHECKING:
+    from router.storage.client import ClientStorage
+
 log = logging.getLogger(__name__)
 
 
 def open_storage(settings: StorageSettings) -> Storage:
     """Open the embedded data directory, or connect to the Qdrant server."""
     if settings.qdrant_url is not None:
-        from router.storage.client import ClientStorage
-
-        return ClientStorage.from_url(settings.qdrant_url, api_key=settings.api_key, prefix=settings.prefix)
+        return open_server(settings)
     from router.storage.edge import EdgeStorage
 
     return EdgeStorage(settings.data_dir())
+
+
+def open_server(settings: StorageSettings) -> ClientStorage:
+    """Connect to the configured Qdrant server with its sharding, replication and consistency settings."""
+    from router.storage.client import ClientStorage
+    from router.storage.cluster import ClusterOptions
+
+    if settings.qdrant_url is None:
+        raise ValueError("no Qdrant URL is set (ROUTER_STORAGE_QDRANT_URL or --qdrant-url)")
+    cluster = ClusterOptions(
+        shard_number=settings.shard_number,
+        replication_factor=settings.replication_factor,
+        write_consistency_factor=settings.write_consistency_factor,
+        write_ordering=settings.write_ordering,
+        read_consistency=settings.read_consistency,
+    )
+    return ClientStorage.from_url(
+        settings.qdrant_url,
+        api_key=settings.api_key,
+        prefix=settings.prefix,
+        timeout=settings.timeout,
+        cluster=cluster,
+    )
 
 
 def embedder_loader(settings: EmbeddingSettings) -> Callable[[str], Embedder]:
@@ -125,7 +149,10 @@ class Runtime:
                 raise FileNotFoundError(f"catalog directory {catalog} does not exist")
             if catalog is not None:
                 self.worker = DirectorySync(service, catalog, allow_delete=self.settings.sync.allow_delete)
-                self._spawn(self.worker.watch(debounce_ms=self.settings.sync.debounce_ms), "catalog-watch")
+                watch = self.worker.watch(
+                    debounce_ms=self.settings.sync.debounce_ms, retry_seconds=self.settings.sync.retry_seconds
+                )
+                self._spawn(watch, "catalog-watch")
             if not self.settings.storage.embedded:
                 self._spawn(self._follow(), "follow-generation")
         except BaseException as exc:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -107,17 +108,41 @@ class DirectorySync:
             report.outcomes.append(Outcome(namespace, summary=await self._service.remove(namespace)))
             self._seen.pop(namespace, None)
 
-    async def watch(self, *, stop: asyncio.Event | None = None, debounce_ms: int = 200) -> None:
-        """Reconcile now, then again whenever a file of the directory changes."""
-        await self._pass()
-        async for _ in watchfiles.awatch(
-            self._directory, debounce=debounce_ms, step=50, stop_event=stop, recursive=False
-        ):
-            await self._pass()
+    async def watch(
+        self,
+        *,
+        stop: asyncio.Event | None = None,
+        debounce_ms: int = 200,
+        retry_seconds: float = 5.0,
+        on_pass: Callable[[bool], None] | None = None,
+    ) -> None:
+        """Reconcile now, then again whenever a file of the directory changes.
 
-    async def _pass(self) -> None:
+        A pass that fails (storage unreachable, say) is tried again every ``retry_seconds``
+        until one succeeds, so changes made while storage was down are not left behind.
+        ``on_pass`` is told after each pass whether it succeeded.
+        """
+        healthy = await self._pass(on_pass)
+        async for changes in watchfiles.awatch(
+            self._directory,
+            debounce=debounce_ms,
+            step=50,
+            stop_event=stop,
+            recursive=False,
+            rust_timeout=max(int(retry_seconds * 1000), 1),
+            yield_on_timeout=True,
+        ):
+            if changes or not healthy:
+                healthy = await self._pass(on_pass)
+
+    async def _pass(self, on_pass: Callable[[bool], None] | None) -> bool:
         try:
             await self.run_once()
+            healthy = True
         except Exception:
             # A failed pass (storage hiccup, unreadable directory) must not end the worker.
             log.exception("catalog sync pass failed")
+            healthy = False
+        if on_pass is not None:
+            on_pass(healthy)
+        return healthy

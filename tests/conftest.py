@@ -28,13 +28,19 @@ from router.app import create_app
 from router.embedding import DEFAULT_MODEL, Embedder, EmbedderPool, Progress, Vectors
 from router.runtime import Runtime, embedder_loader
 from router.settings import EmbeddingSettings, Settings, StorageSettings, SyncSettings
+from router.storage.base import Storage
 from router.texts import DEFAULT_TEMPLATE
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
+# The server tests' fixtures (a Qdrant container, started only when a server test runs).
+pytest_plugins = ["tests.server.servers"]
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples" / "catalog"
 EXAMPLE_COUNTS = {"commerce": 15, "devops": 16, "travel": 15, "workspace": 15}
+# The Qdrant server of the server tests and of docker-compose.yml: within one minor version of
+# qdrant-client (1.20), as qdrant-client requires.
+QDRANT_IMAGE = "qdrant/qdrant:v1.19.1"
 
 
 @pytest.fixture(autouse=True)
@@ -154,14 +160,19 @@ async def run_app(
     text: str = DEFAULT_TEMPLATE,
     allow_delete: bool = False,
     ready: bool = True,
+    storage: Storage | None = None,
 ) -> AsyncIterator[Served]:
-    """Run the app with its lifespan on ``data``; wait until ready unless ``ready=False``."""
+    """Run the app with its lifespan on ``data``; wait until ready unless ``ready=False``.
+
+    With ``storage`` (left open) the app runs in server mode on it instead, as an API replica would.
+    """
+    where = StorageSettings(data=data) if storage is None else StorageSettings(qdrant_url=storage.location)
     settings = Settings(
         embedding=EmbeddingSettings(text=text),
-        storage=StorageSettings(data=data),
+        storage=where,
         sync=SyncSettings(catalog=catalog, allow_delete=allow_delete),
     )
-    runtime = Runtime(settings, embedders=pool)
+    runtime = Runtime(settings, storage=storage, embedders=pool)
     app = create_app(runtime=runtime)
     async with (
         LifespanManager(app, startup_timeout=60, shutdown_timeout=30),

@@ -44,6 +44,8 @@ class CollectionSpec:
         tenant_field: payload field indexed as a tenant (``is_tenant=true``).
         keyword_fields: other payload fields indexed as keywords.
         integer_fields: payload fields indexed as integers (ordering, ranges).
+        sharded: whether a Qdrant cluster splits it into the configured number of shards;
+            False for a collection of a few points, kept in one (replicated) shard.
     """
 
     name: str
@@ -52,6 +54,7 @@ class CollectionSpec:
     tenant_field: str | None = None
     keyword_fields: tuple[str, ...] = ()
     integer_fields: tuple[str, ...] = ()
+    sharded: bool = True
 
 
 @dataclass(frozen=True)

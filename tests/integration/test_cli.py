@@ -6,6 +6,7 @@ real port. Every process loads the model itself (offline), so these tests are ke
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import socket
@@ -234,3 +235,55 @@ def test_serve_owns_its_data_directory_until_it_stops(server: Server) -> None:
     assert server.process.wait(timeout=30) in (0, -signal.SIGTERM)
     assert "Application shutdown complete" in server.log.read_text()
     assert {ns: n for ns, (n, _) in catalogs_in(data=server.data).items()} == EXAMPLE_COUNTS
+
+
+def test_sync_watch_keeps_a_ready_file_and_stops_cleanly_on_sigterm(examples_dir: Path, tmp_path: Path) -> None:
+    data, ready, log = tmp_path / "data", tmp_path / "sync.ready", tmp_path / "sync.log"
+    ready.write_text("left by an earlier run")
+    argv = ["sync", "--watch", "--ready-file", str(ready), "--catalog", str(examples_dir), "--data", str(data)]
+    with log.open("w") as output:
+        process = subprocess.Popen(
+            [str(ROUTER), *argv], stdout=output, stderr=subprocess.STDOUT, text=True, env=environment()
+        )
+    try:
+        deadline = time.monotonic() + 120
+        while not (ready.exists() and ready.read_text().startswith("{")):
+            assert process.poll() is None, log.read_text()
+            assert time.monotonic() < deadline, "the ready file was not written"
+            time.sleep(0.1)
+        written = json.loads(ready.read_text())["passed_at"]
+
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(timeout=60) == 0, log.read_text()
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+
+    assert 0 < time.time() - written < 120
+    assert not ready.exists()
+    assert {ns: n for ns, (n, _) in catalogs_in(data).items()} == EXAMPLE_COUNTS
+
+
+def test_ready_file_needs_watch(examples_dir: Path, tmp_path: Path) -> None:
+    result = router("sync", "--ready-file", tmp_path / "r", "--catalog", examples_dir, "--data", tmp_path / "data")
+
+    assert result.returncode == 2
+    assert "--ready-file needs --watch" in result.stderr
+    assert not (tmp_path / "data").exists()
+
+
+def test_warm_exports_the_model_once_for_later_starts(tmp_path: Path) -> None:
+    result = subprocess.run(
+        [str(ROUTER), "warm", "--log-level", "warning"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**environment(), "XDG_CACHE_HOME": str(tmp_path)},
+        check=False,
+    )
+
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "sentence-transformers/all-MiniLM-L6-v2: onnx, 384 dimensions\n"
+    [verified] = (tmp_path / "tool-router").glob("*/verified.json")
+    assert json.loads(verified.read_text())["cosine"] >= 0.999

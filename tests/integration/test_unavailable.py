@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -16,7 +17,8 @@ from router.runtime import Runtime
 from router.settings import Settings, StorageSettings, SyncSettings
 from router.storage.base import Collection, CollectionSpec, Storage, StorageUnavailable
 from router.storage.client import ClientStorage
-from tests.conftest import EXAMPLES
+from tests.conftest import EXAMPLES, STOCKS, WEATHER, write_catalog
+from tests.integration.test_watch import WITHIN, logged
 
 pytestmark = pytest.mark.integration
 
@@ -92,3 +94,29 @@ async def test_storage_down_answers_503_and_recovers(tmp_path: Path, embedders: 
             assert "cannot reach Qdrant" in response.json()["detail"]
         storage.down = False
         assert (await client.post("/v1/route", json=body)).status_code == 200
+
+
+async def test_a_sync_pass_that_failed_is_retried_once_storage_is_back(
+    tmp_path: Path, embedders: EmbedderPool, catalog_dir: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    storage = Switchable(ClientStorage.in_memory())
+    write_catalog(catalog_dir, "tools", [WEATHER, STOCKS])
+    settings = Settings(
+        storage=StorageSettings(data=tmp_path / "unused"), sync=SyncSettings(catalog=catalog_dir, retry_seconds=0.2)
+    )
+    runtime = Runtime(settings, storage=storage, embedders=embedders)
+    await runtime.start()
+    try:
+        # The worker's first pass has not run yet (nothing awaited since it was spawned): it meets storage down.
+        storage.down = True
+        await logged(caplog, "catalog sync pass failed")
+        assert not runtime.readiness()["first_sync"]
+
+        storage.down = False
+
+        # Nothing in the directory changes again: the worker retries on its own.
+        async with asyncio.timeout(WITHIN):
+            await runtime.wait_ready()
+        assert set(await runtime.service.catalogs()) == {"tools"}
+    finally:
+        await runtime.stop()
