@@ -7,6 +7,7 @@ written to storage on every call, so any replica can serve any turn.
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -27,9 +28,11 @@ from router.memory import (
 from router.retrieval import context_texts, context_weight, fuse, hybrid
 from router.settings import RouteSettings
 from router.sparse import query_vector
-from router.storage.base import Storage
+from router.storage.base import Storage, StorageUnavailable
 from router.usage import learn_from_run
 from sync.service import CatalogService
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -57,6 +60,7 @@ class Routed:
     recent_context: str
     history: list[dict[str, Any]] = field(default_factory=list)
     memories: list[Memory] = field(default_factory=list)
+    degraded: bool = False
 
 
 class TurnRouter:
@@ -100,12 +104,34 @@ class TurnRouter:
         return self._memories[model]
 
     async def route(self, turn: Turn) -> Routed:
-        """The functions that matter for ``turn``, plus history and memories."""
-        record = await self._service.catalog(turn.namespace)
+        """The functions that matter for ``turn``, plus history and memories.
+
+        When storage cannot be reached and routes fail open, the answer is the pinned
+        functions known for the namespace, flagged ``degraded``.
+        """
+        try:
+            return await self._route(turn)
+        except StorageUnavailable as exc:
+            pins = self._service.pins
+            known = pins.answer(turn.namespace, turn.pinned) if pins is not None else None
+            if known is None:
+                raise
+            context = "\n".join(self._new_texts(turn))
+            log.warning("storage unavailable; routed to the pinned functions", extra={"detail": str(exc)})
+            self._service.metrics.degraded.inc()
+            return Routed([], [ScoredFunction(f, 0.0) for f in known], context, "", degraded=True)
+
+    def _new_texts(self, turn: Turn) -> list[str]:
         roles = self.settings.roles
         new = context_texts(turn.messages, roles=roles)
         if not new:
             raise InvalidRequest(f"messages: no message with role {' or '.join(roles)} has any text", field="messages")
+        return new
+
+    async def _route(self, turn: Turn) -> Routed:
+        record = await self._service.catalog(turn.namespace)
+        roles = self.settings.roles
+        new = self._new_texts(turn)
         history: list[dict[str, Any]] = []
         if turn.session_id is not None:
             store = await self.history()
@@ -133,6 +159,8 @@ class TurnRouter:
         ranked = fuse(results[0], results[1] if len(results) > 1 else [], weight=weight)
         pinned = await asyncio.to_thread(index.store.score_names, turn.namespace, vectors[0].tolist(), pinned_names)
         _check_pinned(turn.pinned, {p.function.name for p in pinned})
+        if self._service.pins is not None:
+            self._service.pins.seen(turn.namespace, record.pinned, [p.function for p in pinned])
         chosen = [f for f in ranked if f.function.name not in set(pinned_names)]
         if turn.min_score is not None:
             chosen = [f for f in chosen if f.score >= turn.min_score]
@@ -192,7 +220,7 @@ class TurnRouter:
         if not facts or scope is None:
             return stored, 0
         index = self._service.index
-        vectors = await index.embedder.embed(facts)
+        vectors = await index.embedder.embed(facts, kind="memory")
         memories = await self.memories(index)
         added = await asyncio.to_thread(
             memories.add, scope, namespace or ANY_NAMESPACE, facts, vectors, session_id=session_id

@@ -105,6 +105,7 @@ class RouteSettings(BaseSettings):
     history_messages: int = Field(20, ge=0, le=1000, description="history messages returned with a route")
     max_memories: int = Field(3, ge=0, le=100)
     memory_min_score: float = Field(0.35, ge=-1.0, le=1.0, description="least similarity for a memory to come back")
+    fail_open: bool = Field(False, description="storage down: answer routes with the pinned functions, not 503")
 
     @model_validator(mode="after")
     def _context_ramp(self) -> RouteSettings:

@@ -12,7 +12,8 @@ import functools
 import json
 import os
 import shutil
-from collections.abc import AsyncIterator, Callable, Iterator, Sequence
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -106,18 +107,18 @@ class CountingEmbedder:
         self.hold = Hold(when)
         return self.hold
 
-    async def embed(self, texts: Sequence[str], *, progress: Progress | None = None) -> Vectors:
+    async def embed(self, texts: Sequence[str], *, progress: Progress | None = None, kind: str = "catalog") -> Vectors:
         batch = list(texts)
         hold = self.hold
         if hold is not None and hold.when(batch):
             hold.reached.set()
             await hold.released.wait()
         self.calls.append(batch)
-        return await self.inner.embed(batch, progress=progress)
+        return await self.inner.embed(batch, progress=progress, kind=kind)
 
-    def encode(self, texts: Sequence[str], *, progress: Progress | None = None) -> Vectors:
+    def encode(self, texts: Sequence[str], *, progress: Progress | None = None, kind: str = "catalog") -> Vectors:
         self.calls.append(list(texts))
-        return self.inner.encode(texts, progress=progress)
+        return self.inner.encode(texts, progress=progress, kind=kind)
 
     def close(self) -> None:
         pass
@@ -222,3 +223,16 @@ def bare(name: str, description: str = "", **properties: str) -> dict[str, Any]:
 WEATHER = bare("get_weather", "Current weather conditions for a city.", city="City name")
 STOCKS = bare("get_stock_price", "Latest trading price of a stock ticker.", ticker="Ticker symbol")
 TIMEZONE = bare("get_local_time", "Current local time in a time zone.", zone="IANA time zone")
+
+
+async def eventually(check: Callable[[], Awaitable[bool]], *, within: float = 2.0, step: float = 0.02) -> float:
+    """Poll ``check`` until it holds; return the seconds it took, fail after ``within`` seconds.
+
+    Two seconds by default: what a catalog edit may take to show (the worker debounces 200 ms).
+    """
+    start = time.monotonic()
+    while not await check():
+        elapsed = time.monotonic() - start
+        assert elapsed < within, f"not reflected after {elapsed:.2f}s"
+        await asyncio.sleep(step)
+    return time.monotonic() - start

@@ -219,7 +219,8 @@ def test_serve_answers_on_a_real_port(server: Server) -> None:
     assert "search_flights" in [f["name"] for f in routed.json()["functions"]]
     assert invalid.status_code == 422
     assert invalid.headers["content-type"] == "application/json"
-    assert set(invalid.json()) == {"error", "detail"}
+    assert set(invalid.json()) == {"error", "detail", "request_id"}
+    assert invalid.json()["request_id"] == invalid.headers["x-request-id"]
     assert "functions[0].name" in invalid.json()["detail"]
 
 
