@@ -21,7 +21,9 @@ log = logging.getLogger(__name__)
 ProgressFactory = Callable[[str, int], Progress]
 # Below this many texts an embedding is quick enough to need no progress report.
 PROGRESS_THRESHOLD = 200
-WRITE_CHUNK = 1024
+# Functions embedded between two writes: a sync interrupted at any point loses at most this
+# much embedding work (seconds on a small CPU), and the next one resumes after it.
+WRITE_CHUNK = 256
 
 
 def _log_progress(label: str) -> Progress:
