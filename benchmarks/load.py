@@ -9,7 +9,7 @@ directory) gets the BFCL-grown catalog of ``--size`` functions through ``PUT``, 
   one turn in ten in ``ops``, a namespace the writer keeps changing;
 - **store** the turn: the user's text (every fifth one stating a preference, which becomes a
   memory), a call of the top function, its result and the answer (usage examples learn from it);
-- every third session **reads its history** back;
+- one session in three **reads its history** back;
 - meanwhile a writer **updates a catalog** every ``--update-every`` seconds: one changed function
   in the large catalog, or the 20-function ``ops`` catalog shifted by one (one added, one removed).
 
@@ -118,7 +118,7 @@ async def agent(http: httpx.AsyncClient, tally: Tally, number: int, texts: Itera
             messages = turn_messages(question, routed.json(), step)
             stored = {"namespace": namespace, "user_id": user_id, "messages": messages}
             await tally.call("store messages", http.post(f"/v1/sessions/{session_id}/messages", json=stored))
-        if session % 3 == 2:
+        if (number + session) % 3 == 0:
             await tally.call("read history", http.get(f"/v1/sessions/{session_id}/messages"))
 
 
@@ -142,16 +142,24 @@ async def writer(http: httpx.AsyncClient, tally: Tally, bodies: Sequence[bytes],
             await tally.call("catalog update", http.put(f"/v1/catalogs/{OPS}", json=ops_catalog(ops, update // 2)))
 
 
-def server_counts(text: str) -> tuple[int, int]:
-    """Requests and error answers the server counted (its ``/metrics``)."""
-    requests = errors = 0.0
+def server_counts(text: str) -> Counter[str]:
+    """What the server counted (its ``/metrics``): requests, error answers, and model calls, texts
+    and seconds by kind (``calls:query``, ``texts:query``, ``seconds:query``...)."""
+    counts: Counter[str] = Counter()
+    names = {
+        "router_http_request_duration_seconds_count": "requests",
+        "router_errors_total": "errors",
+        "router_encode_duration_seconds_count": "calls",
+        "router_encode_duration_seconds_sum": "seconds",
+        "router_encode_batch_size_sum": "texts",
+    }
     for family in text_string_to_metric_families(text):
         for sample in family.samples:
-            if sample.name == "router_http_request_duration_seconds_count":
-                requests += sample.value
-            elif sample.name == "router_errors_total":
-                errors += sample.value
-    return int(requests), int(errors)
+            name = names.get(sample.name)
+            if name is not None:
+                kind = sample.labels.get("kind")
+                counts[f"{name}:{kind}" if kind else name] += sample.value
+    return counts
 
 
 @dataclass
@@ -163,8 +171,7 @@ class Outcome:
     rss_ready: int
     rss_max: int
     high_water: int
-    server_requests: int
-    server_errors: int
+    server: Counter[str]
 
 
 async def run(opts: argparse.Namespace, work: Path) -> Outcome:
@@ -192,9 +199,9 @@ async def run(opts: argparse.Namespace, work: Path) -> Outcome:
             )  # fmt: skip
             elapsed = time.monotonic() - started
             after = server_counts((await http.get("/metrics")).text)
-        # The scrape that took ``before`` is counted in ``after``.
-        counted = (after[0] - before[0] - 1, after[1] - before[1])
-        outcome = Outcome(tally, elapsed, rss_ready, server.max_rss, server.high_water(), *counted)
+        counted = after - before
+        counted["requests"] -= 1  # the scrape that took ``before``
+        outcome = Outcome(tally, elapsed, rss_ready, server.max_rss, server.high_water(), counted)
     return outcome
 
 
@@ -237,18 +244,33 @@ def report(outcome: Outcome, opts: argparse.Namespace, *, load: tuple[float, flo
         table(outcome),
         "",
         f"{opts.clients} concurrent clients for {outcome.seconds:.0f} s over loopback (latencies as each client saw "
-        f"them). Errors by kind: {errors}. During the run the server counted {outcome.server_requests:,} requests and "
-        f"{outcome.server_errors} error answers (its `/metrics`). Server resident memory: "
+        f"them). Errors by kind: {errors}. During the run the server counted {outcome.server['requests']:,.0f} "
+        f"requests and {outcome.server['errors']:.0f} error answers (its `/metrics`). Server resident memory: "
         f"{outcome.rss_ready / mb:,.0f} MB with the catalogs loaded, {outcome.rss_max / mb:,.0f} MB at most during the "
         f"run (sampled every 250 ms; VmHWM {outcome.high_water / mb:,.0f} MB, start-up included).",
+        "",
+        model_time(outcome),
         "",
         f"Catalogs: `{NAMESPACE}` ({opts.size:,} BFCL-grown functions), `{OPS}` (20 of them) and the example catalogs; "
         f"embedded storage (Qdrant Edge). Each client plays sessions of {TURNS} turns: route the turn (distinct BFCL "
         "questions, a session and a user, so history and memories are read; one turn in ten in `ops`), then store "
         "it (the user's text, a call of the top function, its result, the answer; every fifth turn states a "
-        "preference); every third session reads its history back. A writer updates a catalog every "
+        "preference); one session in three reads its history back. A writer updates a catalog every "
         f"{opts.update_every:.0f} s (one function changed in `{NAMESPACE}`, or `{OPS}` shifted by one).",
     ])  # fmt: skip
+
+
+def model_time(outcome: Outcome) -> str:
+    """Where the server's one model thread spent the run, by kind of text (from its ``/metrics``)."""
+    rows = ["| model calls | calls | texts | mean texts per call | model seconds | share of the run |"]
+    rows.append("| --- | ---: | ---: | ---: | ---: | ---: |")
+    for kind in ("query", "memory", "example", "catalog"):
+        calls, texts, seconds = (outcome.server[f"{what}:{kind}"] for what in ("calls", "texts", "seconds"))
+        mean, share = texts / calls if calls else 0.0, seconds / outcome.seconds
+        rows.append(f"| {kind} | {calls:,.0f} | {texts:,.0f} | {mean:.1f} | {seconds:.1f} s | {share:.0%} |")
+    busy = sum(v for k, v in outcome.server.items() if k.startswith("seconds:")) / outcome.seconds
+    rows += ["", f"The model thread (one per process) was busy {busy:.0%} of the run."]
+    return "\n".join(rows)
 
 
 def main(argv: Sequence[str] | None = None) -> None:
