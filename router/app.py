@@ -9,6 +9,7 @@ from importlib import metadata
 from fastapi import FastAPI
 
 from router.api import catalogs, errors, health, route, sessions
+from router.api.observe import Observe
 from router.runtime import Runtime
 from router.settings import Settings
 
@@ -44,6 +45,8 @@ def create_app(settings: Settings | None = None, *, runtime: Runtime | None = No
         summary="The few functions that matter for each turn of an agent's conversation.",
         lifespan=lifespan,
     )
+    app.state.metrics = runtime.metrics
+    app.add_middleware(Observe, metrics=runtime.metrics)
     errors.install(app)
     app.include_router(health.router)
     app.include_router(route.router)

@@ -7,6 +7,7 @@ written to storage on every call, so any replica can serve any turn.
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -28,9 +29,11 @@ from router.meta import CatalogRecord
 from router.retrieval import context_texts, context_weight, fuse, hybrid
 from router.settings import RouteSettings
 from router.sparse import query_vector
-from router.storage.base import Storage
+from router.storage.base import Storage, StorageUnavailable
 from router.usage import learn_from_run
 from sync.service import CatalogService
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -58,6 +61,7 @@ class Routed:
     recent_context: str
     history: list[dict[str, Any]] = field(default_factory=list)
     memories: list[Memory] = field(default_factory=list)
+    degraded: bool = False
 
 
 class TurnRouter:
@@ -103,15 +107,35 @@ class TurnRouter:
     async def route(self, turn: Turn) -> Routed:
         """The functions that matter for ``turn``, plus history and memories.
 
-        Storage is read in two hops off the event loop (before and after the query
-        embedding): every hop waits for a thread, and under load those waits add up.
+        When storage cannot be reached and routes fail open, the answer is the pinned
+        functions known for the namespace, flagged ``degraded``.
         """
-        history_store = await self.history() if turn.session_id is not None else None
-        record, history = await asyncio.to_thread(self._lookup, turn, history_store)
+        try:
+            return await self._route(turn)
+        except StorageUnavailable as exc:
+            pins = self._service.pins
+            known = pins.answer(turn.namespace, turn.pinned) if pins is not None else None
+            if known is None:
+                raise
+            context = "\n".join(self._new_texts(turn))
+            log.warning("storage unavailable; routed to the pinned functions", extra={"detail": str(exc)})
+            self._service.metrics.degraded.inc()
+            return Routed([], [ScoredFunction(f, 0.0) for f in known], context, "", degraded=True)
+
+    def _new_texts(self, turn: Turn) -> list[str]:
         roles = self.settings.roles
         new = context_texts(turn.messages, roles=roles)
         if not new:
             raise InvalidRequest(f"messages: no message with role {' or '.join(roles)} has any text", field="messages")
+        return new
+
+    async def _route(self, turn: Turn) -> Routed:
+        # Storage is read in two hops off the event loop (before and after the query
+        # embedding): every hop waits for a thread, and under load those waits add up.
+        history_store = await self.history() if turn.session_id is not None else None
+        record, history = await asyncio.to_thread(self._lookup, turn, history_store)
+        roles = self.settings.roles
+        new = self._new_texts(turn)
         recent = context_texts(history, roles=roles)[-turn.recent_messages :] if turn.recent_messages else []
         index = self._service.index
         new_text, recent_text = "\n".join(new), "\n".join(recent + new) if recent else ""
@@ -124,6 +148,8 @@ class TurnRouter:
             self._search, index, turn, texts, [v.tolist() for v in vectors], pinned_names, memory_store
         )
         _check_pinned(turn.pinned, {p.function.name for p in pinned})
+        if self._service.pins is not None:
+            self._service.pins.seen(turn.namespace, record.pinned, [p.function for p in pinned])
         weights = {"lexical_weight": self.settings.lexical_weight, "example_weight": self.settings.example_weight}
         results = [hybrid(candidates, **weights) for candidates in found]
         context = {"clear": self.settings.context_clear, "vague": self.settings.context_vague}
@@ -203,7 +229,7 @@ class TurnRouter:
         if not facts or scope is None:
             return stored, 0
         index = self._service.index
-        vectors = await index.embedder.embed(facts)
+        vectors = await index.embedder.embed(facts, kind="memory")
         memories = await self.memories(index)
         added = await asyncio.to_thread(
             memories.add, scope, namespace or ANY_NAMESPACE, facts, vectors, session_id=session_id

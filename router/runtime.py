@@ -9,6 +9,8 @@ from collections.abc import Callable, Coroutine
 from typing import TYPE_CHECKING, Any
 
 from router.embedding import Embedder, EmbedderPool
+from router.fallback import PinnedFunctions, read_pins
+from router.metrics import Metrics
 from router.routing import TurnRouter
 from router.settings import EmbeddingSettings, Settings, StorageSettings
 from router.storage.base import Storage, StorageUnavailable
@@ -77,6 +79,9 @@ class Runtime:
         storage: an already open storage to use instead of the configured one.
         embedders: an embedder pool to share (tests reuse one loaded model).
         progress: progress callback factory for large embeddings.
+
+    Attributes:
+        metrics: this process's metrics (its own registry).
     """
 
     def __init__(
@@ -93,6 +98,7 @@ class Runtime:
         self.embedders = embedders or EmbedderPool(embedder_loader(settings.embedding))
         self._owns_embedders = embedders is None
         self._progress = progress
+        self.metrics = Metrics()
         self._service: CatalogService | None = None
         self._turns: TurnRouter | None = None
         self.worker: DirectorySync | None = None
@@ -136,10 +142,21 @@ class Runtime:
             if self._storage is None:
                 self._storage = await asyncio.to_thread(open_storage, self.settings.storage)
             embedding = self.settings.embedding
+            self.embedders.observers.append(self.metrics.encoded)
             service = CatalogService(
-                self._storage, self.embedders, model=embedding.model, text=embedding.text, progress=self._progress
+                self._storage,
+                self.embedders,
+                model=embedding.model,
+                text=embedding.text,
+                progress=self._progress,
+                metrics=self.metrics,
             )
             await service.open()
+            if self.settings.route.fail_open:
+                service.pins = PinnedFunctions()
+                if service.ready:
+                    service.pins = await read_pins(await service.catalogs(), service.index.store)
+            self.metrics.catalogs.read = service.meta.catalogs
             self._service = service
             self._turns = TurnRouter(service, self._storage, self.settings.route)
             if service.rebuild_pending:
@@ -190,6 +207,8 @@ class Runtime:
             with contextlib.suppress(asyncio.CancelledError):
                 await task
         self._tasks.clear()
+        if self.metrics.encoded in self.embedders.observers:
+            self.embedders.observers.remove(self.metrics.encoded)
         if self._owns_embedders:
             self.embedders.close()
         if self._owns_storage and self._storage is not None:

@@ -115,7 +115,9 @@ class SyncSettings(BaseSettings):
     allow_delete: bool = Field(False, description="let an emptied or removed file delete its namespace")
     debounce_ms: int = Field(200, ge=0, le=10_000)
     follow_seconds: float = Field(5.0, gt=0, description="server mode: how often to check the active generation")
-    retry_seconds: float = Field(5.0, gt=0, description="how soon a failed pass (storage unreachable) is tried again")
+    retry_seconds: float = Field(
+        1.0, gt=0, description="how soon a failed pass (storage unreachable) is tried again; doubles up to 10 s"
+    )
 
 
 class RouteSettings(BaseSettings):
@@ -146,6 +148,7 @@ class RouteSettings(BaseSettings):
     history_messages: int = Field(20, ge=0, le=1000, description="history messages returned with a route")
     max_memories: int = Field(3, ge=0, le=100)
     memory_min_score: float = Field(0.35, ge=-1.0, le=1.0, description="least similarity for a memory to come back")
+    fail_open: bool = Field(False, description="storage down: answer routes with the pinned functions, not 503")
 
     @model_validator(mode="after")
     def _context_ramp(self) -> RouteSettings:

@@ -11,14 +11,19 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from router.errors import RouterError
+from router.logs import REQUEST_ID
 from router.schemas import ErrorOut
 from router.storage.base import StorageUnavailable
 
 log = logging.getLogger(__name__)
 
 
-def _body(error: str, detail: str, status: int) -> JSONResponse:
-    return JSONResponse(ErrorOut(error=error, detail=detail).model_dump(), status_code=status)
+def _body(request: Request, error: str, detail: str, status: int) -> JSONResponse:
+    metrics = getattr(request.app.state, "metrics", None)
+    if metrics is not None:
+        metrics.error(error, status)
+    body = ErrorOut(error=error, detail=detail, request_id=REQUEST_ID.get())
+    return JSONResponse(body.model_dump(), status_code=status)
 
 
 def _location(loc: tuple[Any, ...]) -> str:
@@ -33,23 +38,23 @@ def install(app: FastAPI) -> None:
     """Register the handlers on ``app``."""
 
     @app.exception_handler(RouterError)
-    async def router_error(_: Request, exc: RouterError) -> JSONResponse:
-        return _body(type(exc).__name__, exc.detail, exc.status_code)
+    async def router_error(request: Request, exc: RouterError) -> JSONResponse:
+        return _body(request, type(exc).__name__, exc.detail, exc.status_code)
 
     @app.exception_handler(StorageUnavailable)
-    async def unavailable(_: Request, exc: StorageUnavailable) -> JSONResponse:
+    async def unavailable(request: Request, exc: StorageUnavailable) -> JSONResponse:
         log.warning("storage unavailable", extra={"detail": str(exc)})
-        return _body("Unavailable", str(exc), 503)
+        return _body(request, "Unavailable", str(exc), 503)
 
     @app.exception_handler(StarletteHTTPException)
-    async def http_error(_: Request, exc: StarletteHTTPException) -> JSONResponse:
+    async def http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
         kind = {404: "NotFound", 405: "MethodNotAllowed"}.get(exc.status_code, "HTTPError")
-        return _body(kind, str(exc.detail), exc.status_code)
+        return _body(request, kind, str(exc.detail), exc.status_code)
 
     @app.exception_handler(RequestValidationError)
-    async def invalid(_: Request, exc: RequestValidationError) -> JSONResponse:
+    async def invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
         problems = [f"{_location(tuple(e['loc']))}: {e['msg']}" for e in exc.errors()]
-        return _body("ValidationError", "; ".join(problems), 422)
+        return _body(request, "ValidationError", "; ".join(problems), 422)
 
 
 ERRORS: dict[int | str, dict[str, Any]] = {

@@ -44,4 +44,5 @@ async def route(body: RouteIn, turns: TurnRouterDep) -> RouteOut:
         memory_context=memory_context(routed.memories),
         context=routed.context,
         recent_context=routed.recent_context,
+        degraded=routed.degraded,
     )

@@ -2,12 +2,14 @@
 
 Qdrant Edge allows a single writer per directory, so the whole data directory is
 locked for the lifetime of an ``EdgeStorage``: a second process gets a clear error
-instead of a corrupted shard.
+instead of a corrupted shard. The lock is an ``flock``, which the kernel releases when
+its process dies, so a crashed owner never leaves it stale.
 """
 
 from __future__ import annotations
 
 import fcntl
+import logging
 import os
 import shutil
 import threading
@@ -30,6 +32,7 @@ from router.storage.base import (
     StorageUnavailable,
 )
 
+log = logging.getLogger(__name__)
 _PAGE = 2048
 # Edge needs at least one vector in a shard's config; payload-only collections get this one.
 _PLACEHOLDER = "_none"
@@ -266,6 +269,9 @@ class EdgeStorage:
                 collection.close()
             self._open.clear()
             if self._lock_file is not None:
+                # An empty lock file tells the next owner that this one closed cleanly.
+                self._lock_file.seek(0)
+                self._lock_file.truncate()
                 self._lock_file.close()
                 self._lock_file = None
 
@@ -299,6 +305,13 @@ def _lock(root: Path) -> IO[str]:
             f"data directory {root} is in use by {owner}; embedded storage allows one process "
             "per directory (use a Qdrant server URL to share storage between processes)"
         ) from exc
+    handle.seek(0)
+    previous = handle.read().strip()
+    if previous:
+        log.warning(
+            "data directory was not closed cleanly; taking it over",
+            extra={"path": str(root), "previous_owner": previous},
+        )
     handle.seek(0)
     handle.truncate()
     handle.write(f"pid {os.getpid()}")

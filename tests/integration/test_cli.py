@@ -9,17 +9,24 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
 import pytest
-from conftest import EXAMPLE_COUNTS, STOCKS, TIMEZONE, WEATHER, write_catalog
+from conftest import (
+    EXAMPLE_COUNTS,
+    ROUTER,
+    STOCKS,
+    TIMEZONE,
+    WEATHER,
+    RouterProcess,
+    router_environment,
+    start_router,
+    write_catalog,
+)
 
 from router.functions import FunctionStore
 from router.meta import MetaStore
@@ -29,13 +36,7 @@ from sync.sources import source_label
 
 pytestmark = pytest.mark.integration
 
-ROUTER = Path(sys.executable).with_name("router")
 SUMMARY = "added={} updated={} removed={} unchanged={}"
-
-
-def environment() -> dict[str, str]:
-    # The autouse fixture has already removed every ROUTER_* variable from os.environ.
-    return {**os.environ, "HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
 
 
 def router(*args: str | Path, timeout: float = 240) -> subprocess.CompletedProcess[str]:
@@ -44,7 +45,7 @@ def router(*args: str | Path, timeout: float = 240) -> subprocess.CompletedProce
         capture_output=True,
         text=True,
         timeout=timeout,
-        env=environment(),
+        env=router_environment(),
         check=False,
     )
 
@@ -152,56 +153,18 @@ def test_sync_switches_the_text_template(tmp_path: Path, catalog_dir: Path) -> N
         storage.close()
 
 
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-@dataclass
-class Server:
-    process: subprocess.Popen[str]
-    url: str
-    data: Path
-    log: Path
-
-
 @pytest.fixture
-def server(examples_dir: Path, tmp_path: Path) -> Iterator[Server]:
+def server(examples_dir: Path, tmp_path: Path) -> Iterator[RouterProcess]:
     """``router serve`` on a free port, ready; stopped with SIGTERM at the end."""
-    data, port, log = tmp_path / "data", free_port(), tmp_path / "serve.log"
-    with log.open("w") as output:
-        process = subprocess.Popen(
-            [str(ROUTER), "serve", "--catalog", str(examples_dir), "--data", str(data), "--port", str(port)],
-            stdout=output,
-            stderr=subprocess.STDOUT,
-            text=True,
-            env=environment(),
-        )
-    running = Server(process, f"http://127.0.0.1:{port}", data, log)
+    running = start_router("--catalog", examples_dir, data=tmp_path / "data", log=tmp_path / "serve.log")
     try:
-        deadline = time.monotonic() + 120
-        while True:
-            assert process.poll() is None, log.read_text()
-            assert time.monotonic() < deadline, "router serve did not become ready"
-            try:
-                if httpx.get(f"{running.url}/readyz", timeout=2).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            time.sleep(0.2)
+        running.wait_ready()
         yield running
     finally:
-        if process.poll() is None:
-            process.send_signal(signal.SIGTERM)
-            try:
-                process.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
+        running.stop()
 
 
-def test_serve_answers_on_a_real_port(server: Server) -> None:
+def test_serve_answers_on_a_real_port(server: RouterProcess) -> None:
     with httpx.Client(base_url=server.url, timeout=30) as client:
         ready = client.get("/readyz")
         listed = client.get("/v1/catalogs")
@@ -220,11 +183,12 @@ def test_serve_answers_on_a_real_port(server: Server) -> None:
     assert "search_flights" in [f["name"] for f in routed.json()["functions"]]
     assert invalid.status_code == 422
     assert invalid.headers["content-type"] == "application/json"
-    assert set(invalid.json()) == {"error", "detail"}
+    assert set(invalid.json()) == {"error", "detail", "request_id"}
+    assert invalid.json()["request_id"] == invalid.headers["x-request-id"]
     assert "functions[0].name" in invalid.json()["detail"]
 
 
-def test_serve_owns_its_data_directory_until_it_stops(server: Server) -> None:
+def test_serve_owns_its_data_directory_until_it_stops(server: RouterProcess) -> None:
     with pytest.raises(
         StorageUnavailable, match=rf"data directory {server.data} is in use by pid {server.process.pid}"
     ):
@@ -243,7 +207,7 @@ def test_sync_watch_keeps_a_ready_file_and_stops_cleanly_on_sigterm(examples_dir
     argv = ["sync", "--watch", "--ready-file", str(ready), "--catalog", str(examples_dir), "--data", str(data)]
     with log.open("w") as output:
         process = subprocess.Popen(
-            [str(ROUTER), *argv], stdout=output, stderr=subprocess.STDOUT, text=True, env=environment()
+            [str(ROUTER), *argv], stdout=output, stderr=subprocess.STDOUT, text=True, env=router_environment()
         )
     try:
         deadline = time.monotonic() + 120
@@ -279,7 +243,7 @@ def test_warm_exports_the_model_once_for_later_starts(tmp_path: Path) -> None:
         capture_output=True,
         text=True,
         timeout=300,
-        env={**environment(), "XDG_CACHE_HOME": str(tmp_path)},
+        env={**router_environment(), "XDG_CACHE_HOME": str(tmp_path)},
         check=False,
     )
 
