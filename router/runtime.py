@@ -23,10 +23,14 @@ def open_storage(settings: StorageSettings) -> Storage:
     if settings.qdrant_url is not None:
         from router.storage.client import ClientStorage
 
-        return ClientStorage.from_url(settings.qdrant_url, api_key=settings.api_key, prefix=settings.prefix)
+        return ClientStorage.from_url(
+            settings.qdrant_url, api_key=settings.api_key, prefix=settings.prefix, hnsw_ef=settings.hnsw_ef
+        )
     from router.storage.edge import EdgeStorage
+    from router.storage.edge_index import IndexPolicy
 
-    return EdgeStorage(settings.data_dir())
+    index = IndexPolicy(threshold=settings.index_threshold) if settings.index else None
+    return EdgeStorage(settings.data_dir(), hnsw_ef=settings.hnsw_ef, index=index)
 
 
 def embedder_loader(settings: EmbeddingSettings) -> Callable[[str], Embedder]:

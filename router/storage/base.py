@@ -18,6 +18,11 @@ Match = Mapping[str, str | int | bool | Sequence[str]]
 Fusion = Literal["rrf", "dbsf"]
 DENSE = "dense"
 SPARSE = "sparse"
+# Dense search breadth on HNSW-indexed segments: the least ef measured at recall@20 >= 0.99
+# against exact search (benchmarks/RESULTS.md, "HNSW recall"); exact segments ignore it.
+HNSW_EF = 512
+# Embedded collections above this many points get an HNSW index (exact search below it stays cheap).
+INDEX_THRESHOLD = 20_000
 
 
 class StorageUnavailable(RuntimeError):

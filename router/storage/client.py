@@ -17,6 +17,7 @@ from qdrant_client.http.exceptions import ResponseHandlingException
 
 from router.storage.base import (
     DENSE,
+    HNSW_EF,
     SPARSE,
     CollectionSpec,
     Fusion,
@@ -79,11 +80,12 @@ def _records(points: Sequence[models.Record]) -> list[Record]:
 class ClientCollection:
     """A collection on a Qdrant server (or in ``qdrant-client``'s local mode)."""
 
-    def __init__(self, client: QdrantClient, name: str, spec: CollectionSpec, where: str) -> None:
+    def __init__(self, client: QdrantClient, name: str, spec: CollectionSpec, where: str, hnsw_ef: int) -> None:
         self._client = client
         self._name = name
         self._spec = spec
         self._where = where
+        self._params = models.SearchParams(hnsw_ef=hnsw_ef)
 
     @property
     def spec(self) -> CollectionSpec:
@@ -188,12 +190,12 @@ class ClientCollection:
             args = {
                 "query": models.FusionQuery(fusion=method),
                 "prefetch": [
-                    models.Prefetch(query=dense_q, using=DENSE, filter=flt, limit=depth),
+                    models.Prefetch(query=dense_q, using=DENSE, filter=flt, limit=depth, params=self._params),
                     models.Prefetch(query=sparse_q, using=SPARSE, filter=flt, limit=depth),
                 ],
             }
         elif dense_q is not None:
-            args = {"query": dense_q, "using": DENSE}
+            args = {"query": dense_q, "using": DENSE, "search_params": self._params}
         elif sparse_q is not None:
             args = {"query": sparse_q, "using": SPARSE}
         else:
@@ -214,7 +216,9 @@ class ClientCollection:
             return []
         flt = _filter(match)
         requests = [
-            models.QueryRequest(query=[float(x) for x in v], using=DENSE, filter=flt, limit=limit, with_payload=True)
+            models.QueryRequest(
+                query=[*map(float, v)], using=DENSE, filter=flt, limit=limit, with_payload=True, params=self._params
+            )
             for v in dense
         ]
         with _reachable(self._where):
@@ -228,23 +232,33 @@ class ClientStorage:
         client: the client to use; closed by :meth:`close`.
         prefix: prepended to every collection name on the server.
         location: how to name the server in messages; derived from the client when None.
+        hnsw_ef: dense search breadth on the server's HNSW-indexed segments.
     """
 
-    def __init__(self, client: QdrantClient, *, prefix: str = "router_", location: str | None = None) -> None:
+    def __init__(
+        self, client: QdrantClient, *, prefix: str = "router_", location: str | None = None, hnsw_ef: int = HNSW_EF
+    ) -> None:
         self._client = client
         self._prefix = prefix
+        self._hnsw_ef = hnsw_ef
         options = client.init_options
         self._where = location or str(options.get("url") or options.get("location") or options.get("host") or "qdrant")
 
     @classmethod
     def from_url(
-        cls, url: str, *, api_key: str | None = None, prefix: str = "router_", timeout: float = 10.0
+        cls,
+        url: str,
+        *,
+        api_key: str | None = None,
+        prefix: str = "router_",
+        timeout: float = 10.0,
+        hnsw_ef: int = HNSW_EF,
     ) -> ClientStorage:
         """Connect to a Qdrant server; nothing is sent until a collection is used."""
         # The client's version check runs in a background thread and only warns, which
         # races with (and under -W error breaks) callers; connection errors surface on use.
         client = QdrantClient(url=url, api_key=api_key, timeout=math.ceil(timeout), check_compatibility=False)
-        return cls(client, prefix=prefix, location=url)
+        return cls(client, prefix=prefix, location=url, hnsw_ef=hnsw_ef)
 
     @classmethod
     def in_memory(cls, prefix: str = "router_") -> ClientStorage:
@@ -277,7 +291,7 @@ class ClientStorage:
                     else None,
                 )
             self._ensure_indexes(name, spec)
-        return ClientCollection(self._client, name, spec, self._where)
+        return ClientCollection(self._client, name, spec, self._where, self._hnsw_ef)
 
     def _ensure_indexes(self, name: str, spec: CollectionSpec) -> None:
         wanted: dict[str, models.PayloadSchemaParams | models.PayloadSchemaType] = dict.fromkeys(
