@@ -72,6 +72,11 @@ class EdgeCollection:
     def spec(self) -> CollectionSpec:
         return self._spec
 
+    @property
+    def indexed(self) -> bool:
+        """Whether an HNSW index (built in the background) serves part of its dense searches."""
+        return self._live.indexed
+
     def upsert(self, points: Sequence[PointData]) -> None:
         """Insert or replace points by id."""
         if not points:

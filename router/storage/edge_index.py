@@ -91,7 +91,7 @@ class EdgeIndexer:
 
     def __init__(self, root: Path, policy: IndexPolicy) -> None:
         self._root = root
-        self._policy = policy
+        self.policy = policy
         self._watched: dict[str, _Watched] = {}
         self._cond = threading.Condition()
         self._stopped = False
@@ -159,7 +159,7 @@ class EdgeIndexer:
         for watched in self._watched.values():
             if watched.checked == watched.live.writes:
                 continue
-            left = self._policy.quiet - (monotonic() - watched.live.last_write)
+            left = self.policy.quiet - (monotonic() - watched.live.last_write)
             if left <= 0:
                 return watched
             wait = left if wait is None else min(wait, left)
@@ -172,7 +172,7 @@ class EdgeIndexer:
         writes = live.writes
         with live.reading() as shard:
             points = int(shard.count(qe.CountRequest(exact=True)))
-        if points <= self._policy.threshold or (live.indexed and live.fresh_points <= self._policy.threshold):
+        if points <= self.policy.threshold or (live.indexed and live.fresh_points <= self.policy.threshold):
             watched.checked = writes
             return
         build = self._root / f"{name}{BUILD}"
@@ -215,7 +215,7 @@ class EdgeIndexer:
             if self._stopped or spec.name not in self._watched:
                 return None
             self._child = child = subprocess.Popen(  # noqa: S603
-                build_command(build, spec, self._policy.hnsw, priority=self._policy.priority),
+                build_command(build, spec, self.policy.hnsw, priority=self.policy.priority),
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
                 text=True,

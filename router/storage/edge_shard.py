@@ -115,10 +115,10 @@ class LiveShard:
                 aside.rename(self.path)
                 self._shard = qe.EdgeShard.load(str(self.path))
                 raise
-            self.indexed = has_index(self.path)
-            self.fresh_points = 0
         shutil.rmtree(aside)
         _sync_dir(self.path.parent)
+        self.indexed = has_index(self.path)
+        self.fresh_points = 0
 
     def close(self) -> None:
         with self._lock:
