@@ -20,7 +20,7 @@ DENSE = "dense"
 SPARSE = "sparse"
 # Dense search breadth on HNSW-indexed segments: the least ef measured at recall@20 >= 0.99
 # against exact search (benchmarks/RESULTS.md, "HNSW recall"); exact segments ignore it.
-HNSW_EF = 512
+HNSW_EF = 1024
 # Embedded collections above this many points get an HNSW index (exact search below it stays cheap).
 INDEX_THRESHOLD = 20_000
 
