@@ -8,8 +8,8 @@ that writes, closes and drops land while it runs, deterministically.
 from __future__ import annotations
 
 import logging
-import os
 import shutil
+import subprocess
 import sys
 import time
 import uuid
@@ -28,6 +28,7 @@ from router.storage.edge_shard import ASIDE, BUILD
 
 pytestmark = pytest.mark.integration
 
+ROOT = Path(__file__).resolve().parents[2]
 DIM = 32
 SPEC = CollectionSpec(name="vectors", dense_size=DIM, sparse=False, tenant_field="namespace", keyword_fields=("kind",))
 # A tiny full-scan threshold makes even small filtered searches walk the graph.
@@ -121,11 +122,12 @@ def started(gate: Path) -> list[int]:
 
 
 def alive(process: int) -> bool:
+    """Whether a process runs (a zombie left to a parent that does not reap it counts as ended)."""
     try:
-        os.kill(process, 0)
-    except ProcessLookupError:
+        stat = Path(f"/proc/{process}/stat").read_text()
+    except FileNotFoundError:
         return False
-    return True
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"
 
 
 def leftovers(root: Path) -> list[str]:
@@ -248,6 +250,43 @@ def test_drop_during_a_build_ends_it(tmp_path: Path, gate: Path) -> None:
         assert not alive(started(gate)[0])
         assert not storage.exists(SPEC.name)
         assert leftovers(tmp_path / "data") == []
+    finally:
+        storage.close()
+
+
+KILLED_SERVICE = """
+import sys, time
+from pathlib import Path
+from router.storage import edge_index
+from router.storage.edge import EdgeStorage
+from tests.integration import test_edge_index as t
+
+gate, data = Path(sys.argv[1]), Path(sys.argv[2])
+real = edge_index.build_command
+edge_index.build_command = lambda path, spec, hnsw, *, priority=19: [
+    sys.executable, "-c", t.GATE_SCRIPT, str(gate), *real(path, spec, hnsw, priority=priority)[3:]
+]
+EdgeStorage(data, index=t.POLICY).collection(t.SPEC).upsert(t.points(0, 1500))
+time.sleep(600)
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the build process ends with its parent on Linux")
+def test_a_service_killed_during_a_build_takes_the_build_with_it(tmp_path: Path) -> None:
+    gate, data = tmp_path / "gate", tmp_path / "data"
+    service = subprocess.Popen([sys.executable, "-c", KILLED_SERVICE, str(gate), str(data)], cwd=ROOT)
+    try:
+        wait_for(lambda: len(started(gate)) == 1 and (data / f"vectors{BUILD}").exists(), "the build")
+    finally:
+        service.kill()
+        service.wait()
+    wait_for(lambda: not alive(started(gate)[0]), "the build process to end")
+    assert leftovers(data) == [f"vectors{BUILD}"]
+
+    storage = EdgeStorage(data, index=None)
+    try:
+        assert storage.collection(SPEC).count() == 1500
+        assert leftovers(data) == []
     finally:
         storage.close()
 
