@@ -35,13 +35,15 @@ SPEC = CollectionSpec(name="vectors", dense_size=DIM, sparse=False, tenant_field
 POLICY = IndexPolicy(threshold=1000, quiet=0.2, hnsw=HnswParams(full_scan_threshold_kb=1))
 # Only a failure guard: a build of a few thousand points takes seconds.
 DEADLINE = 120.0
+# The build process, held until the gate file exists (it ends with its parent while held, too).
 GATE_SCRIPT = (
     "import os, pathlib, sys, time\n"
-    "gate = pathlib.Path(sys.argv[1])\n"
+    "from router.storage import edge_index\n"
+    "gate, args = pathlib.Path(sys.argv[1]), sys.argv[2:]\n"
+    "edge_index._die_with_parent(int(args[args.index('--parent') + 1]))\n"
     "with open(gate.with_suffix('.pids'), 'a') as f: f.write(f'{os.getpid()}\\n')\n"
     "while not gate.exists(): time.sleep(0.02)\n"
-    "from router.storage.edge_index import main\n"
-    "raise SystemExit(main(sys.argv[2:]))\n"
+    "raise SystemExit(edge_index.main(args))\n"
 )
 
 
