@@ -80,12 +80,14 @@ def _records(points: Sequence[models.Record]) -> list[Record]:
 class ClientCollection:
     """A collection on a Qdrant server (or in ``qdrant-client``'s local mode)."""
 
-    def __init__(self, client: QdrantClient, name: str, spec: CollectionSpec, where: str, hnsw_ef: int) -> None:
+    def __init__(
+        self, client: QdrantClient, name: str, spec: CollectionSpec, where: str, params: models.SearchParams | None
+    ) -> None:
         self._client = client
         self._name = name
         self._spec = spec
         self._where = where
-        self._params = models.SearchParams(hnsw_ef=hnsw_ef)
+        self._params = params
 
     @property
     def spec(self) -> CollectionSpec:
@@ -240,9 +242,11 @@ class ClientStorage:
     ) -> None:
         self._client = client
         self._prefix = prefix
-        self._hnsw_ef = hnsw_ef
         options = client.init_options
         self._where = location or str(options.get("url") or options.get("location") or options.get("host") or "qdrant")
+        # Local mode searches exactly and warns about search parameters: it gets none.
+        local = options.get("location") == ":memory:" or options.get("path") is not None
+        self._params = None if local else models.SearchParams(hnsw_ef=hnsw_ef)
 
     @classmethod
     def from_url(
@@ -291,7 +295,7 @@ class ClientStorage:
                     else None,
                 )
             self._ensure_indexes(name, spec)
-        return ClientCollection(self._client, name, spec, self._where, self._hnsw_ef)
+        return ClientCollection(self._client, name, spec, self._where, self._params)
 
     def _ensure_indexes(self, name: str, spec: CollectionSpec) -> None:
         wanted: dict[str, models.PayloadSchemaParams | models.PayloadSchemaType] = dict.fromkeys(

@@ -196,11 +196,12 @@ class EdgeIndexer:
                         extra={"collection": name, "seconds": round(perf_counter() - start, 1)},
                     )
                     return
-                live.replace(build)
+                paused = live.replace(build)
             watched.checked = writes
+            seconds = round(perf_counter() - start, 1)
             log.info(
                 "index built",
-                extra={"collection": name, "seconds": round(perf_counter() - start, 1), **built},
+                extra={"collection": name, "seconds": seconds, "swap_ms": round(paused * 1000), **built},
             )
         finally:
             shutil.rmtree(build, ignore_errors=True)

@@ -18,7 +18,7 @@ import shutil
 import threading
 from collections.abc import Iterator
 from pathlib import Path
-from time import monotonic
+from time import monotonic, perf_counter
 from typing import IO
 
 import qdrant_edge as qe
@@ -98,10 +98,15 @@ class LiveShard:
             with self.notify:
                 self.notify.notify_all()
 
-    def replace(self, built: Path) -> None:
-        """Swap in an indexed copy of this shard; the caller holds the write guard."""
+    def replace(self, built: Path) -> float:
+        """Swap in an indexed copy of this shard (the caller holds the write guard).
+
+        Returns:
+            The seconds no call could use the shard.
+        """
         aside = self.path.with_name(self.path.name + ASIDE)
         with self._lock:
+            start = perf_counter()
             if self._shard is not None:
                 self._shard.close()
             self._shard = None
@@ -115,10 +120,12 @@ class LiveShard:
                 aside.rename(self.path)
                 self._shard = qe.EdgeShard.load(str(self.path))
                 raise
+            paused = perf_counter() - start
         shutil.rmtree(aside)
         _sync_dir(self.path.parent)
         self.indexed = has_index(self.path)
         self.fresh_points = 0
+        return paused
 
     def close(self) -> None:
         with self._lock:
