@@ -184,7 +184,8 @@ class EdgeIndexer:
                     shard.flush()
                 shutil.rmtree(build, ignore_errors=True)
                 shutil.copytree(live.path, build)
-            log.info("index build started", extra={"collection": name, "points": points})
+            copied = round((perf_counter() - start) * 1000)
+            log.info("index build started", extra={"collection": name, "points": points, "copy_ms": copied})
             built = self._child_build(build, watched.spec)
             if built is None:
                 watched.checked = writes
