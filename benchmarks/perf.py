@@ -40,7 +40,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from benchmarks.bfcl import load_questions
-from benchmarks.common import RESULTS, machine, record_section, say
+from benchmarks.common import RESULTS, kept_subsection, machine, record_section, say
 from benchmarks.perf_inproc import encode_rate, floor_sample, model_load_seconds, reconcile
 from benchmarks.perf_load import batching_ceiling, client, put_catalog, sequential, throughput
 from benchmarks.perf_report import CLIENTS, SizeResult, apply_table, table
@@ -218,13 +218,7 @@ def report(results: Sequence[SizeResult], opts: Options, *, load: tuple[float, f
 
 def kept_diagnosis(path: Path) -> str:
     """The ``### Diagnosis`` part of the recorded section, if any, to keep below the new figures."""
-    lines = path.read_text(encoding="utf-8").splitlines() if path.exists() else []
-    start = next((i for i, line in enumerate(lines) if line.strip() == HEADING), None)
-    if start is None:
-        return ""
-    end = next((i for i in range(start + 1, len(lines)) if lines[i].startswith("## ")), len(lines))
-    mark = next((i for i in range(start, end) if lines[i].strip() == DIAGNOSIS), None)
-    return "\n".join(lines[mark:end]).strip() if mark is not None else ""
+    return kept_subsection(path, HEADING, DIAGNOSIS)
 
 
 def main(argv: Sequence[str] | None = None) -> None:

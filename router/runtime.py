@@ -28,8 +28,10 @@ def open_storage(settings: StorageSettings) -> Storage:
     if settings.qdrant_url is not None:
         return open_server(settings)
     from router.storage.edge import EdgeStorage
+    from router.storage.edge_index import IndexPolicy
 
-    return EdgeStorage(settings.data_dir())
+    index = IndexPolicy(threshold=settings.index_threshold) if settings.index else None
+    return EdgeStorage(settings.data_dir(), hnsw_ef=settings.hnsw_ef, index=index)
 
 
 def open_server(settings: StorageSettings) -> ClientStorage:
@@ -52,6 +54,7 @@ def open_server(settings: StorageSettings) -> ClientStorage:
         prefix=settings.prefix,
         timeout=settings.timeout,
         cluster=cluster,
+        hnsw_ef=settings.hnsw_ef,
     )
 
 

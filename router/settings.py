@@ -12,6 +12,7 @@ from pydantic import Field, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from router.embedding import DEFAULT_MODEL
+from router.storage.base import HNSW_EF, INDEX_THRESHOLD
 from router.texts import DEFAULT_TEMPLATE, TEMPLATES
 
 
@@ -62,6 +63,9 @@ class StorageSettings(BaseSettings):
     read_consistency: int | Literal["majority", "quorum", "all"] = Field(
         1, description="replicas each read asks and must agree: a number, majority, quorum or all"
     )
+    hnsw_ef: int = Field(HNSW_EF, ge=1, le=100_000, description="dense search breadth on HNSW-indexed segments")
+    index: bool = Field(True, description="embedded: index large collections (HNSW) in a background process")
+    index_threshold: int = Field(INDEX_THRESHOLD, ge=1, description="embedded: index collections of more points")
 
     @model_validator(mode="after")
     def _one_location(self) -> StorageSettings:

@@ -18,6 +18,12 @@ Match = Mapping[str, str | int | bool | Sequence[str]]
 Fusion = Literal["rrf", "dbsf"]
 DENSE = "dense"
 SPARSE = "sparse"
+# Dense search breadth on HNSW-indexed segments: the least ef measured to keep recall@20 against
+# exact search >= 0.99 with margin, worst query included, on real embeddings in a multi-tenant
+# collection with Qdrant's default graph (benchmarks/RESULTS.md, "HNSW recall"). Exact segments ignore it.
+HNSW_EF = 1024
+# Embedded collections above this many points get an HNSW index (exact search below it stays cheap).
+INDEX_THRESHOLD = 20_000
 
 
 class StorageUnavailable(RuntimeError):

@@ -18,6 +18,7 @@ from qdrant_client.http.exceptions import ResponseHandlingException, UnexpectedR
 
 from router.storage.base import (
     DENSE,
+    HNSW_EF,
     SPARSE,
     CollectionSpec,
     Fusion,
@@ -54,7 +55,13 @@ class ClientCollection:
     """A collection on a Qdrant server (or in ``qdrant-client``'s local mode)."""
 
     def __init__(
-        self, client: QdrantClient, name: str, spec: CollectionSpec, where: str, cluster: ClusterOptions
+        self,
+        client: QdrantClient,
+        name: str,
+        spec: CollectionSpec,
+        where: str,
+        cluster: ClusterOptions,
+        params: models.SearchParams | None = None,
     ) -> None:
         self._client = client
         self._name = name
@@ -62,6 +69,7 @@ class ClientCollection:
         self._where = where
         self._writes = cluster.writes()
         self._reads = cluster.reads()
+        self._params = params
 
     @property
     def spec(self) -> CollectionSpec:
@@ -172,12 +180,12 @@ class ClientCollection:
             args = {
                 "query": models.FusionQuery(fusion=method),
                 "prefetch": [
-                    models.Prefetch(query=dense_q, using=DENSE, filter=flt, limit=depth),
+                    models.Prefetch(query=dense_q, using=DENSE, filter=flt, limit=depth, params=self._params),
                     models.Prefetch(query=sparse_q, using=SPARSE, filter=flt, limit=depth),
                 ],
             }
         elif dense_q is not None:
-            args = {"query": dense_q, "using": DENSE}
+            args = {"query": dense_q, "using": DENSE, "search_params": self._params}
         elif sparse_q is not None:
             args = {"query": sparse_q, "using": SPARSE}
         else:
@@ -200,7 +208,9 @@ class ClientCollection:
             return []
         flt = to_filter(match)
         requests = [
-            models.QueryRequest(query=[float(x) for x in v], using=DENSE, filter=flt, limit=limit, with_payload=True)
+            models.QueryRequest(
+                query=[*map(float, v)], using=DENSE, filter=flt, limit=limit, with_payload=True, params=self._params
+            )
             for v in dense
         ]
         with _reachable(self._where):
@@ -215,6 +225,7 @@ class ClientStorage:
         prefix: prepended to every collection name on the server.
         location: how to name the server in messages; derived from the client when None.
         cluster: sharding, replication and consistency of the collections.
+        hnsw_ef: dense search breadth on the server's HNSW-indexed segments.
     """
 
     def __init__(
@@ -224,12 +235,16 @@ class ClientStorage:
         prefix: str = "router_",
         location: str | None = None,
         cluster: ClusterOptions | None = None,
+        hnsw_ef: int = HNSW_EF,
     ) -> None:
         self._client = client
         self._prefix = prefix
         self._cluster = cluster or ClusterOptions()
         options = client.init_options
         self._where = location or str(options.get("url") or options.get("location") or options.get("host") or "qdrant")
+        # Local mode searches exactly and warns about search parameters: it gets none.
+        local = options.get("location") == ":memory:" or options.get("path") is not None
+        self._params = None if local else models.SearchParams(hnsw_ef=hnsw_ef)
 
     @classmethod
     def from_url(
@@ -240,12 +255,13 @@ class ClientStorage:
         prefix: str = "router_",
         timeout: float = 10.0,
         cluster: ClusterOptions | None = None,
+        hnsw_ef: int = HNSW_EF,
     ) -> ClientStorage:
         """Connect to a Qdrant server; nothing is sent until a collection is used."""
         # The client's version check runs in a background thread and only warns, which
         # races with (and under -W error breaks) callers; connection errors surface on use.
         client = QdrantClient(url=url, api_key=api_key, timeout=math.ceil(timeout), check_compatibility=False)
-        return cls(client, prefix=prefix, location=url, cluster=cluster)
+        return cls(client, prefix=prefix, location=url, cluster=cluster, hnsw_ef=hnsw_ef)
 
     @classmethod
     def in_memory(cls, prefix: str = "router_") -> ClientStorage:
@@ -274,7 +290,7 @@ class ClientStorage:
             if not self._client.collection_exists(name):
                 create_collection(self._client, name, spec, self._cluster)
             ensure_indexes(self._client, name, spec)
-        return ClientCollection(self._client, name, spec, self._where, self._cluster)
+        return ClientCollection(self._client, name, spec, self._where, self._cluster, self._params)
 
     def exists(self, name: str) -> bool:
         """Whether a collection of that name exists."""
