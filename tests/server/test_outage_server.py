@@ -17,8 +17,7 @@ from router.embedding import EmbedderPool
 from router.runtime import Runtime
 from router.settings import RouteSettings, Settings, StorageSettings
 from router.storage.client import ClientStorage
-from tests.conftest import STOCKS, WEATHER
-from tests.server.test_storage_server import QDRANT_IMAGE
+from tests.conftest import QDRANT_IMAGE, STOCKS, WEATHER
 
 pytestmark = pytest.mark.server
 
