@@ -9,6 +9,8 @@ from importlib import metadata
 from fastapi import FastAPI
 
 from router.api import catalogs, errors, health, route, sessions
+from router.api.auth import AuthMiddleware
+from router.limits import BodyLimitMiddleware
 from router.runtime import Runtime
 from router.settings import Settings
 
@@ -45,6 +47,11 @@ def create_app(settings: Settings | None = None, *, runtime: Runtime | None = No
         lifespan=lifespan,
     )
     errors.install(app)
+    # Keys are checked first (outermost), so a request without one is refused before its body is read.
+    app.state.api_keys, app.state.limits = runtime.settings.auth.keys, runtime.settings.limits
+    app.add_middleware(BodyLimitMiddleware, limits=runtime.settings.limits)
+    if app.state.api_keys is not None:
+        app.add_middleware(AuthMiddleware, keys=app.state.api_keys)
     app.include_router(health.router)
     app.include_router(route.router)
     app.include_router(sessions.router)

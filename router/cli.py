@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import logging
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -12,11 +13,14 @@ from typing import Any
 from pydantic import ValidationError
 
 from router import logs
+from router.access import AuthSettings, exposure, is_loopback
 from router.embedding import Progress
 from router.errors import RouterError
 from router.mcp import cli as mcp_cli
 from router.settings import EmbeddingSettings, ServerSettings, Settings, StorageSettings, SyncSettings
 from router.storage.base import StorageUnavailable
+
+log = logging.getLogger("router.cli")
 
 
 def _given(**values: Any) -> dict[str, Any]:
@@ -43,6 +47,11 @@ def parser() -> argparse.ArgumentParser:
     serve.add_argument("--catalog", type=Path, help="catalog directory to keep in sync")
     serve.add_argument("--host")
     serve.add_argument("--port", type=int)
+    serve.add_argument(
+        "--allow-unauthenticated",
+        action="store_true",
+        help="serve without API keys on a host other than loopback (ROUTER_ALLOW_UNAUTHENTICATED)",
+    )
     _common(serve)
     sync = commands.add_parser("sync", help="reconcile a catalog directory into storage")
     sync.add_argument("--catalog", type=Path, required=True, help="catalog directory")
@@ -58,6 +67,7 @@ def settings_from(args: argparse.Namespace) -> Settings:
         embedding=EmbeddingSettings(**_given(model=args.model, text=args.text)),
         storage=StorageSettings(**_given(data=args.data, qdrant_url=args.qdrant_url)),
         sync=SyncSettings(**_given(catalog=args.catalog, allow_delete=args.allow_delete)),
+        auth=AuthSettings(**_given(allow_unauthenticated=getattr(args, "allow_unauthenticated", None))),
         server=ServerSettings(
             **_given(
                 host=getattr(args, "host", None),
@@ -90,6 +100,12 @@ def serve(settings: Settings) -> int:
     if catalog is not None and not catalog.is_dir():
         print(f"router serve: catalog directory {catalog} does not exist", file=sys.stderr)
         return 2
+    summary, allowed = exposure(settings.server.host, settings.auth)
+    if not allowed:
+        print(f"router serve: {summary}", file=sys.stderr)
+        return 2
+    exposed = settings.auth.keys is None and not is_loopback(settings.server.host)
+    log.log(logging.WARNING if exposed else logging.INFO, summary)
 
     from router.app import create_app
 

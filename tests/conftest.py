@@ -27,7 +27,7 @@ from fastapi import FastAPI
 from router.app import create_app
 from router.embedding import DEFAULT_MODEL, Embedder, EmbedderPool, Progress, Vectors
 from router.runtime import Runtime, embedder_loader
-from router.settings import EmbeddingSettings, Settings, StorageSettings, SyncSettings
+from router.settings import AuthSettings, EmbeddingSettings, LimitSettings, Settings, StorageSettings, SyncSettings
 from router.texts import DEFAULT_TEMPLATE
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -154,12 +154,16 @@ async def run_app(
     text: str = DEFAULT_TEMPLATE,
     allow_delete: bool = False,
     ready: bool = True,
+    auth: AuthSettings | None = None,
+    limits: LimitSettings | None = None,
 ) -> AsyncIterator[Served]:
     """Run the app with its lifespan on ``data``; wait until ready unless ``ready=False``."""
     settings = Settings(
         embedding=EmbeddingSettings(text=text),
         storage=StorageSettings(data=data),
         sync=SyncSettings(catalog=catalog, allow_delete=allow_delete),
+        auth=auth,
+        limits=limits,
     )
     runtime = Runtime(settings, embedders=pool)
     app = create_app(runtime=runtime)

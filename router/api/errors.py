@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -10,15 +11,21 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from router.errors import RouterError
+from router.errors import RouterError, Unauthorized
 from router.schemas import ErrorOut
 from router.storage.base import StorageUnavailable
 
 log = logging.getLogger(__name__)
 
 
-def _body(error: str, detail: str, status: int) -> JSONResponse:
-    return JSONResponse(ErrorOut(error=error, detail=detail).model_dump(), status_code=status)
+def error_response(error: str, detail: str, status: int, *, headers: Mapping[str, str] | None = None) -> JSONResponse:
+    """An error answer: ``{"error": <kind>, "detail": <what and where>}``."""
+    return JSONResponse(ErrorOut(error=error, detail=detail).model_dump(), status_code=status, headers=headers)
+
+
+def challenge(*, invalid: bool) -> dict[str, str]:
+    """The ``WWW-Authenticate`` header of a 401 (RFC 6750): which scheme, and whether the token was wrong."""
+    return {"WWW-Authenticate": 'Bearer realm="tool-router"' + (', error="invalid_token"' if invalid else "")}
 
 
 def _location(loc: tuple[Any, ...]) -> str:
@@ -34,26 +41,33 @@ def install(app: FastAPI) -> None:
 
     @app.exception_handler(RouterError)
     async def router_error(_: Request, exc: RouterError) -> JSONResponse:
-        return _body(type(exc).__name__, exc.detail, exc.status_code)
+        headers = challenge(invalid=False) if isinstance(exc, Unauthorized) else None
+        return error_response(type(exc).__name__, exc.detail, exc.status_code, headers=headers)
 
     @app.exception_handler(StorageUnavailable)
     async def unavailable(_: Request, exc: StorageUnavailable) -> JSONResponse:
         log.warning("storage unavailable", extra={"detail": str(exc)})
-        return _body("Unavailable", str(exc), 503)
+        return error_response("Unavailable", str(exc), 503)
 
     @app.exception_handler(StarletteHTTPException)
     async def http_error(_: Request, exc: StarletteHTTPException) -> JSONResponse:
-        kind = {404: "NotFound", 405: "MethodNotAllowed"}.get(exc.status_code, "HTTPError")
-        return _body(kind, str(exc.detail), exc.status_code)
+        kind = _KINDS.get(exc.status_code, "HTTPError")
+        return error_response(kind, str(exc.detail), exc.status_code, headers=exc.headers)
 
     @app.exception_handler(RequestValidationError)
     async def invalid(_: Request, exc: RequestValidationError) -> JSONResponse:
         problems = [f"{_location(tuple(e['loc']))}: {e['msg']}" for e in exc.errors()]
-        return _body("ValidationError", "; ".join(problems), 422)
+        return error_response("ValidationError", "; ".join(problems), 422)
 
+
+_KINDS = {400: "BadRequest", 404: "NotFound", 405: "MethodNotAllowed", 413: "PayloadTooLarge"}
 
 ERRORS: dict[int | str, dict[str, Any]] = {
+    400: {"model": ErrorOut, "description": "The body cannot be parsed"},
+    401: {"model": ErrorOut, "description": "API keys are configured and none, or an unknown one, was sent"},
+    403: {"model": ErrorOut, "description": "The API key may not use this namespace or session"},
     404: {"model": ErrorOut, "description": "Unknown namespace"},
+    413: {"model": ErrorOut, "description": "The body exceeds its size limit"},
     422: {"model": ErrorOut, "description": "Invalid request; the detail names the field"},
     503: {"model": ErrorOut, "description": "Storage unavailable or the service is starting"},
 }
