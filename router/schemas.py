@@ -43,7 +43,7 @@ class CatalogIn(BaseModel):
     )
 
     functions: list[Any] = Field(description="function definitions, kept verbatim")
-    pinned: list[Any] = Field(default_factory=list, description="names always returned with a route")
+    pinned: list[str] = Field(default_factory=list, description="names always returned with a route")
 
 
 class ReconcileOut(BaseModel):

@@ -167,6 +167,7 @@ async def test_a_bad_catalog_names_the_field_and_changes_nothing(guarded: Callab
         many = await put("/v1/catalogs/travel", json={"functions": [WEATHER] * 51})
         shape = await put("/v1/catalogs/travel", json={"functions": [{"name": "a b"}]})
         not_list = await put("/v1/catalogs/travel", json={"functions": "everything"})
+        pinned = await put("/v1/catalogs/travel", json={"functions": [WEATHER], "pinned": [{}]})
         bad_namespace = await put("/v1/catalogs/bad%20name", json={"functions": [WEATHER]})
 
         refused(nul, 422, "InvalidRequest", r"functions[0].description: the text contains a NUL character (\u0000)")
@@ -174,6 +175,7 @@ async def test_a_bad_catalog_names_the_field_and_changes_nothing(guarded: Callab
         refused(many, 422, "InvalidRequest", "functions: 51 functions; at most 50 per catalog (ROUTER_LIMIT_FUNCTIONS)")
         refused(shape, 422, "CatalogInvalid", "functions[0].name")
         refused(not_list, 422, "ValidationError", "functions: Input should be a valid list")
+        refused(pinned, 422, "ValidationError", "pinned[0]: Input should be a valid string")
         refused(bad_namespace, 422, "ValidationError", "namespace: String should match pattern")
         assert await state(served) == before
         assert (await served.client.get("/v1/catalogs/bad%20name")).status_code == 422
