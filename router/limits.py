@@ -122,21 +122,26 @@ def check_document(document: Any, limits: LimitSettings) -> None:
                 )
     # Iterative, so a deep document cannot exhaust the interpreter's stack; paths are linked
     # (parent, key) pairs, rendered only for an error.
+    if isinstance(document, str):
+        _check_string(document, None, limits)
     stack: list[tuple[Any, tuple[Any, str | int] | None, int]] = [(document, None, 0)]
     while stack:
         node, trail, depth = stack.pop()
-        if isinstance(node, str):
-            _check_string(node, trail, limits)
-        elif isinstance(node, dict | list):
-            if depth >= limits.depth:
-                raise InvalidRequest(
-                    f"{_path(trail)}: nested deeper than {limits.depth} levels (ROUTER_LIMIT_DEPTH)", field=_path(trail)
-                )
-            items = list(node.items()) if isinstance(node, dict) else list(enumerate(node))
-            for key, value in reversed(items):
-                if isinstance(key, str):
-                    _check_string(key, trail, limits, name=True)
-                stack.append((value, (trail, key), depth + 1))
+        if not isinstance(node, dict | list):
+            continue
+        if depth >= limits.depth:
+            where = _path(trail)
+            raise InvalidRequest(f"{where}: nested deeper than {limits.depth} levels (ROUTER_LIMIT_DEPTH)", field=where)
+        children: list[tuple[Any, tuple[Any, str | int] | None, int]] = []
+        for key, value in node.items() if isinstance(node, dict) else enumerate(node):
+            if isinstance(key, str) and ("\x00" in key or len(key) > limits.text_chars):
+                _check_string(key, trail, limits, name=True)
+            if isinstance(value, str):
+                if "\x00" in value or len(value) > limits.text_chars:
+                    _check_string(value, (trail, key), limits)
+            elif isinstance(value, dict | list):
+                children.append((value, (trail, key), depth + 1))
+        stack.extend(reversed(children))
 
 
 def _check_string(text: str, trail: tuple[Any, str | int] | None, limits: LimitSettings, *, name: bool = False) -> None:
