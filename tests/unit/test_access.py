@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 from pathlib import Path
 
@@ -11,6 +12,8 @@ from pydantic import ValidationError
 from router import cli
 from router.access import FULL, Access, ApiKeys, AuthSettings, exposure, is_loopback
 from router.errors import Forbidden
+from router.mcp import cli as mcp_cli
+from router.mcp.config import ConfigError
 
 ADMIN = "admin-key-0123456789abcdef"
 TRAVEL = "travel-key-0123456789abcdef"
@@ -71,6 +74,19 @@ def test_invalid_keys_say_what_and_where_without_quoting_a_key(text: str, messag
     assert message in str(caught.value)
     for key in (ADMIN, TRAVEL, "short", "with a space"):
         assert key not in str(caught.value)
+
+
+@pytest.mark.parametrize("value", ['{"' + ADMIN + '": ["a/b"]}', '{"' + ADMIN + '": "*"', '{"' + ADMIN + '": []}'])
+def test_settings_errors_quote_no_part_of_a_key(value: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ROUTER_API_KEYS", value)
+
+    with pytest.raises(ValidationError) as caught:
+        AuthSettings()
+
+    shown = f"{caught.value}\n{caught.value!r}"  # what a traceback or a log line would show
+    assert "ROUTER_API_KEYS" in shown
+    assert ADMIN[:6] not in shown
+    assert ADMIN[-6:] not in shown
 
 
 def test_access_checks_namespaces() -> None:
@@ -192,3 +208,21 @@ def test_allow_unauthenticated_flag_and_variable(monkeypatch: pytest.MonkeyPatch
     assert flag.auth.allow_unauthenticated
     assert variable.auth.allow_unauthenticated
     assert not default.auth.allow_unauthenticated
+
+
+def test_router_mcp_takes_the_key_of_a_running_router_from_its_flag_or_the_environment(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    parser = argparse.ArgumentParser()
+    mcp_cli.configure(parser)
+    remote = ["--url", "http://127.0.0.1:8000", "--namespace", "travel"]
+
+    flag = mcp_cli.options(parser.parse_args([*remote, "--api-key", TRAVEL]))
+    monkeypatch.setenv("ROUTER_API_KEY", BOTH)
+    variable = mcp_cli.options(parser.parse_args(remote))
+    both = mcp_cli.options(parser.parse_args([*remote, "--api-key", TRAVEL]))
+    local = mcp_cli.options(parser.parse_args(["--namespace", "travel"]))
+
+    assert (flag.api_key, variable.api_key, both.api_key, local.api_key) == (TRAVEL, BOTH, TRAVEL, None)
+    with pytest.raises(ConfigError, match="--api-key is the key of a running router: give its --url"):
+        mcp_cli.options(parser.parse_args(["--namespace", "travel", "--api-key", TRAVEL]))
