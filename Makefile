@@ -9,7 +9,7 @@ DATA   ?= data
 
 export HF_HUB_OFFLINE := 1
 
-.PHONY: install run test lint typecheck unit bench bench-sync bench-quality bench-perf clean
+.PHONY: install run test lint typecheck unit bench bench-sync bench-quality bench-perf bench-storage bench-load bench-index clean
 
 install: $(STAMP)
 
@@ -43,7 +43,7 @@ $(BENCH_STAMP): $(STAMP)
 	$(BIN)/python -m pip install --quiet --no-deps 'bfcl-eval==2026.3.23'
 	touch $(BENCH_STAMP)
 
-bench: bench-sync bench-quality bench-perf
+bench: bench-sync bench-quality bench-perf bench-storage bench-load bench-index
 
 bench-sync: $(BENCH_STAMP)
 	$(BIN)/python -m benchmarks.sync_bench
@@ -53,6 +53,16 @@ bench-quality: $(BENCH_STAMP)
 
 bench-perf: $(BENCH_STAMP)
 	$(BIN)/python -m benchmarks.perf
+
+# The 100k store bench-perf builds, when there is one, gives the per-function figures.
+bench-storage: $(BENCH_STAMP)
+	$(BIN)/python -m benchmarks.storage_size $(addprefix --functions-store ,$(firstword $(wildcard benchmarks/.cache/store-100000-*/data)))
+
+bench-load: $(BENCH_STAMP)
+	$(BIN)/python -m benchmarks.load
+
+bench-index: $(BENCH_STAMP)
+	$(BIN)/python -m benchmarks.index_recall
 
 clean:
 	rm -rf $(VENV) $(DATA) .mypy_cache .pytest_cache .ruff_cache

@@ -29,6 +29,7 @@ __all__ = [
     "Stopwatch",
     "apply_timed",
     "disk_bytes",
+    "kept_subsection",
     "machine",
     "median_applied",
     "progress_bar",
@@ -168,6 +169,17 @@ def machine() -> str:
         model = names[0] if names else model
     torch_info = f"torch {torch.__version__}, {torch.get_num_threads()} threads"
     return f"{os.cpu_count()} cores, CPU only, no GPU ({model}; {torch_info})"
+
+
+def kept_subsection(path: Path, heading: str, mark: str) -> str:
+    """The hand-written ``mark`` part (to its section's end) of the recorded ``heading`` section, if any."""
+    lines = path.read_text(encoding="utf-8").splitlines() if path.exists() else []
+    start = next((i for i, line in enumerate(lines) if line.strip() == heading), None)
+    if start is None:
+        return ""
+    end = next((i for i in range(start + 1, len(lines)) if lines[i].startswith("## ")), len(lines))
+    found = next((i for i in range(start, end) if lines[i].strip() == mark), None)
+    return "\n".join(lines[found:end]).strip() if found is not None else ""
 
 
 def record_section(path: Path, heading: str, body: str) -> None:

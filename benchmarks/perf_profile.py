@@ -40,7 +40,7 @@ async def profile(data: Path, texts: Sequence[str], *, cprofile: bool) -> None:
         service, turns = runtime.service, runtime.turns
         store, embedder = service.index.store, service.index.embedder
         watch = Stopwatch()
-        watch.wrap(service, "catalog", "catalog record")
+        watch.wrap(service, "known", "catalog record")
         watch.wrap(embedder, "query", "embed query")
         watch.wrap(store, "candidates", "candidates")
         watch.wrap(store, "score_names", "score pinned")

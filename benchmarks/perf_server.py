@@ -182,3 +182,26 @@ class LogProgress:
             if entry.get("msg") == "embedding" and "done" in entry:
                 found = (int(entry["done"]), int(entry["total"]))
         return found
+
+
+def wait_for_log(log: Path, message: str, *, timeout: float) -> float | None:
+    """Seconds until the server logs ``message`` (a JSON ``msg``), or None after ``timeout``."""
+    start = time.monotonic()
+    seen = 0
+    while time.monotonic() - start < timeout:
+        try:
+            with log.open("rb") as handle:
+                handle.seek(seen)
+                chunk = handle.read()
+        except OSError:
+            chunk = b""
+        complete = chunk.rfind(b"\n") + 1
+        seen += complete
+        for line in chunk[:complete].splitlines():
+            try:
+                if json.loads(line).get("msg") == message:
+                    return time.monotonic() - start
+            except ValueError:
+                continue
+        time.sleep(0.5)
+    return None

@@ -1,14 +1,17 @@
-"""The ``router`` command: ``serve`` the API, ``sync`` a catalog directory, ``mcp`` as an MCP server."""
+"""The ``router`` command: ``serve`` the API, ``sync`` a catalog directory, ``migrate`` to a server, ``mcp``."""
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import logging
+import signal
 import sys
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
@@ -18,7 +21,10 @@ from router.embedding import Progress
 from router.errors import RouterError
 from router.mcp import cli as mcp_cli
 from router.settings import EmbeddingSettings, ServerSettings, Settings, StorageSettings, SyncSettings
-from router.storage.base import StorageUnavailable
+from router.storage.base import Storage, StorageUnavailable
+
+if TYPE_CHECKING:
+    from sync.worker import DirectorySync
 
 log = logging.getLogger("router.cli")
 
@@ -28,6 +34,11 @@ def _given(**values: Any) -> dict[str, Any]:
     return {k: v for k, v in values.items() if v not in (None, False)}
 
 
+def _logging(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--log-level", choices=["debug", "info", "warning", "error"])
+    parser.add_argument("--log-format", choices=["json", "text"])
+
+
 def _common(parser: argparse.ArgumentParser) -> None:
     where = parser.add_mutually_exclusive_group()
     where.add_argument("--data", type=Path, help="embedded storage directory (default ./data)")
@@ -35,8 +46,7 @@ def _common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--model", help="sentence-transformers model name or path")
     parser.add_argument("--text", help="function text template (name_description, name_description_parameters)")
     parser.add_argument("--allow-delete", action="store_true", help="let an emptied or removed file delete its catalog")
-    parser.add_argument("--log-level", choices=["debug", "info", "warning", "error"])
-    parser.add_argument("--log-format", choices=["json", "text"])
+    _logging(parser)
 
 
 def parser() -> argparse.ArgumentParser:
@@ -56,17 +66,39 @@ def parser() -> argparse.ArgumentParser:
     sync = commands.add_parser("sync", help="reconcile a catalog directory into storage")
     sync.add_argument("--catalog", type=Path, required=True, help="catalog directory")
     sync.add_argument("--watch", action="store_true", help="keep running and apply every change")
+    sync.add_argument(
+        "--ready-file", type=Path, help="with --watch: present while the last pass succeeded (for healthchecks)"
+    )
     _common(sync)
+    migrate = commands.add_parser("migrate", help="copy an embedded data directory to a Qdrant server")
+    migrate.add_argument("--data", type=Path, required=True, help="the embedded data directory (not in use)")
+    migrate.add_argument("--qdrant-url", required=True, help="the Qdrant server, or any node of a cluster")
+    migrate.add_argument("--batch", type=int, default=256, help="points per write (default 256)")
+    migrate.add_argument(
+        "--prune", action="store_true", help="delete points of the server's copies that the data directory lacks"
+    )
+    _logging(migrate)
+    warm = commands.add_parser("warm", help="load the embedding model once (exporting it to ONNX) and exit")
+    warm.add_argument("--model", help="sentence-transformers model name or path")
+    _logging(warm)
     mcp_cli.add_parser(commands)
     return root
 
 
 def settings_from(args: argparse.Namespace) -> Settings:
     """Settings from the environment, overridden by the flags given."""
+    if args.command == "migrate":
+        # --data is what to copy, not where this process keeps its storage: the server is.
+        storage = StorageSettings(data=None, qdrant_url=args.qdrant_url)
+    else:
+        where = _given(data=getattr(args, "data", None), qdrant_url=getattr(args, "qdrant_url", None))
+        storage = StorageSettings(**where)
     return Settings(
-        embedding=EmbeddingSettings(**_given(model=args.model, text=args.text)),
-        storage=StorageSettings(**_given(data=args.data, qdrant_url=args.qdrant_url)),
-        sync=SyncSettings(**_given(catalog=args.catalog, allow_delete=args.allow_delete)),
+        embedding=EmbeddingSettings(**_given(model=getattr(args, "model", None), text=getattr(args, "text", None))),
+        storage=storage,
+        sync=SyncSettings(
+            **_given(catalog=getattr(args, "catalog", None), allow_delete=getattr(args, "allow_delete", False))
+        ),
         auth=AuthSettings(**_given(allow_unauthenticated=getattr(args, "allow_unauthenticated", None))),
         server=ServerSettings(
             **_given(
@@ -79,10 +111,10 @@ def settings_from(args: argparse.Namespace) -> Settings:
     )
 
 
-def _bar(label: str, total: int) -> Progress:
+def _bar(label: str, total: int, *, verb: str = "embedding", unit: str = "fn") -> Progress:
     from tqdm import tqdm
 
-    bar = tqdm(total=total, desc=f"embedding {label}", unit="fn", file=sys.stderr, leave=True)
+    bar = tqdm(total=total, desc=f"{verb} {label}", unit=unit, file=sys.stderr, leave=True)
 
     def update(done: int, total: int) -> None:
         bar.update(done - bar.n)
@@ -90,6 +122,10 @@ def _bar(label: str, total: int) -> Progress:
             bar.close()
 
     return update
+
+
+def _copy_bar(label: str, total: int) -> Progress:
+    return _bar(label, total, verb="copying", unit="pt")
 
 
 def serve(settings: Settings) -> int:
@@ -120,7 +156,41 @@ def serve(settings: Settings) -> int:
     return 0
 
 
-async def sync(settings: Settings, *, watch: bool) -> int:
+def _mark(ready_file: Path | None) -> Callable[[bool], None] | None:
+    """Keeps ``ready_file`` present exactly while the last pass succeeded."""
+    if ready_file is None:
+        return None
+
+    def mark(healthy: bool) -> None:
+        if healthy:
+            ready_file.write_text(json.dumps({"passed_at": time.time()}) + "\n")
+        else:
+            ready_file.unlink(missing_ok=True)
+
+    return mark
+
+
+async def _watch(worker: DirectorySync, settings: Settings, ready_file: Path | None) -> None:
+    """Apply every change until SIGTERM or SIGINT, keeping ``ready_file`` while the last pass succeeded."""
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(signum, stop.set)
+    mark = _mark(ready_file)
+    if mark is not None:
+        mark(False)  # a file left by an earlier run says nothing about this one
+    try:
+        await worker.watch(
+            stop=stop, debounce_ms=settings.sync.debounce_ms, retry_seconds=settings.sync.retry_seconds, on_pass=mark
+        )
+    finally:
+        for signum in (signal.SIGTERM, signal.SIGINT):
+            loop.remove_signal_handler(signum)
+        if mark is not None:
+            mark(False)
+
+
+async def sync(settings: Settings, *, watch: bool, ready_file: Path | None = None) -> int:
     """Reconcile the catalog directory once (or keep watching); 1 when a file was rejected."""
     from router.runtime import Runtime
     from sync.worker import DirectorySync
@@ -138,7 +208,7 @@ async def sync(settings: Settings, *, watch: bool) -> int:
         await service.rebuild()
         worker = DirectorySync(service, catalog, allow_delete=settings.sync.allow_delete)
         if watch:
-            await worker.watch(debounce_ms=settings.sync.debounce_ms)
+            await _watch(worker, settings, ready_file)
             return 0
         report = await worker.run_once()
     finally:
@@ -156,6 +226,58 @@ async def sync(settings: Settings, *, watch: bool) -> int:
     return 1 if report.rejected else 0
 
 
+def migrate(data: Path, target: Storage, *, batch: int = 256, prune: bool = False) -> int:
+    """Copy the data directory to the server and report per collection; 1 when the counts disagree."""
+    from router.migrate import migrate as copy_all
+    from router.storage.edge_export import EdgeExport, collection_names
+
+    if not collection_names(data):
+        print(f"router migrate: {data} holds no router data", file=sys.stderr)
+        return 2
+    source = EdgeExport(data)
+    try:
+        result = copy_all(source, target, batch=batch, prune=prune, progress=_copy_bar)
+    finally:
+        source.close()
+    print("\n".join(result.report(source=str(data), target=target.location)))
+    return 0 if result.verified else 1
+
+
+def _run_migrate(settings: Settings, args: argparse.Namespace) -> int:
+    from router.runtime import open_server
+
+    if args.batch < 1:
+        print(f"router migrate: --batch must be at least 1, not {args.batch}", file=sys.stderr)
+        return 2
+    if not args.data.is_dir():
+        print(f"router migrate: data directory {args.data} does not exist", file=sys.stderr)
+        return 2
+    from qdrant_client.http.exceptions import UnexpectedResponse
+
+    target = open_server(settings.storage)
+    try:
+        return migrate(args.data, target, batch=args.batch, prune=args.prune)
+    except UnexpectedResponse as exc:
+        # A collection of that name with other vectors, say: say what the server answered.
+        detail = exc.content.decode(errors="replace")[:500]
+        print(f"router migrate: {target.location} refused ({exc.status_code}): {detail}", file=sys.stderr)
+        return 3
+    finally:
+        target.close()
+
+
+def warm(settings: Settings) -> int:
+    """Load the embedding model once, so the ONNX export is cached for later starts."""
+    from router.runtime import embedder_loader
+
+    embedder = embedder_loader(settings.embedding)(settings.embedding.model)
+    try:
+        print(f"{embedder.model_name}: {embedder.backend}, {embedder.dimension} dimensions")
+    finally:
+        embedder.close()
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``router`` command."""
     args = parser().parse_args(argv)
@@ -170,12 +292,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     logs.configure(settings.server.log_level, settings.server.log_format)
     if args.command == "serve":
         return serve(settings)
+    if args.command == "warm":
+        return warm(settings)
+    if args.command == "sync" and args.ready_file is not None and not args.watch:
+        print("router sync: --ready-file needs --watch", file=sys.stderr)
+        return 2
     try:
-        return asyncio.run(sync(settings, watch=args.watch))
+        if args.command == "migrate":
+            return _run_migrate(settings, args)
+        return asyncio.run(sync(settings, watch=args.watch, ready_file=args.ready_file))
     except KeyboardInterrupt:
         return 130
     except (RouterError, StorageUnavailable, OSError) as exc:
-        print(f"router sync: {exc}", file=sys.stderr)
+        print(f"router {args.command}: {exc}", file=sys.stderr)
         return 3
 
 

@@ -8,19 +8,22 @@ import os
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from time import perf_counter
 from typing import Literal
 
 import numpy as np
 
 from router.batching import QueryBatcher, Vectors
 
-__all__ = ["DEFAULT_MODEL", "Embedder", "EmbedderPool", "Progress", "Vectors", "resolve_model"]
+__all__ = ["DEFAULT_MODEL", "Embedder", "EmbedderPool", "EncodeObserver", "Progress", "Vectors", "resolve_model"]
 
 DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 _PACKAGED = {DEFAULT_MODEL, "all-MiniLM-L6-v2"}
 
 log = logging.getLogger(__name__)
 Progress = Callable[[int, int], None]
+# Told of every model call: its kind ("query", "catalog", ...), its number of texts and its seconds.
+EncodeObserver = Callable[[str, int, float], None]
 
 
 def resolve_model(name: str) -> str:
@@ -95,54 +98,60 @@ class Embedder:
             self.backend = "torch"
             self._run, self.dimension, self.max_tokens = _torch_model(str(location), device, threads, batch_size)
         log.info("embedding model ready", extra={"model": model, "backend": self.backend, "dimension": self.dimension})
+        self.observers: list[EncodeObserver] = []
         self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="embed")
         self._queries = QueryBatcher(self._encode_queries, dimension=self.dimension, cache_size=cache_size)
 
     async def _encode_queries(self, texts: Sequence[str]) -> Vectors:
         loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self._thread, self._encode_batch, list(texts))
+        return await loop.run_in_executor(self._thread, self._encode_batch, list(texts), "query")
 
-    def encode(self, texts: Sequence[str], *, progress: Progress | None = None) -> Vectors:
+    def encode(self, texts: Sequence[str], *, progress: Progress | None = None, kind: str = "catalog") -> Vectors:
         """Encode texts on the calling thread (for scripts and the sync worker's thread).
 
         Args:
             texts: the texts to encode.
             progress: called with (done, total) after each batch.
+            kind: what the texts are, for the observers.
         """
-        chunks: list[Vectors] = []
-        total = len(texts)
+        order, out = _by_length(texts), np.zeros((len(texts), self.dimension), dtype=np.float32)
         step = self.batch_size * 4
-        for start in range(0, total, step):
-            batch = list(texts[start : start + step])
-            chunks.append(self._encode_batch(batch))
+        for start in range(0, len(order), step):
+            rows = order[start : start + step]
+            out[rows] = self._encode_batch([texts[i] for i in rows], kind)
             if progress is not None:
-                progress(min(start + step, total), total)
-        if not chunks:
-            return np.zeros((0, self.dimension), dtype=np.float32)
-        return np.concatenate(chunks)
+                progress(start + len(rows), len(order))
+        return out
 
-    async def embed(self, texts: Sequence[str], *, progress: Progress | None = None) -> Vectors:
+    async def embed(self, texts: Sequence[str], *, progress: Progress | None = None, kind: str = "catalog") -> Vectors:
         """Encode texts on the model's thread without blocking the event loop.
 
         Large inputs go one batch per model call, so queries submitted meanwhile run
-        between batches instead of waiting for a whole catalog.
+        between batches instead of waiting for a whole catalog. ``kind`` names the texts
+        for the observers (``catalog``, ``memory``, ``example``).
         """
         loop = asyncio.get_running_loop()
-        chunks: list[Vectors] = []
-        total = len(texts)
-        for start in range(0, total, self.batch_size):
-            batch = list(texts[start : start + self.batch_size])
-            chunks.append(await loop.run_in_executor(self._thread, self._encode_batch, batch))
+        order, out = _by_length(texts), np.zeros((len(texts), self.dimension), dtype=np.float32)
+        for start in range(0, len(order), self.batch_size):
+            rows = order[start : start + self.batch_size]
+            batch = [texts[i] for i in rows]
+            out[rows] = await loop.run_in_executor(self._thread, self._encode_batch, batch, kind)
             if progress is not None:
-                progress(start + len(batch), total)
-        return np.concatenate(chunks) if chunks else np.zeros((0, self.dimension), dtype=np.float32)
+                progress(start + len(rows), len(order))
+        return out
 
     async def query(self, texts: Sequence[str]) -> Vectors:
         """Encode query texts through the cache and shared micro-batches."""
         return await self._queries.embed(texts)
 
-    def _encode_batch(self, batch: list[str]) -> Vectors:
-        return self._run(batch)
+    def _encode_batch(self, batch: list[str], kind: str) -> Vectors:
+        start = perf_counter()
+        vectors = self._run(batch)
+        if self.observers:
+            seconds = perf_counter() - start
+            for observe in tuple(self.observers):
+                observe(kind, len(batch), seconds)
+        return vectors
 
     def close(self) -> None:
         """Stop the model's thread."""
@@ -170,6 +179,11 @@ def _torch_model(
     return run, int(size), int(model.max_seq_length or 256)
 
 
+def _by_length(texts: Sequence[str]) -> list[int]:
+    # Batches of texts of similar length pad little: padding costs more than batching saves.
+    return sorted(range(len(texts)), key=lambda i: len(texts[i]))
+
+
 class EmbedderPool:
     """Loaded models by name, so a generation switch can serve the old model while building the new.
 
@@ -181,13 +195,17 @@ class EmbedderPool:
         self._load = load
         self._loaded: dict[str, Embedder] = {}
         self._lock = asyncio.Lock()
+        self.observers: list[EncodeObserver] = []
 
     async def get(self, model: str) -> Embedder:
         """The embedder of ``model``, loading it on first use."""
         async with self._lock:
             if model not in self._loaded:
                 log.info("loading embedding model", extra={"model": model})
-                self._loaded[model] = await asyncio.to_thread(self._load, model)
+                loaded = await asyncio.to_thread(self._load, model)
+                # Shared, so observers added later see models loaded earlier.
+                loaded.observers = self.observers
+                self._loaded[model] = loaded
             return self._loaded[model]
 
     def release(self, model: str) -> None:

@@ -121,6 +121,12 @@ class FunctionStore:
         records = self.collection.scroll({"namespace": namespace})
         return sorted((function_from_payload(r.payload) for r in records), key=lambda f: f.name)
 
+    def get(self, namespace: str, names: Sequence[str]) -> builtins.list[FunctionDef]:
+        """The stored functions of ``namespace`` among ``names``, in the order of ``names``."""
+        records = self.collection.retrieve([point_id(namespace, n) for n in dict.fromkeys(names)])
+        found = {r.payload["name"]: function_from_payload(r.payload) for r in records}
+        return [found[n] for n in dict.fromkeys(names) if n in found]
+
     def count(self, namespace: str | None = None) -> int:
         """How many functions are stored (in one namespace, or in all)."""
         return self.collection.count({"namespace": namespace} if namespace else None)

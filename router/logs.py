@@ -1,11 +1,17 @@
-"""Structured logging: one JSON object per line on stderr, quiet by default."""
+"""Structured logging: one JSON object per line on stderr, quiet by default.
+
+Every line logged while a request is served carries its ``request_id``.
+"""
 
 from __future__ import annotations
 
 import json
 import logging
 import sys
-from typing import Any
+from contextvars import ContextVar
+from typing import Any, TextIO
+
+REQUEST_ID: ContextVar[str | None] = ContextVar("request_id", default=None)
 
 _RESERVED = set(vars(logging.LogRecord("", 0, "", 0, "", None, None))) | {"message", "asctime", "color_message"}
 
@@ -37,12 +43,28 @@ class TextFormatter(logging.Formatter):
         return line
 
 
+class RequestIdFilter(logging.Filter):
+    """Adds the id of the request being served (if any) to each record as ``request_id``."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        request_id = REQUEST_ID.get()
+        if request_id is not None and not hasattr(record, "request_id"):
+            record.request_id = request_id
+        return True
+
+
+def handler(fmt: str = "json", stream: TextIO | None = None) -> logging.Handler:
+    """A handler writing ``fmt`` lines (with request ids) to ``stream`` (stderr by default)."""
+    made = logging.StreamHandler(stream or sys.stderr)
+    made.setFormatter(JsonFormatter() if fmt == "json" else TextFormatter())
+    made.addFilter(RequestIdFilter())
+    return made
+
+
 def configure(level: str = "info", fmt: str = "json") -> None:
     """Route the router's logs to stderr; libraries stay at warning."""
-    handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(JsonFormatter() if fmt == "json" else TextFormatter())
     root = logging.getLogger()
-    root.handlers[:] = [handler]
+    root.handlers[:] = [handler(fmt)]
     root.setLevel(logging.WARNING)
     for name in ("router", "sync"):
         logging.getLogger(name).setLevel(level.upper())

@@ -11,7 +11,8 @@ from typing import Any
 from router.functions import Generation
 from router.storage.base import Collection, CollectionSpec, PointData, Storage
 
-META = CollectionSpec(name="meta", keyword_fields=("kind",))
+# A handful of points: one shard, so reading the catalogs does not fan out over the cluster.
+META = CollectionSpec(name="meta", keyword_fields=("kind",), sharded=False)
 _IDS = uuid.UUID("0b6c2f4e-8d7a-4f3b-9e21-5a6c7d8e9f01")
 
 

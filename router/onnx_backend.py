@@ -15,6 +15,7 @@ import os
 import shutil
 import tempfile
 import warnings
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -60,14 +61,14 @@ def _max_length(model_dir: Path) -> int:
 class OnnxEncoder:
     """Tokenizer + ONNX transformer + pooling + normalisation, no PyTorch at run time."""
 
-    def __init__(self, model_dir: Path, onnx_file: Path, *, pooling: str, threads: int) -> None:
+    def __init__(self, model_dir: Path, onnx_file: Path, *, pooling: str, threads: int, max_batch: int = 32) -> None:
         import onnxruntime as ort
         from tokenizers import Tokenizer
 
         self.max_length = _max_length(model_dir)
         self._tokenizer = Tokenizer.from_file(str(model_dir / "tokenizer.json"))
         self._tokenizer.enable_truncation(self.max_length)
-        self._tokenizer.enable_padding()
+        self.max_batch = max_batch
         options = ort.SessionOptions()
         options.intra_op_num_threads = threads
         options.inter_op_num_threads = 1
@@ -81,15 +82,27 @@ class OnnxEncoder:
         self.dimension = int(output[-1])
 
     def encode(self, texts: list[str]) -> Vectors:
-        """Normalised embeddings of ``texts``."""
-        if not texts:
-            return np.zeros((0, self.dimension), dtype=np.float32)
+        """Normalised embeddings of ``texts``, in their order.
+
+        Texts run in groups of similar token length: padding a short text to the longest
+        one in its batch costs more than batching saves (a random batch of 16 questions
+        ran at 0.3x the one-by-one rate here; length-sorted groups at 1.2-1.35x).
+        """
+        out = np.zeros((len(texts), self.dimension), dtype=np.float32)
         encodings = self._tokenizer.encode_batch(texts)
-        feeds: dict[str, Any] = {
-            "input_ids": np.array([e.ids for e in encodings], dtype=np.int64),
-            "attention_mask": np.array([e.attention_mask for e in encodings], dtype=np.int64),
-            "token_type_ids": np.array([e.type_ids for e in encodings], dtype=np.int64),
-        }
+        for group in length_groups([len(e.ids) for e in encodings], max_batch=self.max_batch):
+            out[group] = self._run([encodings[i] for i in group])
+        return out
+
+    def _run(self, encodings: list[Any]) -> Vectors:
+        width = max(len(e.ids) for e in encodings)
+        shape = (len(encodings), width)
+        feeds: dict[str, Any] = {name: np.zeros(shape, dtype=np.int64) for name in _INPUTS}
+        for row, e in enumerate(encodings):
+            size = len(e.ids)
+            feeds["input_ids"][row, :size] = e.ids
+            feeds["attention_mask"][row, :size] = e.attention_mask
+            feeds["token_type_ids"][row, :size] = e.type_ids
         hidden = self._session.run(None, {k: v for k, v in feeds.items() if k in self._inputs})[0]
         if self._pooling == "cls":
             pooled = hidden[:, 0]
@@ -98,6 +111,27 @@ class OnnxEncoder:
             pooled = (hidden * mask).sum(axis=1) / np.clip(mask.sum(axis=1), 1e-9, None)
         norms = np.linalg.norm(pooled, axis=1, keepdims=True)
         return np.asarray(pooled / np.clip(norms, 1e-12, None), dtype=np.float32)
+
+
+def length_groups(lengths: Sequence[int], *, max_batch: int, slack: float = 0.25) -> list[list[int]]:
+    """Indexes of ``lengths`` in groups of similar length, shortest first.
+
+    A group grows while padding its members to the longest adds at most ``slack`` of
+    their real tokens, and up to ``max_batch`` members.
+    """
+    groups: list[list[int]] = []
+    group: list[int] = []
+    tokens = 0
+    for i in sorted(range(len(lengths)), key=lengths.__getitem__):
+        size = lengths[i]
+        if group and (len(group) >= max_batch or (len(group) + 1) * size > (tokens + size) * (1 + slack)):
+            groups.append(group)
+            group, tokens = [], 0
+        group.append(i)
+        tokens += size
+    if group:
+        groups.append(group)
+    return groups
 
 
 def _export(model_dir: Path, target: Path) -> None:

@@ -7,13 +7,14 @@ written to storage on every call, so any replica can serve any turn.
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from router.catalog import FunctionDef
 from router.errors import InvalidRequest
-from router.functions import ActiveIndex, ScoredFunction
+from router.functions import ActiveIndex, Candidate, ScoredFunction
 from router.history import HistoryStore, as_message
 from router.memory import (
     ANY_NAMESPACE,
@@ -24,12 +25,15 @@ from router.memory import (
     memory_candidates,
     scope_of,
 )
+from router.meta import CatalogRecord
 from router.retrieval import context_texts, context_weight, fuse, hybrid
 from router.settings import RouteSettings
 from router.sparse import query_vector
-from router.storage.base import Storage
+from router.storage.base import Storage, StorageUnavailable
 from router.usage import learn_from_run
 from sync.service import CatalogService
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -57,6 +61,7 @@ class Routed:
     recent_context: str
     history: list[dict[str, Any]] = field(default_factory=list)
     memories: list[Memory] = field(default_factory=list)
+    degraded: bool = False
 
 
 class TurnRouter:
@@ -100,43 +105,59 @@ class TurnRouter:
         return self._memories[model]
 
     async def route(self, turn: Turn) -> Routed:
-        """The functions that matter for ``turn``, plus history and memories."""
-        record = await self._service.catalog(turn.namespace)
+        """The functions that matter for ``turn``, plus history and memories.
+
+        When storage cannot be reached and routes fail open, the answer is the pinned
+        functions known for the namespace, flagged ``degraded``.
+        """
+        try:
+            return await self._route(turn)
+        except StorageUnavailable as exc:
+            pins = self._service.pins
+            known = pins.answer(turn.namespace, turn.pinned) if pins is not None else None
+            if known is None:
+                raise
+            context = "\n".join(self._new_texts(turn))
+            log.warning("storage unavailable; routed to the pinned functions", extra={"detail": str(exc)})
+            self._service.metrics.degraded.inc()
+            return Routed([], [ScoredFunction(f, 0.0) for f in known], context, "", degraded=True)
+
+    def _new_texts(self, turn: Turn) -> list[str]:
         roles = self.settings.roles
         new = context_texts(turn.messages, roles=roles)
         if not new:
             raise InvalidRequest(f"messages: no message with role {' or '.join(roles)} has any text", field="messages")
-        history: list[dict[str, Any]] = []
-        if turn.session_id is not None:
-            store = await self.history()
-            window = max(turn.history_messages, turn.recent_messages * 4)
-            history = await asyncio.to_thread(store.messages, turn.session_id, limit=window)
+        return new
+
+    async def _route(self, turn: Turn) -> Routed:
+        # Storage is read in two hops off the event loop (before and after the query
+        # embedding): every hop waits for a thread, and under load those waits add up.
+        history_store = await self.history() if turn.session_id is not None else None
+        record, history = await asyncio.to_thread(self._lookup, turn, history_store)
+        roles = self.settings.roles
+        new = self._new_texts(turn)
         recent = context_texts(history, roles=roles)[-turn.recent_messages :] if turn.recent_messages else []
         index = self._service.index
         new_text, recent_text = "\n".join(new), "\n".join(recent + new) if recent else ""
         texts = [new_text, recent_text] if recent_text else [new_text]
         vectors = await index.embedder.query(texts)
-        limit = max(self.settings.candidates, turn.max_functions * 4)
-        find = index.store.candidates
-        searches = [
-            asyncio.to_thread(
-                find, turn.namespace, v.tolist(), query_vector(t), limit=limit, examples=self.settings.learn_from_usage
-            )
-            for v, t in zip(vectors, texts, strict=True)
-        ]
+        scope = scope_of(session_id=turn.session_id, user_id=turn.user_id)
+        memory_store = await self.memories(index) if scope is not None and self.settings.max_memories else None
         pinned_names = list(dict.fromkeys([*record.pinned, *turn.pinned]))
+        found, pinned, memories = await asyncio.to_thread(
+            self._search, index, turn, texts, [v.tolist() for v in vectors], pinned_names, memory_store
+        )
+        _check_pinned(turn.pinned, {p.function.name for p in pinned})
+        if self._service.pins is not None:
+            self._service.pins.seen(turn.namespace, record.pinned, [p.function for p in pinned])
         weights = {"lexical_weight": self.settings.lexical_weight, "example_weight": self.settings.example_weight}
-        found = await asyncio.gather(*searches)
         results = [hybrid(candidates, **weights) for candidates in found]
         context = {"clear": self.settings.context_clear, "vague": self.settings.context_vague}
         weight = context_weight(found[0], weight=self.settings.context_weight, **context)
         ranked = fuse(results[0], results[1] if len(results) > 1 else [], weight=weight)
-        pinned = await asyncio.to_thread(index.store.score_names, turn.namespace, vectors[0].tolist(), pinned_names)
-        _check_pinned(turn.pinned, {p.function.name for p in pinned})
         chosen = [f for f in ranked if f.function.name not in set(pinned_names)]
         if turn.min_score is not None:
             chosen = [f for f in chosen if f.score >= turn.min_score]
-        memories = await self._recall(index, turn, vectors[0].tolist())
         return Routed(
             functions=chosen[: turn.max_functions],
             pinned=pinned,
@@ -146,19 +167,35 @@ class TurnRouter:
             memories=memories,
         )
 
-    async def _recall(self, index: ActiveIndex, turn: Turn, vector: list[float]) -> list[Memory]:
+    def _lookup(self, turn: Turn, history: HistoryStore | None) -> tuple[CatalogRecord, list[dict[str, Any]]]:
+        record = self._service.known(turn.namespace)
+        if history is None or turn.session_id is None:
+            return record, []
+        window = max(turn.history_messages, turn.recent_messages * 4)
+        return record, history.messages(turn.session_id, limit=window)
+
+    def _search(
+        self,
+        index: ActiveIndex,
+        turn: Turn,
+        texts: Sequence[str],
+        vectors: Sequence[list[float]],
+        pinned_names: Sequence[str],
+        memory_store: MemoryStore | None,
+    ) -> tuple[list[list[Candidate]], list[ScoredFunction], list[Memory]]:
+        limit = max(self.settings.candidates, turn.max_functions * 4)
+        examples = self.settings.learn_from_usage
+        found = [
+            index.store.candidates(turn.namespace, v, query_vector(t), limit=limit, examples=examples)
+            for v, t in zip(vectors, texts, strict=True)
+        ]
+        pinned = index.store.score_names(turn.namespace, vectors[0], pinned_names)
+        memories: list[Memory] = []
         scope = scope_of(session_id=turn.session_id, user_id=turn.user_id)
-        if scope is None or self.settings.max_memories == 0:
-            return []
-        store = await self.memories(index)
-        return await asyncio.to_thread(
-            store.search,
-            scope,
-            turn.namespace,
-            vector,
-            limit=self.settings.max_memories,
-            min_score=self.settings.memory_min_score,
-        )
+        if memory_store is not None and scope is not None:
+            limit, least = self.settings.max_memories, self.settings.memory_min_score
+            memories = memory_store.search(scope, turn.namespace, vectors[0], limit=limit, min_score=least)
+        return found, pinned, memories
 
     async def record(
         self,
@@ -192,7 +229,7 @@ class TurnRouter:
         if not facts or scope is None:
             return stored, 0
         index = self._service.index
-        vectors = await index.embedder.embed(facts)
+        vectors = await index.embedder.embed(facts, kind="memory")
         memories = await self.memories(index)
         added = await asyncio.to_thread(
             memories.add, scope, namespace or ANY_NAMESPACE, facts, vectors, session_id=session_id

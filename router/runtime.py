@@ -6,14 +6,19 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Callable, Coroutine
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from router.embedding import Embedder, EmbedderPool
+from router.fallback import PinnedFunctions, read_pins
+from router.metrics import Metrics
 from router.routing import TurnRouter
 from router.settings import EmbeddingSettings, Settings, StorageSettings
 from router.storage.base import Storage, StorageUnavailable
 from sync.service import CatalogService, ProgressFactory
 from sync.worker import DirectorySync
+
+if TYPE_CHECKING:
+    from router.storage.client import ClientStorage
 
 log = logging.getLogger(__name__)
 
@@ -21,12 +26,36 @@ log = logging.getLogger(__name__)
 def open_storage(settings: StorageSettings) -> Storage:
     """Open the embedded data directory, or connect to the Qdrant server."""
     if settings.qdrant_url is not None:
-        from router.storage.client import ClientStorage
-
-        return ClientStorage.from_url(settings.qdrant_url, api_key=settings.api_key, prefix=settings.prefix)
+        return open_server(settings)
     from router.storage.edge import EdgeStorage
+    from router.storage.edge_index import IndexPolicy
 
-    return EdgeStorage(settings.data_dir())
+    index = IndexPolicy(threshold=settings.index_threshold) if settings.index else None
+    return EdgeStorage(settings.data_dir(), hnsw_ef=settings.hnsw_ef, index=index)
+
+
+def open_server(settings: StorageSettings) -> ClientStorage:
+    """Connect to the configured Qdrant server with its sharding, replication and consistency settings."""
+    from router.storage.client import ClientStorage
+    from router.storage.cluster import ClusterOptions
+
+    if settings.qdrant_url is None:
+        raise ValueError("no Qdrant URL is set (ROUTER_STORAGE_QDRANT_URL or --qdrant-url)")
+    cluster = ClusterOptions(
+        shard_number=settings.shard_number,
+        replication_factor=settings.replication_factor,
+        write_consistency_factor=settings.write_consistency_factor,
+        write_ordering=settings.write_ordering,
+        read_consistency=settings.read_consistency,
+    )
+    return ClientStorage.from_url(
+        settings.qdrant_url,
+        api_key=settings.api_key,
+        prefix=settings.prefix,
+        timeout=settings.timeout,
+        cluster=cluster,
+        hnsw_ef=settings.hnsw_ef,
+    )
 
 
 def embedder_loader(settings: EmbeddingSettings) -> Callable[[str], Embedder]:
@@ -53,6 +82,9 @@ class Runtime:
         storage: an already open storage to use instead of the configured one.
         embedders: an embedder pool to share (tests reuse one loaded model).
         progress: progress callback factory for large embeddings.
+
+    Attributes:
+        metrics: this process's metrics (its own registry).
     """
 
     def __init__(
@@ -69,6 +101,7 @@ class Runtime:
         self.embedders = embedders or EmbedderPool(embedder_loader(settings.embedding))
         self._owns_embedders = embedders is None
         self._progress = progress
+        self.metrics = Metrics()
         self._service: CatalogService | None = None
         self._turns: TurnRouter | None = None
         self.worker: DirectorySync | None = None
@@ -112,10 +145,21 @@ class Runtime:
             if self._storage is None:
                 self._storage = await asyncio.to_thread(open_storage, self.settings.storage)
             embedding = self.settings.embedding
+            self.embedders.observers.append(self.metrics.encoded)
             service = CatalogService(
-                self._storage, self.embedders, model=embedding.model, text=embedding.text, progress=self._progress
+                self._storage,
+                self.embedders,
+                model=embedding.model,
+                text=embedding.text,
+                progress=self._progress,
+                metrics=self.metrics,
             )
             await service.open()
+            if self.settings.route.fail_open:
+                service.pins = PinnedFunctions()
+                if service.ready:
+                    service.pins = await read_pins(await service.catalogs(), service.index.store)
+            self.metrics.catalogs.read = service.meta.catalogs
             self._service = service
             self._turns = TurnRouter(service, self._storage, self.settings.route)
             if service.rebuild_pending:
@@ -125,7 +169,10 @@ class Runtime:
                 raise FileNotFoundError(f"catalog directory {catalog} does not exist")
             if catalog is not None:
                 self.worker = DirectorySync(service, catalog, allow_delete=self.settings.sync.allow_delete)
-                self._spawn(self.worker.watch(debounce_ms=self.settings.sync.debounce_ms), "catalog-watch")
+                watch = self.worker.watch(
+                    debounce_ms=self.settings.sync.debounce_ms, retry_seconds=self.settings.sync.retry_seconds
+                )
+                self._spawn(watch, "catalog-watch")
             if not self.settings.storage.embedded:
                 self._spawn(self._follow(), "follow-generation")
         except BaseException as exc:
@@ -163,6 +210,8 @@ class Runtime:
             with contextlib.suppress(asyncio.CancelledError):
                 await task
         self._tasks.clear()
+        if self.metrics.encoded in self.embedders.observers:
+            self.embedders.observers.remove(self.metrics.encoded)
         if self._owns_embedders:
             self.embedders.close()
         if self._owns_storage and self._storage is not None:

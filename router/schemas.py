@@ -16,6 +16,7 @@ class ErrorOut(BaseModel):
 
     error: str = Field(examples=["NamespaceNotFound"])
     detail: str = Field(examples=["no catalog named 'travel'"])
+    request_id: str | None = Field(None, description="the request's id, as in its X-Request-ID header and logs")
 
 
 class CatalogIn(BaseModel):
@@ -151,6 +152,10 @@ class RouteOut(BaseModel):
     memory_context: str = Field("", description="the memories as ready-to-use context text")
     context: str = Field(description="the text of the new turn that was embedded")
     recent_context: str = Field("", description="the recent messages plus the new turn, embedded as context")
+    degraded: bool = Field(
+        False,
+        description="storage was unreachable and routes fail open: only the pinned functions, no history or memories",
+    )
 
 
 class SessionMessagesIn(BaseModel):

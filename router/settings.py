@@ -14,6 +14,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 from router.access import AuthSettings
 from router.embedding import DEFAULT_MODEL
 from router.limits import LimitSettings
+from router.storage.base import HNSW_EF, INDEX_THRESHOLD
 from router.texts import DEFAULT_TEMPLATE, TEMPLATES
 
 __all__ = [
@@ -31,7 +32,7 @@ __all__ = [
 class EmbeddingSettings(BaseSettings):
     """Which model embeds, and what text represents a function."""
 
-    model_config = SettingsConfigDict(env_prefix="ROUTER_EMBEDDING_", extra="forbid")
+    model_config = SettingsConfigDict(env_prefix="ROUTER_EMBEDDING_", extra="forbid", env_ignore_empty=True)
 
     model: str = Field(DEFAULT_MODEL, description="sentence-transformers model name or local path")
     text: str = Field(DEFAULT_TEMPLATE, description=f"function text template: one of {sorted(TEMPLATES)}")
@@ -51,14 +52,33 @@ class EmbeddingSettings(BaseSettings):
 
 
 class StorageSettings(BaseSettings):
-    """Where vectors and records live: a local data directory or a Qdrant server."""
+    """Where vectors and records live: a local data directory or a Qdrant server (or cluster).
 
-    model_config = SettingsConfigDict(env_prefix="ROUTER_STORAGE_", extra="forbid")
+    The cluster settings apply to a Qdrant server only; see ``router.storage.cluster`` for
+    what each one guarantees. Empty variables count as unset (``${VAR:-}`` in compose files).
+    """
+
+    model_config = SettingsConfigDict(env_prefix="ROUTER_STORAGE_", extra="forbid", env_ignore_empty=True)
 
     data: Path | None = Field(None, description="embedded storage directory (Qdrant Edge)")
     qdrant_url: str | None = Field(None, description="Qdrant server URL (server mode)")
     api_key: str | None = None
     prefix: str = Field("router_", description="collection name prefix on a Qdrant server")
+    timeout: float = Field(10.0, gt=0, description="seconds a request to the Qdrant server may take")
+    shard_number: int | None = Field(None, ge=1, description="shards per new collection (server default when unset)")
+    replication_factor: int | None = Field(None, ge=1, description="copies of each shard of a new collection")
+    write_consistency_factor: int | None = Field(
+        None, ge=1, description="replicas that must apply a write before it succeeds (at most the replication factor)"
+    )
+    write_ordering: Literal["weak", "medium", "strong"] = Field(
+        "weak", description="how concurrent writes to one point are ordered across replicas"
+    )
+    read_consistency: int | Literal["majority", "quorum", "all"] = Field(
+        1, description="replicas each read asks and must agree: a number, majority, quorum or all"
+    )
+    hnsw_ef: int = Field(HNSW_EF, ge=1, le=100_000, description="dense search breadth on HNSW-indexed segments")
+    index: bool = Field(True, description="embedded: index large collections (HNSW) in a background process")
+    index_threshold: int = Field(INDEX_THRESHOLD, ge=1, description="embedded: index collections of more points")
 
     @model_validator(mode="after")
     def _one_location(self) -> StorageSettings:
@@ -67,7 +87,31 @@ class StorageSettings(BaseSettings):
                 "both a data directory and a Qdrant URL are set; use --data (embedded) or "
                 "--qdrant-url (server mode), not both"
             )
+        if isinstance(self.read_consistency, int) and self.read_consistency < 1:
+            raise ValueError(f"ROUTER_STORAGE_READ_CONSISTENCY={self.read_consistency} must be at least 1")
+        factor, replicas = self.write_consistency_factor, self.replication_factor or 1
+        if factor is not None and factor > replicas:
+            raise ValueError(
+                f"ROUTER_STORAGE_WRITE_CONSISTENCY_FACTOR={factor} exceeds the replication factor {replicas}; "
+                "set ROUTER_STORAGE_REPLICATION_FACTOR to at least as much"
+            )
+        if self.qdrant_url is None and self._cluster_settings():
+            raise ValueError(
+                f"{', '.join(self._cluster_settings())} only apply to a Qdrant server; "
+                "set ROUTER_STORAGE_QDRANT_URL (--qdrant-url) or remove them"
+            )
         return self
+
+    def _cluster_settings(self) -> list[str]:
+        """The cluster settings given a value other than their default."""
+        given = {
+            "shard_number": self.shard_number is not None,
+            "replication_factor": self.replication_factor is not None,
+            "write_consistency_factor": self.write_consistency_factor is not None,
+            "write_ordering": self.write_ordering != "weak",
+            "read_consistency": self.read_consistency != 1,
+        }
+        return [f"ROUTER_STORAGE_{name.upper()}" for name, set_ in given.items() if set_]
 
     @property
     def embedded(self) -> bool:
@@ -88,6 +132,9 @@ class SyncSettings(BaseSettings):
     allow_delete: bool = Field(False, description="let an emptied or removed file delete its namespace")
     debounce_ms: int = Field(200, ge=0, le=10_000)
     follow_seconds: float = Field(5.0, gt=0, description="server mode: how often to check the active generation")
+    retry_seconds: float = Field(
+        1.0, gt=0, description="how soon a failed pass (storage unreachable) is tried again; doubles up to 10 s"
+    )
 
 
 class RouteSettings(BaseSettings):
@@ -118,6 +165,7 @@ class RouteSettings(BaseSettings):
     history_messages: int = Field(20, ge=0, le=1000, description="history messages returned with a route")
     max_memories: int = Field(3, ge=0, le=100)
     memory_min_score: float = Field(0.35, ge=-1.0, le=1.0, description="least similarity for a memory to come back")
+    fail_open: bool = Field(False, description="storage down: answer routes with the pinned functions, not 503")
 
     @model_validator(mode="after")
     def _context_ramp(self) -> RouteSettings:

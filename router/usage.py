@@ -228,7 +228,7 @@ async def learn(
     texts = list(by_request)
     parts = {text: clauses(text) if len(names) > 1 else [text] for text, names in by_request.items()}
     pieces = list(dict.fromkeys(p for text in texts for p in parts[text]))
-    vectors = await index.embedder.embed(pieces)
+    vectors = await index.embedder.embed(pieces, kind="example")
     row = {piece: i for i, piece in enumerate(pieces)}
     kept: list[tuple[Example, str]] = []
     rows: list[int] = []

@@ -9,8 +9,10 @@ from collections.abc import Callable, Sequence
 from router.catalog import FunctionDef
 from router.embedding import Embedder, EmbedderPool, Progress
 from router.errors import NamespaceNotFound, Unavailable
+from router.fallback import PinnedFunctions
 from router.functions import ActiveIndex, FunctionStore, Generation
 from router.meta import CatalogRecord, MetaStore
+from router.metrics import Metrics
 from router.storage.base import Storage
 from router.texts import template
 from sync.diff import Plan, Summary, plan
@@ -19,7 +21,9 @@ log = logging.getLogger(__name__)
 ProgressFactory = Callable[[str, int], Progress]
 # Below this many texts an embedding is quick enough to need no progress report.
 PROGRESS_THRESHOLD = 200
-WRITE_CHUNK = 1024
+# Functions embedded between two writes: a sync interrupted at any point loses at most this
+# much embedding work (seconds on a small CPU), and the next one resumes after it.
+WRITE_CHUNK = 256
 
 
 def _log_progress(label: str) -> Progress:
@@ -65,6 +69,11 @@ class CatalogService:
         model: the embedding model wanted for new vectors.
         text: the function text template wanted for new vectors.
         progress: makes a progress callback for large embeddings (the CLI's progress bar).
+        metrics: where reconciles are counted.
+
+    Attributes:
+        pins: the pinned functions kept for routes that cannot reach storage (None unless
+            routes fail open); kept equal to what is written.
     """
 
     def __init__(
@@ -75,6 +84,7 @@ class CatalogService:
         model: str,
         text: str,
         progress: ProgressFactory | None = None,
+        metrics: Metrics | None = None,
     ) -> None:
         template(text)  # reject an unknown template before anything is loaded
         self._storage = storage
@@ -82,6 +92,8 @@ class CatalogService:
         self._model = model
         self._text = text
         self._progress = progress
+        self.metrics = metrics or Metrics()
+        self.pins: PinnedFunctions | None = None
         self._lock = asyncio.Lock()
         self._rebuilding = asyncio.Lock()
         self._meta: MetaStore | None = None
@@ -191,14 +203,21 @@ class CatalogService:
             source: where they came from (``api``, ``dir:<path>``).
             pinned: names always returned with a route of this namespace.
         """
-        async with self._lock:
-            index = self.index
-            summary = await self._reconcile(index.store, index.embedder, namespace, functions)
-            record = await asyncio.to_thread(self.meta.catalog, namespace)
-            if summary.changed or record is None or record.source != source or record.pinned != tuple(pinned):
-                await asyncio.to_thread(
-                    self.meta.put_catalog, namespace, source=source, count=len(functions), pinned=pinned
-                )
+        try:
+            async with self._lock:
+                index = self.index
+                summary = await self._reconcile(index.store, index.embedder, namespace, functions)
+                record = await asyncio.to_thread(self.meta.catalog, namespace)
+                if summary.changed or record is None or record.source != source or record.pinned != tuple(pinned):
+                    await asyncio.to_thread(
+                        self.meta.put_catalog, namespace, source=source, count=len(functions), pinned=pinned
+                    )
+                if self.pins is not None:
+                    self.pins.written(namespace, functions, pinned)
+        except Exception:
+            self.metrics.sync_failed(source)
+            raise
+        self.metrics.synced(source, summary)
         if summary.changed:
             log.info("catalog reconciled", extra={"source": source, **summary.counts(), "namespace": namespace})
         return summary
@@ -206,11 +225,15 @@ class CatalogService:
     async def remove(self, namespace: str) -> Summary:
         """Delete a namespace and all its functions."""
         async with self._lock:
-            if await asyncio.to_thread(self.meta.catalog, namespace) is None:
+            record = await asyncio.to_thread(self.meta.catalog, namespace)
+            if record is None:
                 raise NamespaceNotFound(f"no catalog named {namespace!r}", field="namespace")
             index = self.index
             summary = await self._reconcile(index.store, index.embedder, namespace, [])
             await asyncio.to_thread(self.meta.delete_catalog, namespace)
+            if self.pins is not None:
+                self.pins.deleted(namespace)
+        self.metrics.synced(record.source, summary)
         log.info("catalog deleted", extra={"namespace": namespace, "removed": summary.removed})
         return summary
 
@@ -221,7 +244,11 @@ class CatalogService:
 
     async def catalog(self, namespace: str) -> CatalogRecord:
         """The record of a known namespace; 404 when unknown."""
-        record = await asyncio.to_thread(self.meta.catalog, namespace)
+        return await asyncio.to_thread(self.known, namespace)
+
+    def known(self, namespace: str) -> CatalogRecord:
+        """``catalog`` on the calling thread (blocking)."""
+        record = self.meta.catalog(namespace)
         if record is None:
             raise NamespaceNotFound(f"no catalog named {namespace!r}", field="namespace")
         return record
@@ -243,6 +270,7 @@ class CatalogService:
                 done = _offset(progress, start, len(texts))
                 vectors = await embedder.embed(texts[chunk], progress=done)
                 await asyncio.to_thread(store.upsert, namespace, embedded[chunk], vectors)
+                self.metrics.written.inc(len(vectors))
         if todo.updated:
             # A changed function may no longer do what its past callers wanted.
             await asyncio.to_thread(store.forget_examples, namespace, [f.name for f in todo.updated])

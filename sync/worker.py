@@ -4,16 +4,22 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import watchfiles
 
+from router.storage.base import StorageUnavailable
 from sync.diff import Summary
 from sync.service import CatalogService
 from sync.sources import CatalogFile, scan, source_label
 
 log = logging.getLogger(__name__)
+# A failed pass is tried again after this long, doubling up to the cap while passes keep failing.
+RETRY_SECONDS = 1.0
+RETRY_CAP_SECONDS = 10.0
 
 
 @dataclass(frozen=True)
@@ -76,6 +82,7 @@ class DirectorySync:
         namespace = file.namespace
         if file.error is not None:
             log.error("catalog file rejected", extra={"namespace": namespace, "detail": file.error})
+            self._service.metrics.sync_failed(self._source, outcome="rejected")
             self._seen.pop(namespace, None)
             return Outcome(namespace, error=file.error)
         if file.empty and not self._allow_delete:
@@ -107,17 +114,53 @@ class DirectorySync:
             report.outcomes.append(Outcome(namespace, summary=await self._service.remove(namespace)))
             self._seen.pop(namespace, None)
 
-    async def watch(self, *, stop: asyncio.Event | None = None, debounce_ms: int = 200) -> None:
-        """Reconcile now, then again whenever a file of the directory changes."""
-        await self._pass()
-        async for _ in watchfiles.awatch(
-            self._directory, debounce=debounce_ms, step=50, stop_event=stop, recursive=False
-        ):
-            await self._pass()
+    async def watch(
+        self,
+        *,
+        stop: asyncio.Event | None = None,
+        debounce_ms: int = 200,
+        retry_seconds: float = RETRY_SECONDS,
+        on_pass: Callable[[bool], None] | None = None,
+    ) -> None:
+        """Reconcile now, then again whenever a file of the directory changes.
 
-    async def _pass(self) -> None:
+        A pass that fails (storage unreachable) is tried again without waiting for a change:
+        after ``retry_seconds``, then twice as long after each failure, up to ten seconds
+        (or ``retry_seconds`` when longer). ``on_pass`` is told after each pass whether it
+        succeeded.
+        """
+        delay = retry_seconds
+        due = None if await self._pass(on_pass) else time.monotonic() + delay
+        async for changes in watchfiles.awatch(
+            self._directory,
+            debounce=debounce_ms,
+            step=50,
+            stop_event=stop,
+            recursive=False,
+            rust_timeout=max(1, round(min(retry_seconds, 1.0) * 1000)),
+            yield_on_timeout=True,
+        ):
+            if not changes and (due is None or time.monotonic() < due):
+                continue
+            if await self._pass(on_pass):
+                delay, due = retry_seconds, None
+                continue
+            if due is not None:
+                delay = min(delay * 2, max(RETRY_CAP_SECONDS, retry_seconds))
+            due = time.monotonic() + delay
+
+    async def _pass(self, on_pass: Callable[[bool], None] | None = None) -> bool:
+        """One pass; False when it failed (and will be tried again)."""
         try:
             await self.run_once()
+            healthy = True
+        except StorageUnavailable as exc:
+            log.warning("catalog sync pass failed; will retry", extra={"detail": str(exc)})
+            healthy = False
         except Exception:
-            # A failed pass (storage hiccup, unreadable directory) must not end the worker.
-            log.exception("catalog sync pass failed")
+            # A failed pass (unreadable directory, a bug) must not end the worker.
+            log.exception("catalog sync pass failed; will retry")
+            healthy = False
+        if on_pass is not None:
+            on_pass(healthy)
+        return healthy

@@ -12,7 +12,12 @@ import functools
 import json
 import os
 import shutil
-from collections.abc import AsyncIterator, Callable, Iterator, Sequence
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,13 +33,19 @@ from router.app import create_app
 from router.embedding import DEFAULT_MODEL, Embedder, EmbedderPool, Progress, Vectors
 from router.runtime import Runtime, embedder_loader
 from router.settings import AuthSettings, EmbeddingSettings, LimitSettings, Settings, StorageSettings, SyncSettings
+from router.storage.base import Storage
 from router.texts import DEFAULT_TEMPLATE
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
+# The server tests' fixtures (a Qdrant container, started only when a server test runs).
+pytest_plugins = ["tests.server.servers"]
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples" / "catalog"
 EXAMPLE_COUNTS = {"commerce": 15, "devops": 16, "travel": 15, "workspace": 15}
+# The Qdrant server of the server tests and of docker-compose.yml: within one minor version of
+# qdrant-client (1.20), as qdrant-client requires.
+QDRANT_IMAGE = "qdrant/qdrant:v1.19.1"
 
 
 @pytest.fixture(autouse=True)
@@ -106,18 +117,18 @@ class CountingEmbedder:
         self.hold = Hold(when)
         return self.hold
 
-    async def embed(self, texts: Sequence[str], *, progress: Progress | None = None) -> Vectors:
+    async def embed(self, texts: Sequence[str], *, progress: Progress | None = None, kind: str = "catalog") -> Vectors:
         batch = list(texts)
         hold = self.hold
         if hold is not None and hold.when(batch):
             hold.reached.set()
             await hold.released.wait()
         self.calls.append(batch)
-        return await self.inner.embed(batch, progress=progress)
+        return await self.inner.embed(batch, progress=progress, kind=kind)
 
-    def encode(self, texts: Sequence[str], *, progress: Progress | None = None) -> Vectors:
+    def encode(self, texts: Sequence[str], *, progress: Progress | None = None, kind: str = "catalog") -> Vectors:
         self.calls.append(list(texts))
-        return self.inner.encode(texts, progress=progress)
+        return self.inner.encode(texts, progress=progress, kind=kind)
 
     def close(self) -> None:
         pass
@@ -156,16 +167,21 @@ async def run_app(
     ready: bool = True,
     auth: AuthSettings | None = None,
     limits: LimitSettings | None = None,
+    storage: Storage | None = None,
 ) -> AsyncIterator[Served]:
-    """Run the app with its lifespan on ``data``; wait until ready unless ``ready=False``."""
+    """Run the app with its lifespan on ``data``; wait until ready unless ``ready=False``.
+
+    With ``storage`` (left open) the app runs in server mode on it instead, as an API replica would.
+    """
+    where = StorageSettings(data=data) if storage is None else StorageSettings(qdrant_url=storage.location)
     settings = Settings(
         embedding=EmbeddingSettings(text=text),
-        storage=StorageSettings(data=data),
+        storage=where,
         sync=SyncSettings(catalog=catalog, allow_delete=allow_delete),
         auth=auth,
         limits=limits,
     )
-    runtime = Runtime(settings, embedders=pool)
+    runtime = Runtime(settings, storage=storage, embedders=pool)
     app = create_app(runtime=runtime)
     async with (
         LifespanManager(app, startup_timeout=60, shutdown_timeout=30),
@@ -226,3 +242,93 @@ def bare(name: str, description: str = "", **properties: str) -> dict[str, Any]:
 WEATHER = bare("get_weather", "Current weather conditions for a city.", city="City name")
 STOCKS = bare("get_stock_price", "Latest trading price of a stock ticker.", ticker="Ticker symbol")
 TIMEZONE = bare("get_local_time", "Current local time in a time zone.", zone="IANA time zone")
+
+
+async def eventually(check: Callable[[], Awaitable[bool]], *, within: float = 2.0, step: float = 0.02) -> float:
+    """Poll ``check`` until it holds; return the seconds it took, fail after ``within`` seconds.
+
+    Two seconds by default: what a catalog edit may take to show (the worker debounces 200 ms).
+    """
+    start = time.monotonic()
+    while not await check():
+        elapsed = time.monotonic() - start
+        assert elapsed < within, f"not reflected after {elapsed:.2f}s"
+        await asyncio.sleep(step)
+    return time.monotonic() - start
+
+
+ROUTER = Path(sys.executable).with_name("router")
+
+
+def router_environment() -> dict[str, str]:
+    """The environment of a ``router`` process (the autouse fixture already removed every ``ROUTER_*``)."""
+    return {**os.environ, "HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
+
+
+def free_port() -> int:
+    """A port nothing listens on at 127.0.0.1 right now."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@dataclass
+class RouterProcess:
+    """A ``router serve`` process on 127.0.0.1, its output going to ``log``."""
+
+    process: subprocess.Popen[str]
+    url: str
+    data: Path
+    log: Path
+
+    def wait_ready(self, *, timeout: float = 120) -> None:
+        """Poll ``/readyz`` until it answers 200; fail if the process exits or time runs out."""
+        deadline = time.monotonic() + timeout
+        while True:
+            assert self.process.poll() is None, self.log.read_text()
+            assert time.monotonic() < deadline, f"router serve did not become ready:\n{self.log.read_text()}"
+            try:
+                if httpx.get(f"{self.url}/readyz", timeout=2).status_code == 200:
+                    return
+            except httpx.TransportError:
+                pass
+            time.sleep(0.2)
+
+    def stop(self) -> None:
+        """SIGTERM, then SIGKILL if it lingers."""
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+
+
+def start_router(*args: str | Path, data: Path, log: Path) -> RouterProcess:
+    """Spawn ``router serve --data DATA --port <free> ARGS...`` (not waiting for readiness)."""
+    port = free_port()
+    command = [str(ROUTER), "serve", "--data", str(data), "--port", str(port), *map(str, args)]
+    with log.open("a") as output:
+        process = subprocess.Popen(
+            command, stdout=output, stderr=subprocess.STDOUT, text=True, env=router_environment()
+        )
+    return RouterProcess(process, f"http://127.0.0.1:{port}", data, log)
+
+
+_VERBS = ["get", "list", "create", "update", "archive", "export", "approve", "schedule"]
+_THINGS = ["invoice", "ticket", "shipment", "contract", "sensor", "playlist", "badge", "meeting", "vendor", "lease"]
+_PLACES = ["north", "south", "harbour", "central", "mountain"]
+
+
+def large_catalog(size: int) -> list[dict[str, Any]]:
+    """``size`` distinct, valid functions with short texts (quick to embed); the same for the same size."""
+    functions = []
+    for i in range(size):
+        verb, thing, place = _VERBS[i % 8], _THINGS[i // 8 % 10], _PLACES[i // 80 % 5]
+        functions.append({
+            "name": f"{verb}_{thing}_{i:05d}",
+            "description": f"{verb.capitalize()} {thing} number {i} of the {place} office.",
+            "parameters": {"type": "object", "properties": {"id": {"type": "string"}}, "required": ["id"]},
+        })  # fmt: skip
+    return functions

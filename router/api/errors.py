@@ -12,6 +12,7 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from router.errors import RouterError, Unauthorized
+from router.logs import REQUEST_ID
 from router.schemas import ErrorOut
 from router.storage.base import StorageUnavailable
 
@@ -19,13 +20,23 @@ log = logging.getLogger(__name__)
 
 
 def error_response(error: str, detail: str, status: int, *, headers: Mapping[str, str] | None = None) -> JSONResponse:
-    """An error answer: ``{"error": <kind>, "detail": <what and where>}``."""
-    return JSONResponse(ErrorOut(error=error, detail=detail).model_dump(), status_code=status, headers=headers)
+    """An error answer: ``{"error": <kind>, "detail": <what and where>, "request_id": ...}``."""
+    body = ErrorOut(error=error, detail=detail, request_id=REQUEST_ID.get())
+    return JSONResponse(body.model_dump(), status_code=status, headers=headers)
 
 
 def challenge(*, invalid: bool) -> dict[str, str]:
     """The ``WWW-Authenticate`` header of a 401 (RFC 6750): which scheme, and whether the token was wrong."""
     return {"WWW-Authenticate": 'Bearer realm="tool-router"' + (', error="invalid_token"' if invalid else "")}
+
+
+def _body(
+    request: Request, error: str, detail: str, status: int, *, headers: Mapping[str, str] | None = None
+) -> JSONResponse:
+    metrics = getattr(request.app.state, "metrics", None)
+    if metrics is not None:
+        metrics.error(error, status)
+    return error_response(error, detail, status, headers=headers)
 
 
 def _location(loc: tuple[Any, ...]) -> str:
@@ -40,24 +51,24 @@ def install(app: FastAPI) -> None:
     """Register the handlers on ``app``."""
 
     @app.exception_handler(RouterError)
-    async def router_error(_: Request, exc: RouterError) -> JSONResponse:
+    async def router_error(request: Request, exc: RouterError) -> JSONResponse:
         headers = challenge(invalid=False) if isinstance(exc, Unauthorized) else None
-        return error_response(type(exc).__name__, exc.detail, exc.status_code, headers=headers)
+        return _body(request, type(exc).__name__, exc.detail, exc.status_code, headers=headers)
 
     @app.exception_handler(StorageUnavailable)
-    async def unavailable(_: Request, exc: StorageUnavailable) -> JSONResponse:
+    async def unavailable(request: Request, exc: StorageUnavailable) -> JSONResponse:
         log.warning("storage unavailable", extra={"detail": str(exc)})
-        return error_response("Unavailable", str(exc), 503)
+        return _body(request, "Unavailable", str(exc), 503)
 
     @app.exception_handler(StarletteHTTPException)
-    async def http_error(_: Request, exc: StarletteHTTPException) -> JSONResponse:
+    async def http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
         kind = _KINDS.get(exc.status_code, "HTTPError")
-        return error_response(kind, str(exc.detail), exc.status_code, headers=exc.headers)
+        return _body(request, kind, str(exc.detail), exc.status_code, headers=exc.headers)
 
     @app.exception_handler(RequestValidationError)
-    async def invalid(_: Request, exc: RequestValidationError) -> JSONResponse:
+    async def invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
         problems = [f"{_location(tuple(e['loc']))}: {e['msg']}" for e in exc.errors()]
-        return error_response("ValidationError", "; ".join(problems), 422)
+        return _body(request, "ValidationError", "; ".join(problems), 422)
 
 
 _KINDS = {400: "BadRequest", 404: "NotFound", 405: "MethodNotAllowed", 413: "PayloadTooLarge"}

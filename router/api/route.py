@@ -49,4 +49,5 @@ async def route(body: RouteIn, access: AccessDep, turns: TurnRouterDep) -> Route
         memory_context=memory_context(routed.memories),
         context=routed.context,
         recent_context=routed.recent_context,
+        degraded=routed.degraded,
     )

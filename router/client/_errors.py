@@ -37,13 +37,15 @@ class APIError(RouterClientError):
         status_code: the HTTP status.
         error: the error's kind, as the sidecar names it (``NamespaceNotFound``, ...).
         detail: what went wrong and where.
+        request_id: the request's id in the sidecar's logs (its ``X-Request-ID``), when it gave one.
     """
 
-    def __init__(self, status_code: int, error: str, detail: str) -> None:
+    def __init__(self, status_code: int, error: str, detail: str, *, request_id: str | None = None) -> None:
         super().__init__(f"{status_code} {error}: {detail}")
         self.status_code = status_code
         self.error = error
         self.detail = detail
+        self.request_id = request_id
 
 
 class AuthenticationError(APIError):
@@ -89,4 +91,4 @@ def error_from_response(response: httpx.Response) -> APIError:
         if body.get("detail") is not None:
             detail = body["detail"] if isinstance(body["detail"], str) else str(body["detail"])
     kind = _BY_STATUS.get(status, APIError)
-    return kind(status, error.replace(" ", ""), detail)
+    return kind(status, error.replace(" ", ""), detail, request_id=response.headers.get("x-request-id"))

@@ -105,6 +105,7 @@ class RouteResult:
         memory_context: the memories as ready-to-use context text ("" when none).
         context: the text of the new turn that was embedded.
         recent_context: the recent messages plus the new turn, embedded as context.
+        degraded: storage was down and the sidecar fails open: only the pinned functions came back.
     """
 
     functions: tuple[RoutedFunction, ...]
@@ -114,6 +115,7 @@ class RouteResult:
     memory_context: str = ""
     context: str = ""
     recent_context: str = ""
+    degraded: bool = False
 
     @property
     def names(self) -> list[str]:
@@ -132,6 +134,7 @@ class RouteResult:
             memory_context=_str(data, "memory_context", ""),
             context=_str(data, "context", ""),
             recent_context=_str(data, "recent_context", ""),
+            degraded=data.get("degraded") is True,
         )
 
 

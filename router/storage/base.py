@@ -18,6 +18,12 @@ Match = Mapping[str, str | int | bool | Sequence[str]]
 Fusion = Literal["rrf", "dbsf"]
 DENSE = "dense"
 SPARSE = "sparse"
+# Dense search breadth on HNSW-indexed segments: the least ef measured to keep recall@20 against
+# exact search >= 0.99 with margin, worst query included, on real embeddings in a multi-tenant
+# collection with Qdrant's default graph (benchmarks/RESULTS.md, "HNSW recall"). Exact segments ignore it.
+HNSW_EF = 1024
+# Embedded collections above this many points get an HNSW index (exact search below it stays cheap).
+INDEX_THRESHOLD = 20_000
 
 
 class StorageUnavailable(RuntimeError):
@@ -44,6 +50,8 @@ class CollectionSpec:
         tenant_field: payload field indexed as a tenant (``is_tenant=true``).
         keyword_fields: other payload fields indexed as keywords.
         integer_fields: payload fields indexed as integers (ordering, ranges).
+        sharded: whether a Qdrant cluster splits it into the configured number of shards;
+            False for a collection of a few points, kept in one (replicated) shard.
     """
 
     name: str
@@ -52,6 +60,7 @@ class CollectionSpec:
     tenant_field: str | None = None
     keyword_fields: tuple[str, ...] = ()
     integer_fields: tuple[str, ...] = ()
+    sharded: bool = True
 
 
 @dataclass(frozen=True)

@@ -1,22 +1,24 @@
 """Qdrant server adapter through ``qdrant-client`` (also its in-memory local mode, for tests).
 
-Collections are named ``prefix + spec.name`` so several routers can share one server.
+Collections are named ``prefix + spec.name`` so several routers can share one server. Every
+write waits until it is applied; sharding, replication and consistency follow
+:class:`~router.storage.cluster.ClusterOptions`.
 """
 
 from __future__ import annotations
 
 import math
-import warnings
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
 import httpx
 from qdrant_client import QdrantClient, models
-from qdrant_client.http.exceptions import ResponseHandlingException
+from qdrant_client.http.exceptions import ResponseHandlingException, UnexpectedResponse
 
 from router.storage.base import (
     DENSE,
+    HNSW_EF,
     SPARSE,
     CollectionSpec,
     Fusion,
@@ -27,6 +29,9 @@ from router.storage.base import (
     SparseVector,
     StorageUnavailable,
 )
+from router.storage.client_models import to_filter, to_hits, to_records, to_sparse, to_struct
+from router.storage.client_schema import create_collection, ensure_indexes
+from router.storage.cluster import ClusterOptions
 
 _PAGE = 1024
 _UNREACHABLE = (ResponseHandlingException, httpx.TransportError, ConnectionError)
@@ -38,88 +43,72 @@ def _reachable(location: str) -> Iterator[None]:
         yield
     except _UNREACHABLE as exc:
         raise StorageUnavailable(f"cannot reach Qdrant at {location}: {exc}") from exc
-
-
-def _filter(match: Match | None) -> models.Filter | None:
-    if not match:
-        return None
-    conditions: list[models.Condition] = [
-        models.FieldCondition(
-            key=key,
-            match=models.MatchValue(value=value)
-            if isinstance(value, str | int | bool)
-            else models.MatchAny(any=list(value)),
-        )
-        for key, value in match.items()
-    ]
-    return models.Filter(must=conditions)
-
-
-def _vectors(point: PointData) -> dict[str, Any]:
-    vectors: dict[str, Any] = {}
-    if point.dense is not None:
-        vectors[DENSE] = [float(x) for x in point.dense]
-    if point.sparse is not None and point.sparse.indices:
-        vectors[SPARSE] = _sparse(point.sparse)
-    return vectors
-
-
-def _sparse(vector: SparseVector) -> models.SparseVector:
-    return models.SparseVector(indices=list(vector.indices), values=list(vector.values))
-
-
-def _hits(points: Sequence[models.ScoredPoint]) -> list[Hit]:
-    return [Hit(id=str(p.id), score=float(p.score), payload=dict(p.payload or {})) for p in points]
-
-
-def _records(points: Sequence[models.Record]) -> list[Record]:
-    return [Record(id=str(r.id), payload=dict(r.payload or {})) for r in points]
+    except UnexpectedResponse as exc:
+        # 5xx: the server (or too few replicas of a shard) cannot serve now; callers may retry.
+        if exc.status_code is not None and exc.status_code >= 500:
+            detail = exc.content.decode(errors="replace")[:300]
+            raise StorageUnavailable(f"Qdrant at {location} answered {exc.status_code}: {detail}") from exc
+        raise
 
 
 class ClientCollection:
     """A collection on a Qdrant server (or in ``qdrant-client``'s local mode)."""
 
-    def __init__(self, client: QdrantClient, name: str, spec: CollectionSpec, where: str) -> None:
+    def __init__(
+        self,
+        client: QdrantClient,
+        name: str,
+        spec: CollectionSpec,
+        where: str,
+        cluster: ClusterOptions,
+        params: models.SearchParams | None = None,
+    ) -> None:
         self._client = client
         self._name = name
         self._spec = spec
         self._where = where
+        self._writes = cluster.writes()
+        self._reads = cluster.reads()
+        self._params = params
 
     @property
     def spec(self) -> CollectionSpec:
         """The spec the collection was opened with."""
         return self._spec
 
+    @property
+    def name(self) -> str:
+        """The collection's name on the server (with the prefix)."""
+        return self._name
+
     def upsert(self, points: Sequence[PointData]) -> None:
-        """Insert or replace points by id; durable when it returns."""
+        """Insert or replace points by id; applied (on enough replicas) when it returns."""
         if not points:
             return
-        batch = [models.PointStruct(id=p.id, vector=_vectors(p), payload=dict(p.payload)) for p in points]
         with _reachable(self._where):
-            self._client.upsert(self._name, points=batch, wait=True)
+            self._client.upsert(self._name, points=[to_struct(p) for p in points], **self._writes)
 
     def delete(self, ids: Sequence[str]) -> None:
         """Delete points by id; unknown ids are ignored."""
         if not ids:
             return
         with _reachable(self._where):
-            self._client.delete(self._name, models.PointIdsList(points=list(ids)), wait=True)
+            self._client.delete(self._name, models.PointIdsList(points=list(ids)), **self._writes)
 
     def delete_where(self, match: Match) -> None:
         """Delete every point whose payload matches; an empty match is refused."""
-        flt = _filter(match)
+        flt = to_filter(match)
         if flt is None:
             raise ValueError("delete_where needs a non-empty match")
-        selector = models.FilterSelector(filter=flt)
         with _reachable(self._where):
-            self._client.delete(self._name, selector, wait=True)
+            self._client.delete(self._name, models.FilterSelector(filter=flt), **self._writes)
 
     def retrieve(self, ids: Sequence[str]) -> list[Record]:
         """Return the points that exist among ``ids`` (any order)."""
         if not ids:
             return []
         with _reachable(self._where):
-            return _records(self._client.retrieve(self._name, list(ids), with_payload=True))
+            return to_records(self._client.retrieve(self._name, list(ids), with_payload=True, **self._reads))
 
     def scroll(
         self, match: Match | None = None, *, order_by: str | None = None, fields: Sequence[str] | None = None
@@ -138,13 +127,15 @@ class ClientCollection:
         yield from records
 
     def _pages(self, match: Match | None, fields: Sequence[str] | None = None) -> Iterator[Record]:
-        flt = _filter(match)
+        flt = to_filter(match)
         payload: bool | list[str] = True if fields is None else list(fields)
         offset: models.ExtendedPointId | None = None
         while True:
             with _reachable(self._where):
-                page, offset = self._client.scroll(self._name, flt, limit=_PAGE, offset=offset, with_payload=payload)
-            yield from _records(page)
+                page, offset = self._client.scroll(
+                    self._name, flt, limit=_PAGE, offset=offset, with_payload=payload, **self._reads
+                )
+            yield from to_records(page)
             if offset is None:
                 return
 
@@ -153,16 +144,17 @@ class ClientCollection:
         with _reachable(self._where):
             page, _ = self._client.scroll(
                 self._name,
-                _filter(match),
+                to_filter(match),
                 limit=limit,
                 order_by=models.OrderBy(key=order_by, direction=models.Direction.DESC),
+                **self._reads,
             )
-        return _records(page)
+        return to_records(page)
 
     def count(self, match: Match | None = None) -> int:
         """Count matching points exactly."""
         with _reachable(self._where):
-            return self._client.count(self._name, _filter(match), exact=True).count
+            return self._client.count(self._name, to_filter(match), exact=True).count
 
     def search(
         self,
@@ -178,9 +170,9 @@ class ClientCollection:
 
         An empty sparse vector counts as absent; with neither vector the result is empty.
         """
-        flt = _filter(match)
+        flt = to_filter(match)
         dense_q = [float(x) for x in dense] if dense is not None else None
-        sparse_q = _sparse(sparse) if sparse is not None and sparse.indices else None
+        sparse_q = to_sparse(sparse) if sparse is not None and sparse.indices else None
         args: dict[str, Any]
         if dense_q is not None and sparse_q is not None:
             depth = max(prefetch_limit, limit)
@@ -188,19 +180,21 @@ class ClientCollection:
             args = {
                 "query": models.FusionQuery(fusion=method),
                 "prefetch": [
-                    models.Prefetch(query=dense_q, using=DENSE, filter=flt, limit=depth),
+                    models.Prefetch(query=dense_q, using=DENSE, filter=flt, limit=depth, params=self._params),
                     models.Prefetch(query=sparse_q, using=SPARSE, filter=flt, limit=depth),
                 ],
             }
         elif dense_q is not None:
-            args = {"query": dense_q, "using": DENSE}
+            args = {"query": dense_q, "using": DENSE, "search_params": self._params}
         elif sparse_q is not None:
             args = {"query": sparse_q, "using": SPARSE}
         else:
             return []
         with _reachable(self._where):
-            found = self._client.query_points(self._name, query_filter=flt, limit=limit, with_payload=True, **args)
-        return _hits(found.points)
+            found = self._client.query_points(
+                self._name, query_filter=flt, limit=limit, with_payload=True, **args, **self._reads
+            )
+        return to_hits(found.points)
 
     def search_batch(
         self,
@@ -212,13 +206,15 @@ class ClientCollection:
         """Dense nearest points for several query vectors at once."""
         if not dense:
             return []
-        flt = _filter(match)
+        flt = to_filter(match)
         requests = [
-            models.QueryRequest(query=[float(x) for x in v], using=DENSE, filter=flt, limit=limit, with_payload=True)
+            models.QueryRequest(
+                query=[*map(float, v)], using=DENSE, filter=flt, limit=limit, with_payload=True, params=self._params
+            )
             for v in dense
         ]
         with _reachable(self._where):
-            return [_hits(r.points) for r in self._client.query_batch_points(self._name, requests)]
+            return [to_hits(r.points) for r in self._client.query_batch_points(self._name, requests, **self._reads)]
 
 
 class ClientStorage:
@@ -228,23 +224,44 @@ class ClientStorage:
         client: the client to use; closed by :meth:`close`.
         prefix: prepended to every collection name on the server.
         location: how to name the server in messages; derived from the client when None.
+        cluster: sharding, replication and consistency of the collections.
+        hnsw_ef: dense search breadth on the server's HNSW-indexed segments.
     """
 
-    def __init__(self, client: QdrantClient, *, prefix: str = "router_", location: str | None = None) -> None:
+    def __init__(
+        self,
+        client: QdrantClient,
+        *,
+        prefix: str = "router_",
+        location: str | None = None,
+        cluster: ClusterOptions | None = None,
+        hnsw_ef: int = HNSW_EF,
+    ) -> None:
         self._client = client
         self._prefix = prefix
+        self._cluster = cluster or ClusterOptions()
         options = client.init_options
         self._where = location or str(options.get("url") or options.get("location") or options.get("host") or "qdrant")
+        # Local mode searches exactly and warns about search parameters: it gets none.
+        local = options.get("location") == ":memory:" or options.get("path") is not None
+        self._params = None if local else models.SearchParams(hnsw_ef=hnsw_ef)
 
     @classmethod
     def from_url(
-        cls, url: str, *, api_key: str | None = None, prefix: str = "router_", timeout: float = 10.0
+        cls,
+        url: str,
+        *,
+        api_key: str | None = None,
+        prefix: str = "router_",
+        timeout: float = 10.0,
+        cluster: ClusterOptions | None = None,
+        hnsw_ef: int = HNSW_EF,
     ) -> ClientStorage:
         """Connect to a Qdrant server; nothing is sent until a collection is used."""
         # The client's version check runs in a background thread and only warns, which
         # races with (and under -W error breaks) callers; connection errors surface on use.
         client = QdrantClient(url=url, api_key=api_key, timeout=math.ceil(timeout), check_compatibility=False)
-        return cls(client, prefix=prefix, location=url)
+        return cls(client, prefix=prefix, location=url, cluster=cluster, hnsw_ef=hnsw_ef)
 
     @classmethod
     def in_memory(cls, prefix: str = "router_") -> ClientStorage:
@@ -261,38 +278,19 @@ class ClientStorage:
         """The underlying client."""
         return self._client
 
+    @property
+    def cluster(self) -> ClusterOptions:
+        """Sharding, replication and consistency of the collections."""
+        return self._cluster
+
     def collection(self, spec: CollectionSpec) -> ClientCollection:
         """Open the collection, creating it (and any missing payload index) when needed."""
         name = self._prefix + spec.name
-        dense = spec.dense_size
         with _reachable(self._where):
             if not self._client.collection_exists(name):
-                self._client.create_collection(
-                    name,
-                    vectors_config={DENSE: models.VectorParams(size=dense, distance=models.Distance.COSINE)}
-                    if dense is not None
-                    else {},
-                    sparse_vectors_config={SPARSE: models.SparseVectorParams(modifier=models.Modifier.IDF)}
-                    if spec.sparse
-                    else None,
-                )
-            self._ensure_indexes(name, spec)
-        return ClientCollection(self._client, name, spec, self._where)
-
-    def _ensure_indexes(self, name: str, spec: CollectionSpec) -> None:
-        wanted: dict[str, models.PayloadSchemaParams | models.PayloadSchemaType] = dict.fromkeys(
-            spec.keyword_fields, models.PayloadSchemaType.KEYWORD
-        )
-        wanted.update(dict.fromkeys(spec.integer_fields, models.PayloadSchemaType.INTEGER))
-        if spec.tenant_field:
-            wanted[spec.tenant_field] = models.KeywordIndexParams(type=models.KeywordIndexType.KEYWORD, is_tenant=True)
-        existing = self._client.get_collection(name).payload_schema
-        with warnings.catch_warnings():
-            # Local mode accepts but ignores payload indexes and says so once per process.
-            warnings.filterwarnings("ignore", "Payload indexes have no effect", UserWarning)
-            for field, schema in wanted.items():
-                if field not in existing:
-                    self._client.create_payload_index(name, field, schema, wait=True)
+                create_collection(self._client, name, spec, self._cluster)
+            ensure_indexes(self._client, name, spec)
+        return ClientCollection(self._client, name, spec, self._where, self._cluster, self._params)
 
     def exists(self, name: str) -> bool:
         """Whether a collection of that name exists."""

@@ -2,13 +2,12 @@
 
 Qdrant Edge allows a single writer per directory, so the whole data directory is
 locked for the lifetime of an ``EdgeStorage``: a second process gets a clear error
-instead of a corrupted shard.
+instead of a corrupted shard. The lock is an ``flock``, which the kernel releases when
+its process dies, so a crashed owner never leaves it stale.
 """
 
 from __future__ import annotations
 
-import fcntl
-import os
 import shutil
 import threading
 from collections.abc import Iterator, Sequence
@@ -19,6 +18,7 @@ import qdrant_edge as qe
 
 from router.storage.base import (
     DENSE,
+    HNSW_EF,
     SPARSE,
     CollectionSpec,
     Fusion,
@@ -27,8 +27,9 @@ from router.storage.base import (
     PointData,
     Record,
     SparseVector,
-    StorageUnavailable,
 )
+from router.storage.edge_index import DEFAULT_INDEX, EdgeIndexer, IndexPolicy
+from router.storage.edge_shard import LiveShard, lock_directory, recover, reset
 
 _PAGE = 2048
 # Edge needs at least one vector in a shard's config; payload-only collections get this one.
@@ -61,40 +62,50 @@ def _sparse(vector: SparseVector) -> qe.SparseVector:
 
 
 class EdgeCollection:
-    """A collection stored as one Qdrant Edge shard."""
+    """A collection stored as one Qdrant Edge shard; dense searches use ``hnsw_ef`` on indexed segments."""
 
-    def __init__(self, spec: CollectionSpec, shard: qe.EdgeShard) -> None:
+    def __init__(self, spec: CollectionSpec, live: LiveShard, *, hnsw_ef: int) -> None:
         self._spec = spec
-        self._shard = shard
+        self._live = live
+        self._params = qe.SearchParams(hnsw_ef=hnsw_ef)
 
     @property
     def spec(self) -> CollectionSpec:
         return self._spec
+
+    @property
+    def indexed(self) -> bool:
+        """Whether an HNSW index (built in the background) serves part of its dense searches."""
+        return self._live.indexed
 
     def upsert(self, points: Sequence[PointData]) -> None:
         """Insert or replace points by id."""
         if not points:
             return
         batch = [qe.Point(id=p.id, vector=_vectors(p), payload=dict(p.payload)) for p in points]
-        self._shard.update(qe.UpdateOperation.upsert_points(batch))
+        with self._live.writing(len(batch)) as shard:
+            shard.update(qe.UpdateOperation.upsert_points(batch))
 
     def delete(self, ids: Sequence[str]) -> None:
         """Delete points by id."""
         if ids:
-            self._shard.update(qe.UpdateOperation.delete_points(list(ids)))
+            with self._live.writing() as shard:
+                shard.update(qe.UpdateOperation.delete_points(list(ids)))
 
     def delete_where(self, match: Match) -> None:
         """Delete every point whose payload matches."""
         flt = _filter(match)
         if flt is None:
             raise ValueError("delete_where needs a non-empty match")
-        self._shard.update(qe.UpdateOperation.delete_points_by_filter(flt))
+        with self._live.writing() as shard:
+            shard.update(qe.UpdateOperation.delete_points_by_filter(flt))
 
     def retrieve(self, ids: Sequence[str]) -> list[Record]:
         """Return the points that exist among ``ids``."""
         if not ids:
             return []
-        found = self._shard.retrieve(list(ids), True, False)
+        with self._live.reading() as shard:
+            found = shard.retrieve(list(ids), True, False)
         return [Record(id=str(r.id), payload=dict(r.payload or {})) for r in found]
 
     def scroll(
@@ -106,9 +117,9 @@ class EdgeCollection:
         payload: Any = True if fields is None else qe.PayloadSelector.Include(list(fields))
         flt = _filter(match)
         while True:
-            page, offset = self._shard.scroll(
-                qe.ScrollRequest(offset=offset, limit=_PAGE, filter=flt, with_payload=payload)
-            )
+            request = qe.ScrollRequest(offset=offset, limit=_PAGE, filter=flt, with_payload=payload)
+            with self._live.reading() as shard:
+                page, offset = shard.scroll(request)
             batch = [Record(id=str(r.id), payload=dict(r.payload or {})) for r in page]
             if order_by is None:
                 yield from batch
@@ -121,19 +132,16 @@ class EdgeCollection:
 
     def latest(self, match: Match, *, order_by: str, limit: int) -> list[Record]:
         """The ``limit`` matching points with the highest ``order_by``, highest first."""
-        page, _ = self._shard.scroll(
-            qe.ScrollRequest(
-                limit=limit,
-                filter=_filter(match),
-                with_payload=True,
-                order_by=qe.OrderBy(order_by, qe.Direction.Desc),
-            )
-        )
+        order = qe.OrderBy(order_by, qe.Direction.Desc)
+        request = qe.ScrollRequest(limit=limit, filter=_filter(match), with_payload=True, order_by=order)
+        with self._live.reading() as shard:
+            page, _ = shard.scroll(request)
         return [Record(id=str(r.id), payload=dict(r.payload or {})) for r in page]
 
     def count(self, match: Match | None = None) -> int:
         """Count matching points exactly."""
-        return int(self._shard.count(qe.CountRequest(exact=True, filter=_filter(match))))
+        with self._live.reading() as shard:
+            return int(shard.count(qe.CountRequest(exact=True, filter=_filter(match))))
 
     def search(
         self,
@@ -152,7 +160,9 @@ class EdgeCollection:
             request = qe.QueryRequest(
                 limit=limit,
                 prefetches=[
-                    qe.Prefetch(limit=prefetch_limit, query=qe.Query.Nearest(list(dense), using=DENSE)),
+                    qe.Prefetch(
+                        limit=prefetch_limit, query=qe.Query.Nearest(list(dense), using=DENSE), params=self._params
+                    ),
                     qe.Prefetch(limit=prefetch_limit, query=qe.Query.Nearest(_sparse(sparse), using=SPARSE)),
                 ],
                 query=_fusion(fusion),
@@ -160,16 +170,15 @@ class EdgeCollection:
                 with_payload=True,
             )
         elif dense is not None:
-            request = qe.QueryRequest(
-                limit=limit, query=qe.Query.Nearest(list(dense), using=DENSE), filter=flt, with_payload=True
-            )
+            request = self._dense(dense, flt, limit)
         elif sparse is not None and has_sparse:
             request = qe.QueryRequest(
                 limit=limit, query=qe.Query.Nearest(_sparse(sparse), using=SPARSE), filter=flt, with_payload=True
             )
         else:
             return []
-        return [_hit(p) for p in self._shard.query(request)]
+        with self._live.reading() as shard:
+            return [_hit(p) for p in shard.query(request)]
 
     def search_batch(
         self,
@@ -182,14 +191,16 @@ class EdgeCollection:
         if not dense:
             return []
         flt = _filter(match)
-        requests = [
-            qe.QueryRequest(limit=limit, query=qe.Query.Nearest(list(v), using=DENSE), filter=flt, with_payload=True)
-            for v in dense
-        ]
-        return [[_hit(p) for p in result] for result in self._shard.query_batch(qe.QueryBatchRequest(requests))]
+        batch = qe.QueryBatchRequest([self._dense(v, flt, limit) for v in dense])
+        with self._live.reading() as shard:
+            return [[_hit(p) for p in result] for result in shard.query_batch(batch)]
+
+    def _dense(self, vector: Sequence[float], flt: qe.Filter | None, limit: int) -> qe.QueryRequest:
+        query = qe.Query.Nearest(list(vector), using=DENSE)
+        return qe.QueryRequest(limit=limit, query=query, filter=flt, with_payload=True, params=self._params)
 
     def close(self) -> None:
-        self._shard.close()
+        self._live.close()
 
 
 def _fusion(kind: Fusion) -> Any:
@@ -201,7 +212,8 @@ def _hit(point: Any) -> Hit:
     return Hit(id=str(point.id), score=float(point.score), payload=dict(point.payload or {}))
 
 
-def _config(spec: CollectionSpec) -> qe.EdgeConfig:
+def shard_config(spec: CollectionSpec) -> qe.EdgeConfig:
+    """The shard configuration of a collection."""
     vectors: dict[str, Any] = {}
     sparse: dict[str, Any] = {}
     if spec.dense_size is not None:
@@ -214,14 +226,23 @@ def _config(spec: CollectionSpec) -> qe.EdgeConfig:
 
 
 class EdgeStorage:
-    """Collections kept as Qdrant Edge shards under one data directory."""
+    """Collections kept as Qdrant Edge shards under one data directory.
 
-    def __init__(self, path: Path) -> None:
+    Args:
+        path: the data directory.
+        hnsw_ef: dense search breadth on HNSW-indexed segments.
+        index: when large collections get an HNSW index built in the background; None never.
+    """
+
+    def __init__(self, path: Path, *, hnsw_ef: int = HNSW_EF, index: IndexPolicy | None = DEFAULT_INDEX) -> None:
         self._root = Path(path)
         self._root.mkdir(parents=True, exist_ok=True)
-        self._lock_file: IO[str] | None = _lock(self._root)
+        self._lock_file: IO[str] | None = lock_directory(self._root)
+        recover(self._root)
         self._open: dict[str, EdgeCollection] = {}
         self._guard = threading.Lock()
+        self._hnsw_ef = hnsw_ef
+        self.indexer = None if index is None else EdgeIndexer(self._root, index)
 
     @property
     def location(self) -> str:
@@ -237,14 +258,17 @@ class EdgeStorage:
             if (path / "segments").exists():
                 shard = qe.EdgeShard.load(str(path))
             else:
-                _reset(path)
-                shard = qe.EdgeShard.create(str(path), _config(spec))
+                reset(path)
+                shard = qe.EdgeShard.create(str(path), shard_config(spec))
             indexed = shard.info().payload_schema
             for name, params in _indexes(spec).items():
                 if name not in indexed:
                     shard.update(qe.UpdateOperation.create_field_index(name, params))
-            collection = EdgeCollection(spec, shard)
+            live = LiveShard(path, shard)
+            collection = EdgeCollection(spec, live, hnsw_ef=self._hnsw_ef)
             self._open[spec.name] = collection
+            if self.indexer is not None:
+                self.indexer.watch(spec, live)
             return collection
 
     def exists(self, name: str) -> bool:
@@ -254,26 +278,27 @@ class EdgeStorage:
     def drop(self, name: str) -> None:
         """Close and delete a shard directory."""
         with self._guard:
+            if self.indexer is not None:
+                self.indexer.forget(name)
             opened = self._open.pop(name, None)
             if opened is not None:
                 opened.close()
             shutil.rmtree(self._root / name, ignore_errors=True)
 
     def close(self) -> None:
-        """Close every shard and release the directory lock."""
+        """End any index build, close every shard and release the directory lock."""
+        if self.indexer is not None:
+            self.indexer.close()
         with self._guard:
             for collection in self._open.values():
                 collection.close()
             self._open.clear()
             if self._lock_file is not None:
+                # An empty lock file tells the next owner that this one closed cleanly.
+                self._lock_file.seek(0)
+                self._lock_file.truncate()
                 self._lock_file.close()
                 self._lock_file = None
-
-
-def _reset(path: Path) -> None:
-    """Remove a half-created shard directory (a crash during creation) before creating it."""
-    if path.exists():
-        shutil.rmtree(path)
 
 
 def _indexes(spec: CollectionSpec) -> dict[str, Any]:
@@ -285,22 +310,3 @@ def _indexes(spec: CollectionSpec) -> dict[str, Any]:
     for name in spec.integer_fields:
         indexes[name] = qe.IntegerIndexParams()
     return indexes
-
-
-def _lock(root: Path) -> IO[str]:
-    handle = (root / ".lock").open("a+")
-    try:
-        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError as exc:
-        handle.seek(0)
-        owner = handle.read().strip() or "another process"
-        handle.close()
-        raise StorageUnavailable(
-            f"data directory {root} is in use by {owner}; embedded storage allows one process "
-            "per directory (use a Qdrant server URL to share storage between processes)"
-        ) from exc
-    handle.seek(0)
-    handle.truncate()
-    handle.write(f"pid {os.getpid()}")
-    handle.flush()
-    return handle

@@ -65,7 +65,8 @@ def assert_error(response: httpx.Response, status: int, error: str) -> str:
     """Check the error contract and return the detail."""
     assert response.status_code == status, response.text
     body = response.json()
-    assert set(body) == {"error", "detail"}
+    assert set(body) == {"error", "detail", "request_id"}
+    assert body["request_id"] == response.headers["x-request-id"]
     assert body["error"] == error
     return str(body["detail"])
 

@@ -9,9 +9,7 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -20,7 +18,16 @@ from pathlib import Path
 
 import httpx
 import pytest
-from conftest import EXAMPLE_COUNTS, STOCKS, TIMEZONE, WEATHER, write_catalog
+from conftest import (
+    EXAMPLE_COUNTS,
+    ROUTER,
+    STOCKS,
+    TIMEZONE,
+    WEATHER,
+    free_port,
+    router_environment,
+    write_catalog,
+)
 
 from router.client import AuthenticationError, PermissionDeniedError, RetryPolicy, RouterClient
 from router.functions import FunctionStore
@@ -31,13 +38,7 @@ from sync.sources import source_label
 
 pytestmark = pytest.mark.integration
 
-ROUTER = Path(sys.executable).with_name("router")
 SUMMARY = "added={} updated={} removed={} unchanged={}"
-
-
-def environment() -> dict[str, str]:
-    # The autouse fixture has already removed every ROUTER_* variable from os.environ.
-    return {**os.environ, "HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
 
 
 def router(*args: str | Path, timeout: float = 240) -> subprocess.CompletedProcess[str]:
@@ -46,7 +47,7 @@ def router(*args: str | Path, timeout: float = 240) -> subprocess.CompletedProce
         capture_output=True,
         text=True,
         timeout=timeout,
-        env=environment(),
+        env=router_environment(),
         check=False,
     )
 
@@ -154,12 +155,6 @@ def test_sync_switches_the_text_template(tmp_path: Path, catalog_dir: Path) -> N
         storage.close()
 
 
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 @dataclass
 class Server:
     process: subprocess.Popen[str]
@@ -178,29 +173,14 @@ def serving(*args: str | Path, data: Path, log: Path, env: dict[str, str] | None
             stdout=output,
             stderr=subprocess.STDOUT,
             text=True,
-            env={**environment(), **(env or {})},
+            env={**router_environment(), **(env or {})},
         )
     running = Server(process, f"http://127.0.0.1:{port}", data, log)
     try:
-        deadline = time.monotonic() + 120
-        while True:
-            assert process.poll() is None, log.read_text()
-            assert time.monotonic() < deadline, "router serve did not become ready"
-            try:
-                if httpx.get(f"{running.url}/readyz", timeout=2).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            time.sleep(0.2)
+        running.wait_ready()
         yield running
     finally:
-        if process.poll() is None:
-            process.send_signal(signal.SIGTERM)
-            try:
-                process.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
+        running.stop()
 
 
 @pytest.fixture
@@ -229,7 +209,8 @@ def test_serve_answers_on_a_real_port(server: Server) -> None:
     assert "search_flights" in [f["name"] for f in routed.json()["functions"]]
     assert invalid.status_code == 422
     assert invalid.headers["content-type"] == "application/json"
-    assert set(invalid.json()) == {"error", "detail"}
+    assert set(invalid.json()) == {"error", "detail", "request_id"}
+    assert invalid.json()["request_id"] == invalid.headers["x-request-id"]
     assert "functions[0].name" in invalid.json()["detail"]
 
 
@@ -295,3 +276,55 @@ def test_serve_with_keys_over_real_http(examples_dir: Path, tmp_path: Path) -> N
     assert "API keys required on /v1 (2 configured, 1 for every namespace)" in output
     assert ADMIN_KEY not in output
     assert TRAVEL_KEY not in output
+
+
+def test_sync_watch_keeps_a_ready_file_and_stops_cleanly_on_sigterm(examples_dir: Path, tmp_path: Path) -> None:
+    data, ready, log = tmp_path / "data", tmp_path / "sync.ready", tmp_path / "sync.log"
+    ready.write_text("left by an earlier run")
+    argv = ["sync", "--watch", "--ready-file", str(ready), "--catalog", str(examples_dir), "--data", str(data)]
+    with log.open("w") as output:
+        process = subprocess.Popen(
+            [str(ROUTER), *argv], stdout=output, stderr=subprocess.STDOUT, text=True, env=router_environment()
+        )
+    try:
+        deadline = time.monotonic() + 120
+        while not (ready.exists() and ready.read_text().startswith("{")):
+            assert process.poll() is None, log.read_text()
+            assert time.monotonic() < deadline, "the ready file was not written"
+            time.sleep(0.1)
+        written = json.loads(ready.read_text())["passed_at"]
+
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(timeout=60) == 0, log.read_text()
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+
+    assert 0 < time.time() - written < 120
+    assert not ready.exists()
+    assert {ns: n for ns, (n, _) in catalogs_in(data).items()} == EXAMPLE_COUNTS
+
+
+def test_ready_file_needs_watch(examples_dir: Path, tmp_path: Path) -> None:
+    result = router("sync", "--ready-file", tmp_path / "r", "--catalog", examples_dir, "--data", tmp_path / "data")
+
+    assert result.returncode == 2
+    assert "--ready-file needs --watch" in result.stderr
+    assert not (tmp_path / "data").exists()
+
+
+def test_warm_exports_the_model_once_for_later_starts(tmp_path: Path) -> None:
+    result = subprocess.run(
+        [str(ROUTER), "warm", "--log-level", "warning"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**router_environment(), "XDG_CACHE_HOME": str(tmp_path)},
+        check=False,
+    )
+
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "sentence-transformers/all-MiniLM-L6-v2: onnx, 384 dimensions\n"
+    [verified] = (tmp_path / "tool-router").glob("*/verified.json")
+    assert json.loads(verified.read_text())["cosine"] >= 0.999

@@ -50,6 +50,16 @@ async def test_large_inputs_report_progress_per_batch(embedder: Embedder) -> Non
     assert len(seen) == -(-150 // embedder.batch_size)
 
 
+async def test_mixed_lengths_in_one_call_give_each_text_its_own_vector(embedder: Embedder) -> None:
+    # Texts run in length groups and come back in the caller's order, each as if encoded alone.
+    texts = [TEXTS[i % len(TEXTS)] + f" #{i}" for i in range(40)][::-1]
+    together = embedder.encode(texts)
+    alone = np.stack([embedder.encode([t])[0] for t in texts])
+    assert together.shape == (40, embedder.dimension)
+    assert (together * alone).sum(axis=1).min() >= 0.99999
+    assert embedder.encode([]).shape == (0, embedder.dimension)
+
+
 def test_a_model_onnx_cannot_reproduce_stays_on_pytorch(tmp_path: Path) -> None:
     copy = Path(shutil.copytree(resolve_model(DEFAULT_MODEL), tmp_path / "model"))
     (copy / "tokenizer.json").unlink()

@@ -248,7 +248,8 @@ async def test_bad_requests_get_a_clear_error(
         response = await served.client.post("/v1/route", json=body)
         assert response.status_code == status
         error = response.json()
-        assert set(error) == {"error", "detail"}
+        assert set(error) == {"error", "detail", "request_id"}
+        assert error["request_id"] == response.headers["x-request-id"]
         assert field in error["detail"]
 
 
@@ -319,7 +320,11 @@ async def test_unknown_paths_and_methods_answer_in_the_error_shape(serve: Callab
     async with serve(catalog=EXAMPLES) as served:
         missing = await served.client.get("/v1/nothing")
         assert missing.status_code == 404
-        assert missing.json() == {"error": "NotFound", "detail": "Not Found"}
+        assert missing.json() == {
+            "error": "NotFound",
+            "detail": "Not Found",
+            "request_id": missing.headers["x-request-id"],
+        }
         wrong = await served.client.patch("/v1/route")
         assert wrong.status_code == 405
         assert wrong.json()["error"] == "MethodNotAllowed"

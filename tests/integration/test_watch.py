@@ -4,32 +4,18 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
-from conftest import STOCKS, TIMEZONE, WEATHER, bare, write_catalog
+from conftest import STOCKS, TIMEZONE, WEATHER, bare, eventually, write_catalog
 
 from router.runtime import Runtime
 from router.settings import Settings, StorageSettings, SyncSettings
 
 pytestmark = pytest.mark.integration
-
-# The issue's promise; the worker's default debounce is 200 ms.
-WITHIN = 2.0
-
-
-async def eventually(check: Callable[[], Awaitable[bool]], *, within: float = WITHIN) -> float:
-    """Poll ``check`` until it holds; return the seconds it took, fail after ``within`` seconds."""
-    start = time.monotonic()
-    while not await check():
-        elapsed = time.monotonic() - start
-        assert elapsed < within, f"not reflected after {elapsed:.2f}s"
-        await asyncio.sleep(0.02)
-    return time.monotonic() - start
 
 
 async def names(client: httpx.AsyncClient, namespace: str) -> set[str] | None:

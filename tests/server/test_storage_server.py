@@ -1,73 +1,36 @@
 """The shared storage tests against a real Qdrant server started in Docker.
 
-The whole module skips when no Docker engine answers.
+They run twice: with the server's defaults, and with the cluster options set (several shards,
+ordered writes, reads that must agree), which a single node accepts as a cluster would.
 """
 
 from __future__ import annotations
 
-import gc
-import uuid
-import warnings
-from collections.abc import Iterator
-
-import docker
 import pytest
-from docker.errors import DockerException
 from qdrant_client import models
-from requests import RequestException
-from testcontainers.community.qdrant import QdrantContainer
 
+from router.meta import META
 from router.storage.base import Storage
-from router.storage.client import ClientStorage
+from router.storage.client_schema import create_collection
+from router.storage.cluster import ClusterOptions
 from tests.integration import test_storage as shared
+from tests.server.engine import needs_docker
+from tests.server.servers import Connect, Server
 
-pytestmark = pytest.mark.server
+pytestmark = [pytest.mark.server, needs_docker]
 
-# Within one minor version of qdrant-client (1.20), as qdrant-client requires.
-QDRANT_IMAGE = "qdrant/qdrant:v1.19.1"
-
-
-def docker_unreachable() -> str | None:
-    """Why no Docker engine can be used, or None when one answers a ping."""
-    with warnings.catch_warnings():
-        # docker-py leaves its probe socket open when the daemon is missing.
-        warnings.simplefilter("ignore", ResourceWarning)
-        try:
-            client = docker.from_env(timeout=3)
-            try:
-                client.ping()
-            finally:
-                client.close()
-        except (DockerException, RequestException) as exc:
-            return str(exc) or type(exc).__name__
-        finally:
-            gc.collect()
-    return None
+CLUSTER = ClusterOptions(shard_number=3, write_ordering="medium", read_consistency="majority")
 
 
-_REASON = docker_unreachable()
-if _REASON is not None:
-    pytest.skip(f"no Docker engine reachable ({_REASON}): server tests need one", allow_module_level=True)
-
-
-@pytest.fixture(scope="module")
-def qdrant_url() -> Iterator[str]:
-    with QdrantContainer(image=QDRANT_IMAGE) as container:
-        yield f"http://{container.get_container_host_ip()}:{container.exposed_rest_port}"
-
-
-@pytest.fixture
-def backend(qdrant_url: str) -> Iterator[tuple[Storage, shared.Reopen]]:
-    prefix = f"test_{uuid.uuid4().hex[:8]}_"
-    current = [ClientStorage.from_url(qdrant_url, prefix=prefix)]
+@pytest.fixture(params=["defaults", "cluster options"])
+def backend(request: pytest.FixtureRequest, connect: Connect) -> tuple[Storage, shared.Reopen]:
+    options = CLUSTER if request.param == "cluster options" else None
 
     def reopen(old: Storage) -> Storage:
         old.close()
-        current[0] = ClientStorage.from_url(qdrant_url, prefix=prefix)
-        return current[0]
+        return connect(cluster=options)
 
-    yield current[0], reopen
-    current[0].close()
+    return connect(cluster=options), reopen
 
 
 @pytest.fixture
@@ -88,6 +51,7 @@ test_delete_where_removes_only_matching = shared.test_delete_where_removes_only_
 test_scroll_filters_by_value_and_any_of_list = shared.test_scroll_filters_by_value_and_any_of_list
 test_scroll_orders_by_integer_field = shared.test_scroll_orders_by_integer_field
 test_scroll_pages_through_many_points = shared.test_scroll_pages_through_many_points
+test_scroll_can_return_only_some_payload_fields = shared.test_scroll_can_return_only_some_payload_fields
 test_count_with_and_without_match = shared.test_count_with_and_without_match
 test_dense_search_ranks_nearest_first = shared.test_dense_search_ranks_nearest_first
 test_dense_search_respects_match = shared.test_dense_search_respects_match
@@ -99,17 +63,39 @@ test_drop_removes_collection = shared.test_drop_removes_collection
 test_reopened_storage_keeps_points = shared.test_reopened_storage_keeps_points
 
 
-def test_server_creates_payload_indexes(storage: Storage) -> None:
-    assert isinstance(storage, ClientStorage)
+def test_server_creates_payload_indexes(server: Server) -> None:
+    storage = server.open()
     spec = shared.make_spec()
     storage.collection(spec)
 
-    names = [c.name for c in storage.client.get_collections().collections]
-    (name,) = [n for n in names if n.endswith(spec.name)]
-    indexes = storage.client.get_collection(name).payload_schema
+    indexes = storage.client.get_collection(server.prefix + spec.name).payload_schema
 
     assert indexes["namespace"].data_type == models.PayloadSchemaType.KEYWORD
     assert isinstance(indexes["namespace"].params, models.KeywordIndexParams)
     assert indexes["namespace"].params.is_tenant is True
     assert indexes["kind"].data_type == models.PayloadSchemaType.KEYWORD
     assert indexes["seq"].data_type == models.PayloadSchemaType.INTEGER
+
+
+def test_collections_are_created_with_the_configured_shards(server: Server) -> None:
+    storage = server.open(cluster=ClusterOptions(shard_number=3, replication_factor=1, write_consistency_factor=1))
+    spec = shared.make_spec()
+    storage.collection(spec)
+    storage.collection(META)
+
+    sharded = storage.client.get_collection(server.prefix + spec.name).config.params
+    small = storage.client.get_collection(server.prefix + META.name).config.params
+
+    assert (sharded.shard_number, sharded.replication_factor, sharded.write_consistency_factor) == (3, 1, 1)
+    assert small.shard_number == 1
+
+
+def test_a_collection_created_meanwhile_by_another_process_is_taken_as_is(server: Server) -> None:
+    first, second = server.open(), server.open()
+    spec = shared.make_spec()
+    first.collection(spec).upsert([shared.point(1, [1, 0, 0, 0])])
+
+    # What a replica that checked before the other created it does next: the server answers 409.
+    create_collection(second.client, server.prefix + spec.name, spec, second.cluster)
+
+    assert second.collection(spec).count() == 1

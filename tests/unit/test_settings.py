@@ -45,6 +45,18 @@ def test_environment_variables_per_concern(monkeypatch: pytest.MonkeyPatch, tmp_
     assert settings.server.log_format == "text"
 
 
+def test_search_index_settings(monkeypatch: pytest.MonkeyPatch) -> None:
+    defaults = StorageSettings()
+    assert (defaults.hnsw_ef, defaults.index, defaults.index_threshold) == (1024, True, 20_000)
+    monkeypatch.setenv("ROUTER_STORAGE_HNSW_EF", "256")
+    monkeypatch.setenv("ROUTER_STORAGE_INDEX", "false")
+    monkeypatch.setenv("ROUTER_STORAGE_INDEX_THRESHOLD", "50000")
+
+    settings = StorageSettings()
+
+    assert (settings.hnsw_ef, settings.index, settings.index_threshold) == (256, False, 50_000)
+
+
 def test_unknown_text_template_is_rejected_listing_the_choices() -> None:
     with pytest.raises(ValidationError, match=r"ROUTER_EMBEDDING_TEXT='raw' is unknown; choose one of \["):
         EmbeddingSettings(text="raw")
@@ -68,6 +80,8 @@ def test_server_mode_is_not_embedded() -> None:
         (lambda: SyncSettings(follow_seconds=0), "follow_seconds"),
         (lambda: ServerSettings(port=70000), "port"),
         (lambda: ServerSettings(log_level="verbose"), "log_level"),
+        (lambda: StorageSettings(hnsw_ef=0), "hnsw_ef"),
+        (lambda: StorageSettings(index_threshold=0), "index_threshold"),
     ],
 )
 def test_out_of_range_values_are_rejected(make: object, value: str) -> None:

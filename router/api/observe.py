@@ -1,0 +1,97 @@
+"""Request ids, request metrics and the debug access log, as one ASGI middleware.
+
+A client's ``X-Request-ID`` is kept when it is 1-128 safe characters, otherwise a new id is
+made; either way it comes back in the ``X-Request-ID`` response header, in every log line of
+the request and in error bodies. An exception no handler took becomes a JSON 500 with the id.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+import uuid
+from time import perf_counter
+
+from starlette.datastructures import MutableHeaders
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from router.logs import REQUEST_ID
+from router.metrics import Metrics
+
+__all__ = ["HEADER", "Observe", "request_id"]
+
+HEADER = "x-request-id"
+_HEADER_BYTES = HEADER.encode()
+_SAFE_ID = re.compile(r"[A-Za-z0-9._:/+=@-]{1,128}")
+
+log = logging.getLogger("router.access")
+
+
+def request_id(scope: Scope) -> str:
+    """The client's request id when it is safe to log and echo, else a new one."""
+    for name, value in scope.get("headers", ()):
+        if name == _HEADER_BYTES:
+            text: str = value.decode("latin-1")
+            if _SAFE_ID.fullmatch(text):
+                return text
+            break
+    return uuid.uuid4().hex
+
+
+class Observe:
+    """Gives every HTTP request an id, times it into ``metrics`` and logs it at debug level.
+
+    Args:
+        app: the application to wrap.
+        metrics: where request durations and unhandled errors are counted.
+    """
+
+    def __init__(self, app: ASGIApp, metrics: Metrics) -> None:
+        self.app = app
+        self.metrics = metrics
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        rid = request_id(scope)
+        token = REQUEST_ID.set(rid)
+        status = 500
+        started = False
+
+        async def send_with_id(message: Message) -> None:
+            nonlocal status, started
+            if message["type"] == "http.response.start":
+                status, started = message["status"], True
+                MutableHeaders(scope=message).append(HEADER, rid)
+            await send(message)
+
+        start = perf_counter()
+        try:
+            await self.app(scope, receive, send_with_id)
+        except Exception as exc:
+            log.exception("unhandled error", extra={"method": scope["method"], "path": scope["path"]})
+            self.metrics.error("InternalError", 500)
+            if started:
+                raise
+            status = 500
+            await _internal_error(send_with_id, rid, exc)
+        finally:
+            elapsed = perf_counter() - start
+            route = scope.get("route")
+            path = getattr(route, "path", None) or "unmatched"
+            self.metrics.request(scope["method"], path, status, elapsed)
+            if log.isEnabledFor(logging.DEBUG):
+                log.debug(
+                    "request",
+                    extra={"method": scope["method"], "path": scope["path"], "status": status, "ms": elapsed * 1000},
+                )
+            REQUEST_ID.reset(token)
+
+
+async def _internal_error(send: Send, rid: str, exc: Exception) -> None:
+    body = json.dumps({"error": "InternalError", "detail": type(exc).__name__, "request_id": rid}).encode()
+    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+    await send({"type": "http.response.start", "status": 500, "headers": headers})
+    await send({"type": "http.response.body", "body": body})

@@ -1,0 +1,140 @@
+"""Move an embedded deployment (catalogs, history, memories, usage examples) to a Qdrant server.
+
+Every collection of the data directory is copied with its point ids, payloads and vectors,
+in batches; the server creates its collections with the configured sharding and
+replication. Points are upserted by id, so running the migration again writes the same
+points over themselves and duplicates nothing. The meta collection (the active generation
+and the catalog records) goes last, so a server that is already serving never points at a
+generation whose vectors are not all there yet.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from router.history import MESSAGES
+from router.meta import META
+from router.storage.base import Collection, CollectionSpec, Storage
+from router.storage.edge_export import EdgeExport, StoredCollection
+
+log = logging.getLogger(__name__)
+# Collections of fixed name are created as the router itself would; the others (one per
+# model or generation) are described by the data directory.
+_KNOWN: dict[str, CollectionSpec] = {spec.name: spec for spec in (META, MESSAGES)}
+Progress = Callable[[int, int], None]
+ProgressFactory = Callable[[str, int], Progress]
+
+
+@dataclass(frozen=True)
+class CollectionCopy:
+    """What the migration did to one collection.
+
+    Attributes:
+        name: the collection (without the server's prefix).
+        source: points in the data directory.
+        target: points on the server afterwards.
+        pruned: points deleted from the server because the data directory lacks them.
+    """
+
+    name: str
+    source: int
+    target: int
+    pruned: int = 0
+
+    @property
+    def verified(self) -> bool:
+        """Whether the server holds exactly as many points as the data directory."""
+        return self.source == self.target
+
+
+@dataclass
+class Migration:
+    """The outcome of a migration, one entry per collection."""
+
+    collections: list[CollectionCopy] = field(default_factory=list)
+
+    @property
+    def verified(self) -> bool:
+        """Whether every collection's counts agree."""
+        return all(c.verified for c in self.collections)
+
+    @property
+    def points(self) -> int:
+        """Points copied in all."""
+        return sum(c.source for c in self.collections)
+
+    def report(self, *, source: str, target: str) -> list[str]:
+        """One line per collection, then whether the counts agree."""
+        lines = []
+        for copy in self.collections:
+            line = f"{copy.name}: {copy.source} points copied, the server holds {copy.target}"
+            if copy.pruned:
+                line += f" ({copy.pruned} pruned)"
+            if copy.target > copy.source:
+                line += f"; {copy.target - copy.source} not in {source} (written since, or by another router; --prune)"
+            elif copy.target < copy.source:
+                line += f"; {copy.source - copy.target} MISSING"
+            lines.append(line)
+        summary = f"migrated {self.points} points in {len(self.collections)} collections from {source} to {target}"
+        lines.append(f"{summary}; counts verified" if self.verified else f"{summary}; counts differ (see above)")
+        return lines
+
+
+def _order(names: list[str]) -> list[str]:
+    return sorted(names, key=lambda name: (name == META.name, name))
+
+
+def migrate(
+    source: EdgeExport,
+    target: Storage,
+    *,
+    batch: int = 256,
+    prune: bool = False,
+    progress: ProgressFactory | None = None,
+) -> Migration:
+    """Copy every collection of ``source`` to ``target`` and count the points on both sides.
+
+    Args:
+        source: the embedded data directory, opened (and locked) for reading.
+        target: the server storage.
+        batch: points per write.
+        prune: delete the points of the server's copies that the data directory does not hold.
+        progress: makes a progress callback per collection, given its name and point count.
+    """
+    if batch < 1:
+        raise ValueError(f"batch must be at least 1, not {batch}")
+    migration = Migration()
+    for name in _order(source.names()):
+        with source.open(name) as stored:
+            spec = _KNOWN.get(name, stored.spec)
+            copy = _copy(stored, target.collection(spec), batch=batch, prune=prune, progress=progress)
+        log.info(
+            "collection migrated",
+            extra={"collection": name, "source": copy.source, "target": copy.target, "pruned": copy.pruned},
+        )
+        migration.collections.append(copy)
+    return migration
+
+
+def _copy(
+    stored: StoredCollection, collection: Collection, *, batch: int, prune: bool, progress: ProgressFactory | None
+) -> CollectionCopy:
+    report = progress(stored.spec.name, stored.count) if progress is not None and stored.count else None
+    kept: set[str] = set()
+    done = 0
+    for points in stored.points(batch=batch):
+        collection.upsert(points)
+        if prune:
+            kept.update(p.id for p in points)
+        done += len(points)
+        if report is not None:
+            report(done, stored.count)
+    pruned = 0
+    if prune:
+        stale = [r.id for r in collection.scroll(fields=()) if r.id not in kept]
+        for start in range(0, len(stale), batch):
+            collection.delete(stale[start : start + batch])
+        pruned = len(stale)
+    return CollectionCopy(stored.spec.name, stored.count, collection.count(), pruned)

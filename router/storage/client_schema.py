@@ -1,0 +1,65 @@
+"""Creating a router collection on a Qdrant server: vectors, payload indexes, cluster layout."""
+
+from __future__ import annotations
+
+import time
+import warnings
+
+from qdrant_client import QdrantClient, models
+from qdrant_client.http.exceptions import UnexpectedResponse
+
+from router.storage.base import DENSE, SPARSE, CollectionSpec
+from router.storage.cluster import ClusterOptions
+
+# A collection another process just created may answer errors for a moment while its shards start.
+_SETTLE_SECONDS = 10.0
+
+
+def create_collection(client: QdrantClient, name: str, spec: CollectionSpec, cluster: ClusterOptions) -> None:
+    """Create the collection of ``spec``; one that another process creates meanwhile is taken as is."""
+    dense = spec.dense_size
+    try:
+        client.create_collection(
+            name,
+            vectors_config={DENSE: models.VectorParams(size=dense, distance=models.Distance.COSINE)}
+            if dense is not None
+            else {},
+            sparse_vectors_config={SPARSE: models.SparseVectorParams(modifier=models.Modifier.IDF)}
+            if spec.sparse
+            else None,
+            **cluster.creation(sharded=spec.sharded),
+        )
+    except UnexpectedResponse as exc:
+        # API replicas and the sync worker start together: another one created it first.
+        if exc.status_code != 409:
+            raise
+        _settle(client, name)
+
+
+def _settle(client: QdrantClient, name: str) -> None:
+    deadline = time.monotonic() + _SETTLE_SECONDS
+    while True:
+        try:
+            client.get_collection(name)
+            return
+        except UnexpectedResponse:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.2)
+
+
+def ensure_indexes(client: QdrantClient, name: str, spec: CollectionSpec) -> None:
+    """Create the payload indexes of ``spec`` that the collection lacks (the tenant field with ``is_tenant``)."""
+    wanted: dict[str, models.PayloadSchemaParams | models.PayloadSchemaType] = dict.fromkeys(
+        spec.keyword_fields, models.PayloadSchemaType.KEYWORD
+    )
+    wanted.update(dict.fromkeys(spec.integer_fields, models.PayloadSchemaType.INTEGER))
+    if spec.tenant_field:
+        wanted[spec.tenant_field] = models.KeywordIndexParams(type=models.KeywordIndexType.KEYWORD, is_tenant=True)
+    existing = client.get_collection(name).payload_schema
+    with warnings.catch_warnings():
+        # Local mode accepts but ignores payload indexes and says so once per process.
+        warnings.filterwarnings("ignore", "Payload indexes have no effect", UserWarning)
+        for field, schema in wanted.items():
+            if field not in existing:
+                client.create_payload_index(name, field, schema, wait=True)
