@@ -79,10 +79,15 @@ async def test_every_v1_operation_needs_a_valid_key(serve: Callable[..., Any]) -
 
             assert (missing.status_code, wrong.status_code, other_scheme.status_code) == (401, 401, 401), path
             assert missing.json() == {
+                "request_id": missing.headers["x-request-id"],
                 "error": "Unauthorized",
                 "detail": "an API key is required: send Authorization: Bearer <key>",
             }
-            assert wrong.json() == {"error": "Unauthorized", "detail": "the API key is not valid"}
+            assert wrong.json() == {
+                "error": "Unauthorized",
+                "detail": "the API key is not valid",
+                "request_id": wrong.headers["x-request-id"],
+            }
             assert (missing.headers["www-authenticate"], wrong.headers["www-authenticate"]) == (REQUIRED, INVALID)
         assert await snapshot(served, "/v1/catalogs/travel") == before
 
@@ -163,6 +168,7 @@ async def test_a_session_belongs_to_the_namespaces_of_its_messages(serve: Callab
         for refused in intruder:
             assert refused.status_code == 403, refused.text
             assert refused.json() == {
+                "request_id": refused.headers["x-request-id"],
                 "error": "Forbidden",
                 "detail": "session 'trip' holds messages of namespaces this API key may not use",
             }
