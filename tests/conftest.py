@@ -305,13 +305,13 @@ class RouterProcess:
                 self.process.wait()
 
 
-def start_router(*args: str | Path, data: Path, log: Path) -> RouterProcess:
+def start_router(*args: str | Path, data: Path, log: Path, env: dict[str, str] | None = None) -> RouterProcess:
     """Spawn ``router serve --data DATA --port <free> ARGS...`` (not waiting for readiness)."""
     port = free_port()
     command = [str(ROUTER), "serve", "--data", str(data), "--port", str(port), *map(str, args)]
     with log.open("a") as output:
         process = subprocess.Popen(
-            command, stdout=output, stderr=subprocess.STDOUT, text=True, env=router_environment()
+            command, stdout=output, stderr=subprocess.STDOUT, text=True, env={**router_environment(), **(env or {})}
         )
     return RouterProcess(process, f"http://127.0.0.1:{port}", data, log)
 

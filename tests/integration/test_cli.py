@@ -13,7 +13,6 @@ import subprocess
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
@@ -24,8 +23,9 @@ from conftest import (
     STOCKS,
     TIMEZONE,
     WEATHER,
-    free_port,
+    RouterProcess,
     router_environment,
+    start_router,
     write_catalog,
 )
 
@@ -155,27 +155,10 @@ def test_sync_switches_the_text_template(tmp_path: Path, catalog_dir: Path) -> N
         storage.close()
 
 
-@dataclass
-class Server:
-    process: subprocess.Popen[str]
-    url: str
-    data: Path
-    log: Path
-
-
 @contextmanager
-def serving(*args: str | Path, data: Path, log: Path, env: dict[str, str] | None = None) -> Iterator[Server]:
+def serving(*args: str | Path, data: Path, log: Path, env: dict[str, str] | None = None) -> Iterator[RouterProcess]:
     """``router serve ARGS --data DATA`` on a free port, ready; stopped with SIGTERM at the end."""
-    port = free_port()
-    with log.open("w") as output:
-        process = subprocess.Popen(
-            [str(ROUTER), "serve", *map(str, args), "--data", str(data), "--port", str(port)],
-            stdout=output,
-            stderr=subprocess.STDOUT,
-            text=True,
-            env={**router_environment(), **(env or {})},
-        )
-    running = Server(process, f"http://127.0.0.1:{port}", data, log)
+    running = start_router(*args, data=data, log=log, env=env)
     try:
         running.wait_ready()
         yield running
@@ -184,13 +167,13 @@ def serving(*args: str | Path, data: Path, log: Path, env: dict[str, str] | None
 
 
 @pytest.fixture
-def server(examples_dir: Path, tmp_path: Path) -> Iterator[Server]:
+def server(examples_dir: Path, tmp_path: Path) -> Iterator[RouterProcess]:
     """``router serve`` of the example catalog on a free port, ready."""
     with serving("--catalog", examples_dir, data=tmp_path / "data", log=tmp_path / "serve.log") as running:
         yield running
 
 
-def test_serve_answers_on_a_real_port(server: Server) -> None:
+def test_serve_answers_on_a_real_port(server: RouterProcess) -> None:
     with httpx.Client(base_url=server.url, timeout=30) as client:
         ready = client.get("/readyz")
         listed = client.get("/v1/catalogs")
@@ -214,7 +197,7 @@ def test_serve_answers_on_a_real_port(server: Server) -> None:
     assert "functions[0].name" in invalid.json()["detail"]
 
 
-def test_serve_owns_its_data_directory_until_it_stops(server: Server) -> None:
+def test_serve_owns_its_data_directory_until_it_stops(server: RouterProcess) -> None:
     with pytest.raises(
         StorageUnavailable, match=rf"data directory {server.data} is in use by pid {server.process.pid}"
     ):
@@ -227,7 +210,7 @@ def test_serve_owns_its_data_directory_until_it_stops(server: Server) -> None:
     assert {ns: n for ns, (n, _) in catalogs_in(data=server.data).items()} == EXAMPLE_COUNTS
 
 
-def test_serve_without_keys_says_it_is_unauthenticated_on_loopback(server: Server) -> None:
+def test_serve_without_keys_says_it_is_unauthenticated_on_loopback(server: RouterProcess) -> None:
     assert "the API is unauthenticated, bound to loopback 127.0.0.1" in server.log.read_text()
 
 
