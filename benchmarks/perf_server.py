@@ -130,6 +130,8 @@ def start(*, data: Path, catalog: Path | None, log: Path, timeout: float = 900.0
         command += ["--catalog", str(catalog)]
     command += ["--log-format", "json", "--log-level", "info"]
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
+    # A 100k-function catalog is one PUT of 63 MB: above the default catalog limits.
+    env |= {"ROUTER_LIMIT_CATALOG_BYTES": str(512 << 20), "ROUTER_LIMIT_FUNCTIONS": "1000000"}
     log.parent.mkdir(parents=True, exist_ok=True)
     with log.open("ab") as sink:
         spawned = time.perf_counter()

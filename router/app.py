@@ -9,7 +9,9 @@ from importlib import metadata
 from fastapi import FastAPI
 
 from router.api import catalogs, errors, health, route, sessions
+from router.api.auth import AuthMiddleware
 from router.api.observe import Observe
+from router.limits import BodyLimitMiddleware
 from router.runtime import Runtime
 from router.settings import Settings
 
@@ -46,8 +48,13 @@ def create_app(settings: Settings | None = None, *, runtime: Runtime | None = No
         lifespan=lifespan,
     )
     app.state.metrics = runtime.metrics
-    app.add_middleware(Observe, metrics=runtime.metrics)
     errors.install(app)
+    # Keys are checked before the body is read; outermost of all, request ids and metrics cover every answer.
+    app.state.api_keys, app.state.limits = runtime.settings.auth.keys, runtime.settings.limits
+    app.add_middleware(BodyLimitMiddleware, limits=runtime.settings.limits)
+    if app.state.api_keys is not None:
+        app.add_middleware(AuthMiddleware, keys=app.state.api_keys)
+    app.add_middleware(Observe, metrics=runtime.metrics)
     app.include_router(health.router)
     app.include_router(route.router)
     app.include_router(sessions.router)

@@ -169,6 +169,11 @@ def parse_document(document: Any, *, source: str) -> CatalogDocument:
     if not isinstance(pinned, list):
         raise CatalogInvalid(f"{source}: pinned: must be a list of function names", field="pinned")
     for index, name in enumerate(pinned):
+        if not isinstance(name, str):
+            raise CatalogInvalid(
+                f"{source}: pinned[{index}]: must be a function name, got {type(name).__name__}",
+                field=f"pinned[{index}]",
+            )
         if name not in seen:
             raise CatalogInvalid(f"{source}: pinned[{index}]: no function named {name!r}", field=f"pinned[{index}]")
     return CatalogDocument(functions, tuple(dict.fromkeys(pinned)))

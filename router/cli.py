@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import logging
 import signal
 import sys
 import time
@@ -15,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import ValidationError
 
 from router import logs
+from router.access import AuthSettings, exposure, is_loopback
 from router.embedding import Progress
 from router.errors import RouterError
 from router.mcp import cli as mcp_cli
@@ -23,6 +25,8 @@ from router.storage.base import Storage, StorageUnavailable
 
 if TYPE_CHECKING:
     from sync.worker import DirectorySync
+
+log = logging.getLogger("router.cli")
 
 
 def _given(**values: Any) -> dict[str, Any]:
@@ -53,6 +57,11 @@ def parser() -> argparse.ArgumentParser:
     serve.add_argument("--catalog", type=Path, help="catalog directory to keep in sync")
     serve.add_argument("--host")
     serve.add_argument("--port", type=int)
+    serve.add_argument(
+        "--allow-unauthenticated",
+        action="store_true",
+        help="serve without API keys on a host other than loopback (ROUTER_ALLOW_UNAUTHENTICATED)",
+    )
     _common(serve)
     sync = commands.add_parser("sync", help="reconcile a catalog directory into storage")
     sync.add_argument("--catalog", type=Path, required=True, help="catalog directory")
@@ -90,6 +99,7 @@ def settings_from(args: argparse.Namespace) -> Settings:
         sync=SyncSettings(
             **_given(catalog=getattr(args, "catalog", None), allow_delete=getattr(args, "allow_delete", False))
         ),
+        auth=AuthSettings(**_given(allow_unauthenticated=getattr(args, "allow_unauthenticated", None))),
         server=ServerSettings(
             **_given(
                 host=getattr(args, "host", None),
@@ -126,6 +136,12 @@ def serve(settings: Settings) -> int:
     if catalog is not None and not catalog.is_dir():
         print(f"router serve: catalog directory {catalog} does not exist", file=sys.stderr)
         return 2
+    summary, allowed = exposure(settings.server.host, settings.auth)
+    if not allowed:
+        print(f"router serve: {summary}", file=sys.stderr)
+        return 2
+    exposed = settings.auth.keys is None and not is_loopback(settings.server.host)
+    log.log(logging.WARNING if exposed else logging.INFO, summary)
 
     from router.app import create_app
 

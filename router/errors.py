@@ -7,6 +7,9 @@
     ├── NotFound (404)
     │   └── NamespaceNotFound     no catalog of that name
     ├── InvalidRequest (422)      a request field is out of range
+    ├── Unauthorized (401)        no API key, or an unknown one
+    ├── Forbidden (403)           the API key may not use that namespace or session
+    ├── PayloadTooLarge (413)     the request body exceeds its limit
     ├── Conflict (409)            settings or state that cannot go together
     └── Unavailable (503)         storage unreachable or the service is not ready
 """
@@ -45,6 +48,24 @@ class NotFound(RouterError):
 
 class NamespaceNotFound(NotFound):
     """No catalog has that namespace."""
+
+
+class Unauthorized(RouterError):
+    """The request carries no API key, or one that is not configured."""
+
+    status_code = 401
+
+
+class Forbidden(RouterError):
+    """The API key is valid but may not use what the request asks for."""
+
+    status_code = 403
+
+
+class PayloadTooLarge(RouterError):
+    """The request body is larger than the configured limit."""
+
+    status_code = 413
 
 
 class Conflict(RouterError):

@@ -11,7 +11,7 @@ from __future__ import annotations
 import threading
 import time
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Literal
 
 from router.storage.base import Collection, CollectionSpec, PointData, Storage
@@ -19,11 +19,11 @@ from router.storage.base import Collection, CollectionSpec, PointData, Storage
 Source = Literal["external", "history", "context_provider"]
 SOURCES: tuple[Source, ...] = ("external", "history", "context_provider")
 MESSAGES = CollectionSpec(
-    name="messages", tenant_field="session_id", keyword_fields=("user_id",), integer_fields=("seq",)
+    name="messages", tenant_field="session_id", keyword_fields=("user_id", "namespace"), integer_fields=("seq",)
 )
 _IDS = uuid.UUID("3e0c9a1d-5b7f-4c2e-8a64-9d1f2b3c4e5f")
 # Fields the store owns; a message's own fields of the same names are not kept.
-_STAMP = ("session_id", "user_id", "seq", "source", "stored_at")
+_STAMP = ("session_id", "user_id", "namespace", "seq", "source", "stored_at")
 
 
 def as_message(record: Mapping[str, Any]) -> dict[str, Any]:
@@ -64,12 +64,18 @@ class HistoryStore:
         return cls(storage.collection(MESSAGES))
 
     def append(
-        self, session_id: str, messages: Sequence[Mapping[str, Any]], *, user_id: str | None
+        self,
+        session_id: str,
+        messages: Sequence[Mapping[str, Any]],
+        *,
+        user_id: str | None,
+        namespace: str | None = None,
     ) -> list[dict[str, Any]]:
         """Store messages at the end of the session; returns them as stored.
 
         A message with an ``id`` (or ``message_id``) is stored once however often it is
-        posted, so a client may retry safely.
+        posted, so a client may retry safely. ``namespace`` is stamped on each message: it
+        decides which API keys may reach the session.
         """
         kept = [m for m in messages if message_source(m) != "history"]
         stamped: list[dict[str, Any]] = []
@@ -80,6 +86,8 @@ class HistoryStore:
             record["stored_at"] = time.time()
             if user_id is not None:
                 record["user_id"] = user_id
+            if namespace is not None:
+                record["namespace"] = namespace
             key = message.get("id") or message.get("message_id")
             point = uuid.uuid5(_IDS, f"{session_id}\x00{key}" if key else f"{session_id}\x00#{seq}")
             points.append(PointData(id=str(point), payload=record))
@@ -99,6 +107,13 @@ class HistoryStore:
     def count(self, session_id: str) -> int:
         """How many messages a session has."""
         return self._collection.count({"session_id": session_id})
+
+    def outside(self, session_id: str, namespaces: Iterable[str]) -> int:
+        """How many of the session's messages were stored without one of ``namespaces``."""
+        total = self.count(session_id)
+        if total == 0:
+            return 0
+        return total - self._collection.count({"session_id": session_id, "namespace": sorted(namespaces)})
 
     def delete(self, session_id: str) -> None:
         """Forget a session's history."""

@@ -213,7 +213,7 @@ class TurnRouter:
         if namespace is not None:
             await self._service.catalog(namespace)
         store = await self.history()
-        stored = await asyncio.to_thread(store.append, session_id, messages, user_id=user_id)
+        stored = await asyncio.to_thread(store.append, session_id, messages, user_id=user_id, namespace=namespace)
         if self.settings.learn_from_usage and self._service.ready:
             await learn_from_run(
                 self._service.index,

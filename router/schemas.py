@@ -7,6 +7,8 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 NAMESPACE = r"^[A-Za-z0-9_.-]{1,64}$"
+# Session and user ids: 1-256 characters, no control characters, no "/" (a session id is a path segment).
+IDENTIFIER = r"^[^\x00-\x1f\x7f-\x9f/]{1,256}$"
 
 
 class ErrorOut(BaseModel):
@@ -42,7 +44,7 @@ class CatalogIn(BaseModel):
     )
 
     functions: list[Any] = Field(description="function definitions, kept verbatim")
-    pinned: list[Any] = Field(default_factory=list, description="names always returned with a route")
+    pinned: list[str] = Field(default_factory=list, description="names always returned with a route")
 
 
 class ReconcileOut(BaseModel):
@@ -103,8 +105,8 @@ class RouteIn(BaseModel):
     )
 
     namespace: str = Field("default", pattern=NAMESPACE)
-    session_id: str | None = Field(None, min_length=1, max_length=256)
-    user_id: str | None = Field(None, min_length=1, max_length=256)
+    session_id: str | None = Field(None, pattern=IDENTIFIER)
+    user_id: str | None = Field(None, pattern=IDENTIFIER)
     messages: list[Message] = Field(min_length=1, description="the new messages of this turn")
     max_functions: int | None = Field(None, ge=1, le=128, description="functions to return (default 3)")
     recent_messages: int | None = Field(
@@ -191,11 +193,12 @@ class SessionMessagesIn(BaseModel):
         description="messages with an optional `source`: external (default), history (not stored again), "
         "context_provider",
     )
-    user_id: str | None = Field(None, min_length=1, max_length=256, description="scopes memories to the user")
+    user_id: str | None = Field(None, pattern=IDENTIFIER, description="scopes memories to the user")
     namespace: str | None = Field(
         None,
         pattern=NAMESPACE,
-        description="the catalog the session routes in: memories are kept for it (without one, for every namespace)",
+        description="the catalog the session routes in: memories are kept for it (without one, for every "
+        "namespace), and messages are stamped with it; required with an API key limited to namespaces",
     )
 
 

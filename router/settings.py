@@ -11,9 +11,22 @@ from typing import Literal
 from pydantic import Field, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from router.access import AuthSettings
 from router.embedding import DEFAULT_MODEL
+from router.limits import LimitSettings
 from router.storage.base import HNSW_EF, INDEX_THRESHOLD
 from router.texts import DEFAULT_TEMPLATE, TEMPLATES
+
+__all__ = [
+    "AuthSettings",
+    "EmbeddingSettings",
+    "LimitSettings",
+    "RouteSettings",
+    "ServerSettings",
+    "Settings",
+    "StorageSettings",
+    "SyncSettings",
+]
 
 
 class EmbeddingSettings(BaseSettings):
@@ -186,9 +199,13 @@ class Settings:
         sync: SyncSettings | None = None,
         server: ServerSettings | None = None,
         route: RouteSettings | None = None,
+        auth: AuthSettings | None = None,
+        limits: LimitSettings | None = None,
     ) -> None:
         self.embedding = embedding or EmbeddingSettings()
         self.storage = storage or StorageSettings()
         self.sync = sync or SyncSettings()
         self.server = server or ServerSettings()
         self.route = route or RouteSettings()
+        self.auth = auth or AuthSettings()
+        self.limits = limits or LimitSettings()

@@ -32,7 +32,7 @@ from fastapi import FastAPI
 from router.app import create_app
 from router.embedding import DEFAULT_MODEL, Embedder, EmbedderPool, Progress, Vectors
 from router.runtime import Runtime, embedder_loader
-from router.settings import EmbeddingSettings, Settings, StorageSettings, SyncSettings
+from router.settings import AuthSettings, EmbeddingSettings, LimitSettings, Settings, StorageSettings, SyncSettings
 from router.storage.base import Storage
 from router.texts import DEFAULT_TEMPLATE
 
@@ -165,6 +165,8 @@ async def run_app(
     text: str = DEFAULT_TEMPLATE,
     allow_delete: bool = False,
     ready: bool = True,
+    auth: AuthSettings | None = None,
+    limits: LimitSettings | None = None,
     storage: Storage | None = None,
 ) -> AsyncIterator[Served]:
     """Run the app with its lifespan on ``data``; wait until ready unless ``ready=False``.
@@ -176,6 +178,8 @@ async def run_app(
         embedding=EmbeddingSettings(text=text),
         storage=where,
         sync=SyncSettings(catalog=catalog, allow_delete=allow_delete),
+        auth=auth,
+        limits=limits,
     )
     runtime = Runtime(settings, storage=storage, embedders=pool)
     app = create_app(runtime=runtime)
@@ -301,13 +305,13 @@ class RouterProcess:
                 self.process.wait()
 
 
-def start_router(*args: str | Path, data: Path, log: Path) -> RouterProcess:
+def start_router(*args: str | Path, data: Path, log: Path, env: dict[str, str] | None = None) -> RouterProcess:
     """Spawn ``router serve --data DATA --port <free> ARGS...`` (not waiting for readiness)."""
     port = free_port()
     command = [str(ROUTER), "serve", "--data", str(data), "--port", str(port), *map(str, args)]
     with log.open("a") as output:
         process = subprocess.Popen(
-            command, stdout=output, stderr=subprocess.STDOUT, text=True, env=router_environment()
+            command, stdout=output, stderr=subprocess.STDOUT, text=True, env={**router_environment(), **(env or {})}
         )
     return RouterProcess(process, f"http://127.0.0.1:{port}", data, log)
 

@@ -5,11 +5,13 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from fastapi import APIRouter, Path
+from fastapi import APIRouter, Depends, Path
 
+from router.api.auth import AccessDep, get_access
 from router.api.deps import ServiceDep
 from router.api.errors import responses
 from router.catalog import parse_document
+from router.limits import check_body
 from router.meta import CatalogRecord
 from router.schemas import NAMESPACE, CatalogIn, CatalogInfo, CatalogOut, CatalogsOut, ReconcileOut
 
@@ -18,36 +20,41 @@ def _info(record: CatalogRecord) -> dict[str, Any]:
     return {**record.__dict__, "pinned": list(record.pinned)}
 
 
-router = APIRouter(prefix="/v1/catalogs", tags=["catalogs"])
+router = APIRouter(prefix="/v1/catalogs", tags=["catalogs"], dependencies=[Depends(get_access), Depends(check_body)])
 NamespacePath = Path(pattern=NAMESPACE, description="the catalog's namespace")
 
 
-@router.get("", responses=responses(503))
-async def list_catalogs(service: ServiceDep) -> CatalogsOut:
-    """List every known catalog."""
+@router.get("", responses=responses(401, 503))
+async def list_catalogs(access: AccessDep, service: ServiceDep) -> CatalogsOut:
+    """List the known catalogs (those the API key may use)."""
     records = await service.catalogs()
-    return CatalogsOut(catalogs=[CatalogInfo(**_info(r)) for r in records.values()])
+    return CatalogsOut(catalogs=[CatalogInfo(**_info(r)) for r in records.values() if access.allows(r.namespace)])
 
 
-@router.put("/{namespace}", responses=responses(422, 503))
-async def put_catalog(body: CatalogIn, service: ServiceDep, namespace: str = NamespacePath) -> ReconcileOut:
+@router.put("/{namespace}", responses=responses(400, 401, 403, 413, 422, 503))
+async def put_catalog(
+    body: CatalogIn, access: AccessDep, service: ServiceDep, namespace: str = NamespacePath
+) -> ReconcileOut:
     """Replace a catalog and reconcile it now; only new or changed functions are embedded."""
+    access.check(namespace)
     # The body's own lists, not a deep copy (model_dump of 100k definitions takes seconds), checked off the loop.
     document = await asyncio.to_thread(parse_document, dict(body), source=f"PUT /v1/catalogs/{namespace}")
     summary = await service.apply(namespace, document.functions, source="api", pinned=document.pinned)
     return ReconcileOut(namespace=namespace, **summary.counts())
 
 
-@router.get("/{namespace}", responses=responses(404, 422, 503))
-async def get_catalog(service: ServiceDep, namespace: str = NamespacePath) -> CatalogOut:
+@router.get("/{namespace}", responses=responses(401, 403, 404, 422, 503))
+async def get_catalog(access: AccessDep, service: ServiceDep, namespace: str = NamespacePath) -> CatalogOut:
     """A catalog's functions, as registered."""
+    access.check(namespace)
     record = await service.catalog(namespace)
     functions = await service.functions(namespace)
     return CatalogOut(**_info(record), functions=[dict(f.definition) for f in functions])
 
 
-@router.delete("/{namespace}", responses=responses(404, 422, 503))
-async def delete_catalog(service: ServiceDep, namespace: str = NamespacePath) -> ReconcileOut:
+@router.delete("/{namespace}", responses=responses(401, 403, 404, 422, 503))
+async def delete_catalog(access: AccessDep, service: ServiceDep, namespace: str = NamespacePath) -> ReconcileOut:
     """Delete a catalog and all its functions."""
+    access.check(namespace)
     summary = await service.remove(namespace)
     return ReconcileOut(namespace=namespace, **summary.counts())

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -10,7 +11,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from router.errors import RouterError
+from router.errors import RouterError, Unauthorized
 from router.logs import REQUEST_ID
 from router.schemas import ErrorOut
 from router.storage.base import StorageUnavailable
@@ -18,12 +19,24 @@ from router.storage.base import StorageUnavailable
 log = logging.getLogger(__name__)
 
 
-def _body(request: Request, error: str, detail: str, status: int) -> JSONResponse:
+def error_response(error: str, detail: str, status: int, *, headers: Mapping[str, str] | None = None) -> JSONResponse:
+    """An error answer: ``{"error": <kind>, "detail": <what and where>, "request_id": ...}``."""
+    body = ErrorOut(error=error, detail=detail, request_id=REQUEST_ID.get())
+    return JSONResponse(body.model_dump(), status_code=status, headers=headers)
+
+
+def challenge(*, invalid: bool) -> dict[str, str]:
+    """The ``WWW-Authenticate`` header of a 401 (RFC 6750): which scheme, and whether the token was wrong."""
+    return {"WWW-Authenticate": 'Bearer realm="tool-router"' + (', error="invalid_token"' if invalid else "")}
+
+
+def _body(
+    request: Request, error: str, detail: str, status: int, *, headers: Mapping[str, str] | None = None
+) -> JSONResponse:
     metrics = getattr(request.app.state, "metrics", None)
     if metrics is not None:
         metrics.error(error, status)
-    body = ErrorOut(error=error, detail=detail, request_id=REQUEST_ID.get())
-    return JSONResponse(body.model_dump(), status_code=status)
+    return error_response(error, detail, status, headers=headers)
 
 
 def _location(loc: tuple[Any, ...]) -> str:
@@ -39,7 +52,8 @@ def install(app: FastAPI) -> None:
 
     @app.exception_handler(RouterError)
     async def router_error(request: Request, exc: RouterError) -> JSONResponse:
-        return _body(request, type(exc).__name__, exc.detail, exc.status_code)
+        headers = challenge(invalid=False) if isinstance(exc, Unauthorized) else None
+        return _body(request, type(exc).__name__, exc.detail, exc.status_code, headers=headers)
 
     @app.exception_handler(StorageUnavailable)
     async def unavailable(request: Request, exc: StorageUnavailable) -> JSONResponse:
@@ -48,8 +62,8 @@ def install(app: FastAPI) -> None:
 
     @app.exception_handler(StarletteHTTPException)
     async def http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
-        kind = {404: "NotFound", 405: "MethodNotAllowed"}.get(exc.status_code, "HTTPError")
-        return _body(request, kind, str(exc.detail), exc.status_code)
+        kind = _KINDS.get(exc.status_code, "HTTPError")
+        return _body(request, kind, str(exc.detail), exc.status_code, headers=exc.headers)
 
     @app.exception_handler(RequestValidationError)
     async def invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
@@ -57,8 +71,14 @@ def install(app: FastAPI) -> None:
         return _body(request, "ValidationError", "; ".join(problems), 422)
 
 
+_KINDS = {400: "BadRequest", 404: "NotFound", 405: "MethodNotAllowed", 413: "PayloadTooLarge"}
+
 ERRORS: dict[int | str, dict[str, Any]] = {
+    400: {"model": ErrorOut, "description": "The body cannot be parsed"},
+    401: {"model": ErrorOut, "description": "API keys are configured and none, or an unknown one, was sent"},
+    403: {"model": ErrorOut, "description": "The API key may not use this namespace or session"},
     404: {"model": ErrorOut, "description": "Unknown namespace"},
+    413: {"model": ErrorOut, "description": "The body exceeds its size limit"},
     422: {"model": ErrorOut, "description": "Invalid request; the detail names the field"},
     503: {"model": ErrorOut, "description": "Storage unavailable or the service is starting"},
 }

@@ -2,20 +2,25 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Depends
 
+from router.api.auth import AccessDep, check_session, get_access
 from router.api.deps import TurnRouterDep
 from router.api.errors import responses
+from router.limits import check_body
 from router.memory import memory_context
 from router.routing import Turn, pinned_first
 from router.schemas import MemoryOut, RoutedFunction, RouteIn, RouteOut
 
-router = APIRouter(prefix="/v1", tags=["route"])
+router = APIRouter(prefix="/v1", tags=["route"], dependencies=[Depends(get_access), Depends(check_body)])
 
 
-@router.post("/route", responses=responses(404, 422, 503))
-async def route(body: RouteIn, turns: TurnRouterDep) -> RouteOut:
+@router.post("/route", responses=responses(400, 401, 403, 404, 413, 422, 503))
+async def route(body: RouteIn, access: AccessDep, turns: TurnRouterDep) -> RouteOut:
     """Return the top functions for the turn (scores, schemas verbatim), the history and memories."""
+    access.check(body.namespace)
+    if body.session_id is not None:
+        await check_session(access, turns, body.session_id)
     defaults = turns.settings
     routed = await turns.route(
         Turn(

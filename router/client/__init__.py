@@ -16,7 +16,9 @@
 from router.client._async import AsyncRouterClient
 from router.client._errors import (
     APIError,
+    AuthenticationError,
     NotFoundError,
+    PermissionDeniedError,
     RouterClientError,
     TransportError,
     UnavailableError,
@@ -38,12 +40,14 @@ from router.client._sync import RouterClient
 __all__ = [
     "APIError",
     "AsyncRouterClient",
+    "AuthenticationError",
     "Catalog",
     "CatalogChanges",
     "CatalogInfo",
     "Health",
     "Memory",
     "NotFoundError",
+    "PermissionDeniedError",
     "RetryPolicy",
     "RouteResult",
     "RoutedFunction",

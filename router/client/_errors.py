@@ -5,11 +5,13 @@
     RouterClientError              anything the client raises on purpose
     ├── TransportError             no answer: connection refused, reset or timed out (after retries)
     └── APIError                   an error answer: .status_code, .error (its kind), .detail
+        ├── AuthenticationError    401: the sidecar requires an API key, and none or an unknown one was sent
+        ├── PermissionDeniedError  403: the API key may not use that namespace or session
         ├── NotFoundError          404: no catalog of that namespace
         ├── ValidationError        422: a field is missing or out of range; .detail names it
         └── UnavailableError       503: storage unreachable or the service starting (after retries)
 
-Other statuses (409, 500, a proxy's 502) raise ``APIError`` itself. A successful answer
+Other statuses (409, 413, 500, a proxy's 502) raise ``APIError`` itself. A successful answer
 the client cannot read raises ``APIError`` with ``error == "InvalidResponse"``.
 """
 
@@ -46,6 +48,14 @@ class APIError(RouterClientError):
         self.request_id = request_id
 
 
+class AuthenticationError(APIError):
+    """401: API keys are required and none, or one that is not configured, was sent."""
+
+
+class PermissionDeniedError(APIError):
+    """403: the API key is valid but may not use that namespace or session."""
+
+
 class NotFoundError(APIError):
     """404: the namespace (or path) does not exist."""
 
@@ -58,7 +68,13 @@ class UnavailableError(APIError):
     """503: storage is unreachable or the service is still starting."""
 
 
-_BY_STATUS: dict[int, type[APIError]] = {404: NotFoundError, 422: ValidationError, 503: UnavailableError}
+_BY_STATUS: dict[int, type[APIError]] = {
+    401: AuthenticationError,
+    403: PermissionDeniedError,
+    404: NotFoundError,
+    422: ValidationError,
+    503: UnavailableError,
+}
 
 
 def error_from_response(response: httpx.Response) -> APIError:

@@ -25,7 +25,7 @@ class RouterClient:
 
     Args:
         base_url: where the sidecar listens.
-        api_key: sent as ``Authorization: Bearer <api_key>`` (for a gateway in front of the sidecar).
+        api_key: sent as ``Authorization: Bearer <api_key>`` (a key of the sidecar's ``ROUTER_API_KEYS``).
         timeout: seconds for each request (or an ``httpx.Timeout``); retries come on top.
         retry: when and how requests are tried again (``RetryPolicy(attempts=1)`` disables it).
         headers: extra headers sent with every request.

@@ -15,7 +15,7 @@ from typing import Any, Protocol
 import httpx
 
 from router.catalog import FunctionDef
-from router.errors import InvalidRequest, NamespaceNotFound, RouterError, Unavailable
+from router.errors import Forbidden, InvalidRequest, NamespaceNotFound, RouterError, Unauthorized, Unavailable
 from router.routing import Turn, pinned_first
 from router.runtime import Runtime
 from router.settings import Settings
@@ -123,7 +123,13 @@ class EmbeddedBackend:
         return await self.runtime.service.apply(namespace, functions, source=source)
 
 
-_ERRORS: dict[int, type[RouterError]] = {404: NamespaceNotFound, 422: InvalidRequest, 503: Unavailable}
+_ERRORS: dict[int, type[RouterError]] = {
+    401: Unauthorized,
+    403: Forbidden,
+    404: NamespaceNotFound,
+    422: InvalidRequest,
+    503: Unavailable,
+}
 
 
 class RemoteBackend:
@@ -131,18 +137,34 @@ class RemoteBackend:
 
     Args:
         url: the router's base URL, e.g. ``http://127.0.0.1:8000``.
+        api_key: sent as ``Authorization: Bearer <api_key>`` when the router requires keys.
         client: an HTTP client to use instead of building one (closed by its owner).
         timeout: seconds allowed for each request.
     """
 
-    def __init__(self, url: str, *, client: httpx.AsyncClient | None = None, timeout: float = 30.0) -> None:
+    def __init__(
+        self,
+        url: str,
+        *,
+        api_key: str | None = None,
+        client: httpx.AsyncClient | None = None,
+        timeout: float = 30.0,
+    ) -> None:
         self.url = url.rstrip("/")
+        self._headers = {"authorization": f"Bearer {api_key}"} if api_key else {}
         self._client = client or httpx.AsyncClient(base_url=self.url, timeout=timeout)
         self._owns_client = client is None
 
     async def start(self) -> None:
-        """Check that the router answers."""
+        """Check that the router answers and takes this backend's API key (or needs none)."""
         await self._request("GET", "/healthz")
+        try:
+            await self._request("GET", "/v1/catalogs")
+        except Unauthorized as exc:
+            advice = "is not valid" if self._headers else "is required: set ROUTER_API_KEY or --api-key"
+            raise Unauthorized(f"the router at {self.url} refused the request: an API key {advice}") from exc
+        except Unavailable:
+            pass  # still starting: the key was accepted, or routes will say otherwise
 
     async def stop(self) -> None:
         """Close the HTTP client (when this backend made it)."""
@@ -151,7 +173,7 @@ class RemoteBackend:
 
     async def _request(self, method: str, path: str, body: Mapping[str, Any] | None = None) -> Any:
         try:
-            response = await self._client.request(method, f"{self.url}{path}", json=body)
+            response = await self._client.request(method, f"{self.url}{path}", json=body, headers=self._headers)
         except httpx.HTTPError as exc:
             raise Unavailable(f"cannot reach the router at {self.url}: {exc!r}") from exc
         if response.is_success:

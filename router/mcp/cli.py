@@ -10,6 +10,7 @@ import argparse
 import asyncio
 import contextlib
 import logging
+import os
 import signal
 import sys
 from collections.abc import Sequence
@@ -47,6 +48,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
     local.add_argument("--model", help="sentence-transformers model name or path")
     remote = parser.add_argument_group("a running router")
     remote.add_argument("--url", metavar="URL", help="route through the HTTP API of the router at URL")
+    remote.add_argument(
+        "--api-key", metavar="KEY", help="API key of the router at --url (default: the ROUTER_API_KEY variable)"
+    )
     upstream = parser.add_argument_group("upstream MCP servers, each kept as a catalog")
     upstream.add_argument(
         "--upstream", action="append", default=[], metavar="NAME=CMD|URL", help="NAME=COMMAND [ARGS...] or NAME=URL"
@@ -82,6 +86,7 @@ class Options:
     upstreams: list[UpstreamConfig]
     settings: Settings
     url: str | None
+    api_key: str | None
     http: bool
     host: str
     port: int
@@ -92,7 +97,7 @@ class Options:
         """The configured backend, not started."""
         from router.mcp.backends import EmbeddedBackend, RemoteBackend
 
-        return RemoteBackend(self.url) if self.url else EmbeddedBackend(self.settings)
+        return RemoteBackend(self.url, api_key=self.api_key) if self.url else EmbeddedBackend(self.settings)
 
 
 def _given(**values: Any) -> dict[str, Any]:
@@ -109,6 +114,8 @@ def options(args: argparse.Namespace) -> Options:
 
     if args.url and (args.catalog or args.data or args.model):
         raise ConfigError("--url routes through a running router; --catalog/--data/--model start one here: pick one")
+    if args.api_key and not args.url:
+        raise ConfigError("--api-key is the key of a running router: give its --url")
     if args.max_functions is not None and not 1 <= args.max_functions <= 128:
         raise ConfigError("--max-functions must be from 1 to 128")
     if args.working_set < 1:
@@ -153,6 +160,7 @@ def options(args: argparse.Namespace) -> Options:
         upstreams=upstreams,
         settings=settings,
         url=args.url,
+        api_key=(args.api_key or os.environ.get("ROUTER_API_KEY") or None) if args.url else None,
         http=args.http,
         host=args.host,
         port=args.port,

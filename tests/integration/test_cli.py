@@ -12,6 +12,7 @@ import signal
 import subprocess
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
@@ -28,6 +29,7 @@ from conftest import (
     write_catalog,
 )
 
+from router.client import AuthenticationError, PermissionDeniedError, RetryPolicy, RouterClient
 from router.functions import FunctionStore
 from router.meta import MetaStore
 from router.storage.base import StorageUnavailable
@@ -153,15 +155,22 @@ def test_sync_switches_the_text_template(tmp_path: Path, catalog_dir: Path) -> N
         storage.close()
 
 
-@pytest.fixture
-def server(examples_dir: Path, tmp_path: Path) -> Iterator[RouterProcess]:
-    """``router serve`` on a free port, ready; stopped with SIGTERM at the end."""
-    running = start_router("--catalog", examples_dir, data=tmp_path / "data", log=tmp_path / "serve.log")
+@contextmanager
+def serving(*args: str | Path, data: Path, log: Path, env: dict[str, str] | None = None) -> Iterator[RouterProcess]:
+    """``router serve ARGS --data DATA`` on a free port, ready; stopped with SIGTERM at the end."""
+    running = start_router(*args, data=data, log=log, env=env)
     try:
         running.wait_ready()
         yield running
     finally:
         running.stop()
+
+
+@pytest.fixture
+def server(examples_dir: Path, tmp_path: Path) -> Iterator[RouterProcess]:
+    """``router serve`` of the example catalog on a free port, ready."""
+    with serving("--catalog", examples_dir, data=tmp_path / "data", log=tmp_path / "serve.log") as running:
+        yield running
 
 
 def test_serve_answers_on_a_real_port(server: RouterProcess) -> None:
@@ -199,6 +208,57 @@ def test_serve_owns_its_data_directory_until_it_stops(server: RouterProcess) -> 
     assert server.process.wait(timeout=30) in (0, -signal.SIGTERM)
     assert "Application shutdown complete" in server.log.read_text()
     assert {ns: n for ns, (n, _) in catalogs_in(data=server.data).items()} == EXAMPLE_COUNTS
+
+
+def test_serve_without_keys_says_it_is_unauthenticated_on_loopback(server: RouterProcess) -> None:
+    assert "the API is unauthenticated, bound to loopback 127.0.0.1" in server.log.read_text()
+
+
+def test_serve_without_keys_refuses_a_host_beyond_loopback(tmp_path: Path) -> None:
+    result = router("serve", "--host", "0.0.0.0", "--data", tmp_path / "data", timeout=60)  # noqa: S104
+
+    assert result.returncode == 2
+    assert "router serve: no API keys are configured, so the API would be open to anyone who reaches 0.0.0.0" in (
+        result.stderr
+    )
+    assert not (tmp_path / "data").exists()
+
+
+ADMIN_KEY = "cli-admin-5d3b1f9e7c5a3e1b9d7f"
+TRAVEL_KEY = "cli-travel-8e6c4a2f0d8b6e4c2a0f"
+
+
+def test_serve_with_keys_over_real_http(examples_dir: Path, tmp_path: Path) -> None:
+    keys = {"ROUTER_API_KEYS": json.dumps({ADMIN_KEY: "*", TRAVEL_KEY: ["travel"]}), "ROUTER_LOG_LEVEL": "debug"}
+    log = tmp_path / "serve.log"
+    # Any interface may be used once keys are configured; the test connects through loopback.
+    host = ("--host", "0.0.0.0")  # noqa: S104
+    with serving("--catalog", examples_dir, *host, data=tmp_path / "data", log=log, env=keys) as running:
+        with RouterClient(running.url, api_key=TRAVEL_KEY) as travel:
+            routed = travel.route("travel", "Find me a flight from Lisbon to Rome")
+            listed = [c.namespace for c in travel.list_catalogs()]
+            with pytest.raises(PermissionDeniedError):
+                travel.get_catalog("devops")
+        with RouterClient(running.url, retry=RetryPolicy(attempts=1)) as anonymous:
+            with pytest.raises(AuthenticationError):
+                anonymous.list_catalogs()
+            assert anonymous.health().status == "ok"
+        oversized = b'{"namespace": "travel", "messages": [{"role": "user", "content": "' + b"x" * (2 << 20) + b'"}]}'
+        streamed = httpx.post(
+            f"{running.url}/v1/route",
+            content=iter([oversized[i : i + 65536] for i in range(0, len(oversized), 65536)]),
+            headers={"authorization": f"Bearer {ADMIN_KEY}", "content-type": "application/json"},
+            timeout=30,
+        )
+
+    assert routed.names[0] == "search_flights"
+    assert listed == ["travel"]
+    assert streamed.status_code == 413
+    assert streamed.json()["detail"] == "request body: more than 1048576 bytes (ROUTER_LIMIT_BODY_BYTES)"
+    output = log.read_text()
+    assert "API keys required on /v1 (2 configured, 1 for every namespace)" in output
+    assert ADMIN_KEY not in output
+    assert TRAVEL_KEY not in output
 
 
 def test_sync_watch_keeps_a_ready_file_and_stops_cleanly_on_sigterm(examples_dir: Path, tmp_path: Path) -> None:

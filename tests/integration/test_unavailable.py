@@ -113,7 +113,7 @@ async def test_a_sync_pass_that_failed_is_retried_once_storage_is_back(
     try:
         # The worker's first pass has not run yet (nothing awaited since it was spawned): it meets storage down.
         storage.down = True
-        await logged(caplog, "catalog sync pass failed")
+        await logged(caplog, "catalog sync pass failed; will retry")
         assert not runtime.readiness()["first_sync"]
 
         storage.down = False

@@ -239,6 +239,22 @@ def test_a_catalog_object_with_other_keys_is_rejected() -> None:
         parse_catalog({"functions": [], "tools": []}, source="x.json")
 
 
+@pytest.mark.parametrize(
+    ("pinned", "message"),
+    [
+        ("get_weather", "pinned: must be a list of function names"),
+        ([{}], "pinned[0]: must be a function name, got dict"),
+        (["get_weather", ["a"]], "pinned[1]: must be a function name, got list"),
+        (["get_time"], "pinned[0]: no function named 'get_time'"),
+    ],
+)
+def test_pinned_must_name_functions_of_the_catalog(pinned: Any, message: str) -> None:
+    with pytest.raises(CatalogInvalid) as caught:
+        parse_catalog({"functions": [OPENAI], "pinned": pinned}, source="x.json")
+
+    assert caught.value.detail == f"x.json: {message}"
+
+
 def test_content_hash_ignores_key_order_but_sees_every_change() -> None:
     base = parse_function(BARE, where="t")
     reordered = parse_function(dict(reversed(list(BARE.items()))), where="t")

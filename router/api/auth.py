@@ -1,0 +1,95 @@
+"""API keys on ``/v1``: a bearer token checked before anything else, and what each key may see.
+
+With ``ROUTER_API_KEYS`` set, every request under ``/v1`` needs ``Authorization: Bearer <key>``
+(401 otherwise, before the body is read); ``/healthz``, ``/readyz`` and the API documentation
+stay open. A key limited to namespaces gets 403 for any other namespace: in a route, a catalog
+path, or a session. A session belongs to the namespaces its messages were stored with, so a
+limited key reaches a session only when every stored message of it carries one of its namespaces.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Annotated
+
+from fastapi import Depends, Request, Security
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from router.access import FULL, Access, ApiKeys
+from router.api.errors import challenge, error_response
+from router.errors import Forbidden, Unauthorized
+from router.routing import TurnRouter
+
+SCOPE_KEY = "router.access"
+PROTECTED = "/v1"
+
+bearer = HTTPBearer(
+    scheme_name="apiKey",
+    description="A key of ROUTER_API_KEYS, required on /v1 when keys are configured",
+    auto_error=False,
+)
+
+
+def _token(scope: Scope) -> bytes | None:
+    for name, value in scope.get("headers", ()):
+        if name == b"authorization":
+            scheme, _, token = bytes(value).partition(b" ")
+            return token.strip() if scheme.lower() == b"bearer" and token.strip() else None
+    return None
+
+
+class AuthMiddleware:
+    """Answers 401 to a ``/v1`` request without a configured key; records what a valid key may use."""
+
+    def __init__(self, app: ASGIApp, keys: ApiKeys) -> None:
+        self.app = app
+        self.keys = keys
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        path = str(scope.get("path", ""))
+        if scope["type"] != "http" or not (path == PROTECTED or path.startswith(PROTECTED + "/")):
+            await self.app(scope, receive, send)
+            return
+        token = _token(scope)
+        access = self.keys.match(token) if token is not None else None
+        if access is None:
+            detail = (
+                "the API key is not valid"
+                if token is not None
+                else "an API key is required: send Authorization: Bearer <key>"
+            )
+            await error_response("Unauthorized", detail, 401, headers=challenge(invalid=token is not None))(
+                scope, receive, send
+            )
+            return
+        scope[SCOPE_KEY] = access
+        await self.app(scope, receive, send)
+
+
+async def get_access(
+    request: Request, _credentials: Annotated[HTTPAuthorizationCredentials | None, Security(bearer)]
+) -> Access:
+    """What the request's API key may use (everything when no keys are configured).
+
+    The key itself was checked by ``AuthMiddleware``; the ``Security`` parameter declares the
+    scheme in the OpenAPI document.
+    """
+    access: Access | None = request.scope.get(SCOPE_KEY)
+    if access is not None:
+        return access
+    if request.app.state.api_keys is None:
+        return FULL
+    raise Unauthorized("an API key is required: send Authorization: Bearer <key>")
+
+
+AccessDep = Annotated[Access, Depends(get_access)]
+
+
+async def check_session(access: Access, turns: TurnRouter, session_id: str) -> None:
+    """Raise ``Forbidden`` when a limited key may not reach the session (it holds other namespaces' messages)."""
+    if access.namespaces is None:
+        return
+    store = await turns.history()
+    if await asyncio.to_thread(store.outside, session_id, access.namespaces):
+        raise Forbidden(f"session {session_id!r} holds messages of namespaces this API key may not use")
