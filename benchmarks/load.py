@@ -264,7 +264,7 @@ def model_time(outcome: Outcome) -> str:
     """Where the server's one model thread spent the run, by kind of text (from its ``/metrics``)."""
     rows = ["| model calls | calls | texts | mean texts per call | model seconds | share of the run |"]
     rows.append("| --- | ---: | ---: | ---: | ---: | ---: |")
-    for kind in ("query", "memory", "example", "catalog"):
+    for kind in ("query", "memory", "catalog"):
         calls, texts, seconds = (outcome.server[f"{what}:{kind}"] for what in ("calls", "texts", "seconds"))
         mean, share = texts / calls if calls else 0.0, seconds / outcome.seconds
         rows.append(f"| {kind} | {calls:,.0f} | {texts:,.0f} | {mean:.1f} | {seconds:.1f} s | {share:.0%} |")

@@ -228,7 +228,8 @@ async def learn(
     texts = list(by_request)
     parts = {text: clauses(text) if len(names) > 1 else [text] for text, names in by_request.items()}
     pieces = list(dict.fromkeys(p for text in texts for p in parts[text]))
-    vectors = await index.embedder.embed(pieces, kind="example")
+    # A request is usually the turn just routed: through the query cache its vector costs no model call.
+    vectors = await index.embedder.query(pieces)
     row = {piece: i for i, piece in enumerate(pieces)}
     kept: list[tuple[Example, str]] = []
     rows: list[int] = []
