@@ -130,7 +130,7 @@ class FlakyQdrant:
     """A real ``qdrant-client`` (local in-memory mode) whose server can go away and come back.
 
     While ``down``, every call raises what ``qdrant-client`` raises when nothing listens at
-    the server's URL; while ``broken``, what it raises when the server answers 500.
+    the server's URL; while ``broken``, what it raises when the server refuses a request it should take (400).
     """
 
     def __init__(self) -> None:
@@ -147,7 +147,7 @@ class FlakyQdrant:
             if self.down:
                 raise ResponseHandlingException(httpx.ConnectError("[Errno 111] Connection refused"))
             if self.broken:
-                raise UnexpectedResponse(500, "Internal Server Error", b"{}", httpx.Headers())
+                raise UnexpectedResponse(400, "Bad Request", b"{}", httpx.Headers())
             return attribute(*args, **kwargs)
 
         return call

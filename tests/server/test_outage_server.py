@@ -18,8 +18,9 @@ from router.runtime import Runtime
 from router.settings import RouteSettings, Settings, StorageSettings
 from router.storage.client import ClientStorage
 from tests.conftest import QDRANT_IMAGE, STOCKS, WEATHER
+from tests.server.engine import needs_docker
 
-pytestmark = pytest.mark.server
+pytestmark = [pytest.mark.server, needs_docker]
 
 
 async def test_a_paused_server_gives_503_or_fails_open_and_everything_recovers(embedders: EmbedderPool) -> None:
