@@ -122,13 +122,14 @@ async def _serve(result: SizeResult, catalog: Catalog, embedder: Embedder, work:
     result.load_floor = await asyncio.to_thread(model_load_seconds)
     say(f"{result.size:,}: starting the server over the stored catalog and its catalog directory")
     log = LOGS / f"{result.size}-serve.log"
+    offset = log.stat().st_size if log.exists() else 0  # the log is appended to, run after run
     server = await asyncio.to_thread(start, data=work / "data", catalog=work / "catalog", log=log)
     with server:
         result.ready_catalog, result.rss_ready = server.ready_seconds, server.rss()
         if result.size > INDEX_THRESHOLD:
             # Routes are measured on the steady state: after the background search index is swapped in.
             say(f"{result.size:,}: waiting for the search index (built in the background)")
-            built = await asyncio.to_thread(wait_for_log, log, "index built", timeout=INDEX_SECONDS)
+            built = await asyncio.to_thread(wait_for_log, log, "index built", timeout=INDEX_SECONDS, offset=offset)
             result.index_seconds = server.ready_seconds + built if built is not None else None
         async with client(server) as http:
             deadline = time.monotonic() + LATENCY_SECONDS

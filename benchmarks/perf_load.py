@@ -31,7 +31,8 @@ def route_body(namespace: str, text: str) -> dict[str, object]:
 
 def client(server: Server, *, connections: int = 64, timeout: float = REQUEST_TIMEOUT) -> httpx.AsyncClient:
     """An HTTP client for ``server`` keeping ``connections`` keep-alive connections."""
-    limits = httpx.Limits(max_connections=connections, max_keepalive_connections=connections)
+    # Idle connections are dropped before uvicorn's 5 s keep-alive closes them under a request in flight.
+    limits = httpx.Limits(max_connections=connections, max_keepalive_connections=connections, keepalive_expiry=2.0)
     return httpx.AsyncClient(base_url=server.url, timeout=timeout, limits=limits)
 
 

@@ -184,10 +184,10 @@ class LogProgress:
         return found
 
 
-def wait_for_log(log: Path, message: str, *, timeout: float) -> float | None:
-    """Seconds until the server logs ``message`` (a JSON ``msg``), or None after ``timeout``."""
+def wait_for_log(log: Path, message: str, *, timeout: float, offset: int = 0) -> float | None:
+    """Seconds until the server logs ``message`` (a JSON ``msg``) after ``offset``, or None after ``timeout``."""
     start = time.monotonic()
-    seen = 0
+    seen = offset
     while time.monotonic() - start < timeout:
         try:
             with log.open("rb") as handle:
