@@ -49,8 +49,8 @@ from router.embedding import DEFAULT_MODEL
 from router.runtime import Runtime, embedder_loader
 from router.settings import EmbeddingSettings, Settings, StorageSettings
 from router.storage.base import DENSE, HNSW_EF, CollectionSpec
-from router.storage.edge import shard_config
 from router.storage.edge_index import HnswParams, build_command
+from router.storage.edge_shard import shard_config
 
 HEADING = "## HNSW recall (make bench-index)"
 TOP = 20

@@ -47,10 +47,10 @@ from benchmarks.perf_report import CLIENTS, SizeResult, apply_table, table
 from benchmarks.perf_server import start, wait_for_log
 from benchmarks.perf_store import CACHE, BuildInfo, Catalog, StoreCache, copy_store, load_catalog, product_version
 from router.embedding import Embedder, EmbedderPool
+from router.retrieval.texts import template
 from router.runtime import embedder_loader
 from router.settings import EmbeddingSettings
 from router.storage.base import INDEX_THRESHOLD
-from router.texts import template
 
 NAMESPACE = "bench"
 HEADING = "## Performance (make bench-perf)"

@@ -19,9 +19,9 @@ from benchmarks.common import Applied, Stopwatch, apply_timed, median_applied, p
 from benchmarks.perf_store import Catalog
 from router.catalog import FunctionDef
 from router.embedding import Embedder, EmbedderPool
+from router.retrieval.texts import template
 from router.runtime import Runtime
 from router.settings import Settings, StorageSettings, SyncSettings
-from router.texts import template
 from sync import service as service_module
 
 __all__ = [

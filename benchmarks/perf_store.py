@@ -23,7 +23,7 @@ from typing import Any
 import router
 from benchmarks.catalogs import build_definitions, change_one
 from router.catalog import FunctionDef, parse_function
-from router.functions import SCHEMA_VERSION
+from router.retrieval.index import SCHEMA_VERSION
 
 __all__ = ["CACHE", "BuildInfo", "Catalog", "StoreCache", "copy_store", "load_catalog", "product_version"]
 

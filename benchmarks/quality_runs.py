@@ -2,7 +2,7 @@
 
 Questions go through ``TurnRouter.route`` (embedding, hybrid candidates, fusion); sessions are
 stored with ``TurnRouter.record`` (history, usage examples). The fusion comparison calls the
-same ``FunctionStore.candidates`` and ``retrieval.hybrid`` that ``route`` calls, and the
+same ``retrieval.candidates.candidates`` and ``retrieval.fusion.hybrid`` that ``route`` calls, and the
 storage's own Qdrant-side RRF and DBSF.
 """
 
@@ -20,10 +20,11 @@ from tqdm import tqdm
 
 from benchmarks.bfcl import BfclQuestion
 from benchmarks.quality_data import Conversation
-from router.functions import FunctionStore
-from router.retrieval import hybrid
+from router.retrieval.candidates import candidates
+from router.retrieval.fusion import hybrid
+from router.retrieval.index import FunctionStore
+from router.retrieval.sparse import query_vector
 from router.routing import Turn, TurnRouter
-from router.sparse import query_vector
 from router.storage.base import Fusion
 
 __all__ = [
@@ -99,7 +100,7 @@ def fusion_rankings(
     ):
         dense = vector.tolist()
         sparse = query_vector(question.text)
-        found = store.candidates(NAMESPACE, dense, sparse, limit=limit)
+        found = candidates(store, NAMESPACE, dense, sparse, limit=limit)
         for weight in weights:
             ranked = hybrid(found, lexical_weight=weight, example_weight=example_weight)
             methods.setdefault(f"convex a={weight:g}", {})[question.id] = [f.function.name for f in ranked[:K]]
@@ -189,7 +190,7 @@ def search_latency(
         start = time.perf_counter()
         store.search(NAMESPACE, dense, limit=limit)
         middle = time.perf_counter()
-        found = store.candidates(NAMESPACE, dense, query_vector(question.text), limit=limit)
+        found = candidates(store, NAMESPACE, dense, query_vector(question.text), limit=limit)
         hybrid(found, lexical_weight=lexical_weight, example_weight=example_weight)
         end = time.perf_counter()
         timings["dense search"].append((middle - start) * 1000)

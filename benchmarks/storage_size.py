@@ -29,12 +29,12 @@ import numpy as np
 
 from benchmarks.common import RESULTS, disk_bytes, machine, progress_bar, record_section, say
 from router.embedding import DEFAULT_MODEL
-from router.history import MESSAGES, HistoryStore
-from router.memory import memory_spec
+from router.retrieval.examples import ExampleStore
+from router.sessions.history import MESSAGES, HistoryStore
+from router.sessions.memory import memory_spec
 from router.storage.base import Collection, PointData
 from router.storage.edge import EdgeStorage
 from router.storage.edge_export import EdgeExport
-from router.usage import ExampleStore
 
 HEADING = "## Storage footprint (make bench-storage)"
 MB = 1024 * 1024

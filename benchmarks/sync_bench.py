@@ -49,9 +49,9 @@ from benchmarks.common import (
 )
 from router.catalog import FunctionDef
 from router.embedding import EmbedderPool
+from router.retrieval.texts import template
 from router.runtime import Runtime, embedder_loader
 from router.settings import Settings, StorageSettings, SyncSettings
-from router.texts import template
 from sync.diff import plan
 
 NAMESPACE = "bench"

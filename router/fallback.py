@@ -12,8 +12,8 @@ import asyncio
 from collections.abc import Mapping, Sequence
 
 from router.catalog import FunctionDef
-from router.functions import FunctionStore
 from router.meta import CatalogRecord
+from router.retrieval.index import FunctionStore
 
 __all__ = ["KNOWN_PER_NAMESPACE", "PinnedFunctions", "read_pins"]
 

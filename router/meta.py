@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from router.functions import Generation
+from router.retrieval.index import Generation
 from router.storage.base import Collection, CollectionSpec, PointData, Storage
 
 # A handful of points: one shard, so reading the catalogs does not fan out over the cluster.

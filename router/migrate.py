@@ -14,8 +14,8 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from router.history import MESSAGES
 from router.meta import META
+from router.sessions.history import MESSAGES
 from router.storage.base import Collection, CollectionSpec, Storage
 from router.storage.edge_export import EdgeExport, StoredCollection
 

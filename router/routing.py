@@ -14,23 +14,19 @@ from typing import Any
 
 from router.catalog import FunctionDef
 from router.errors import InvalidRequest
-from router.functions import ActiveIndex, Candidate, ScoredFunction
-from router.history import HistoryStore, as_message
-from router.memory import (
-    ANY_NAMESPACE,
-    Memory,
-    MemoryExtractor,
-    MemoryStore,
-    StatementExtractor,
-    memory_candidates,
-    scope_of,
-)
+from router.messages import context_texts
 from router.meta import CatalogRecord
-from router.retrieval import context_texts, context_weight, fuse, hybrid
+from router.retrieval.candidates import candidates
+from router.retrieval.fusion import context_weight, fuse, hybrid
+from router.retrieval.index import ActiveIndex
+from router.retrieval.learning import CONTEXT_MESSAGES, called_functions, learn
+from router.retrieval.scored import Candidate, ScoredFunction
+from router.retrieval.sparse import query_vector
+from router.sessions.extraction import MemoryExtractor, StatementExtractor, memory_candidates
+from router.sessions.history import HistoryStore, as_message
+from router.sessions.memory import ANY_NAMESPACE, Memory, MemoryStore, scope_of
 from router.settings import RouteSettings
-from router.sparse import query_vector
 from router.storage.base import Storage, StorageUnavailable
-from router.usage import learn_from_run
 from sync.service import CatalogService
 
 log = logging.getLogger(__name__)
@@ -186,7 +182,7 @@ class TurnRouter:
         limit = max(self.settings.candidates, turn.max_functions * 4)
         examples = self.settings.learn_from_usage
         found = [
-            index.store.candidates(turn.namespace, v, query_vector(t), limit=limit, examples=examples)
+            candidates(index.store, turn.namespace, v, query_vector(t), limit=limit, examples=examples)
             for v, t in zip(vectors, texts, strict=True)
         ]
         pinned = index.store.score_names(turn.namespace, vectors[0], pinned_names)
@@ -214,14 +210,15 @@ class TurnRouter:
             await self._service.catalog(namespace)
         store = await self.history()
         stored = await asyncio.to_thread(store.append, session_id, messages, user_id=user_id, namespace=namespace)
-        if self.settings.learn_from_usage and self._service.ready:
-            await learn_from_run(
+        if self.settings.learn_from_usage and self._service.ready and any(called_functions(m) for m in stored):
+            # The session's earlier turns give calls posted after their request that request.
+            window = await asyncio.to_thread(store.messages, session_id, limit=len(stored) + CONTEXT_MESSAGES)
+            await learn(
                 self._service.index,
-                store,
-                session_id,
-                stored,
-                namespace=namespace or "default",
+                namespace or "default",
+                window,
                 roles=self.settings.roles,
+                start=max(0, len(window) - len(stored)),
                 lexical_weight=self.settings.lexical_weight,
             )
         facts = [fact for text in memory_candidates(messages) for fact in self._extractor.extract(text)]

@@ -14,8 +14,8 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 from router.access import AuthSettings
 from router.embedding import DEFAULT_MODEL
 from router.limits import LimitSettings
+from router.retrieval.texts import DEFAULT_TEMPLATE, TEMPLATES
 from router.storage.base import HNSW_EF, INDEX_THRESHOLD
-from router.texts import DEFAULT_TEMPLATE, TEMPLATES
 
 __all__ = [
     "AuthSettings",

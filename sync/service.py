@@ -10,11 +10,11 @@ from router.catalog import FunctionDef
 from router.embedding import Embedder, EmbedderPool, Progress
 from router.errors import NamespaceNotFound, Unavailable
 from router.fallback import PinnedFunctions
-from router.functions import ActiveIndex, FunctionStore, Generation
 from router.meta import CatalogRecord, MetaStore
 from router.metrics import Metrics
+from router.retrieval.index import ActiveIndex, FunctionStore, Generation
+from router.retrieval.texts import template
 from router.storage.base import Storage
-from router.texts import template
 from sync.diff import Plan, Summary, plan
 
 log = logging.getLogger(__name__)

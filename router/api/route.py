@@ -8,9 +8,9 @@ from router.api.auth import AccessDep, check_session, get_access
 from router.api.deps import TurnRouterDep
 from router.api.errors import responses
 from router.limits import check_body
-from router.memory import memory_context
 from router.routing import Turn, pinned_first
 from router.schemas import MemoryOut, RoutedFunction, RouteIn, RouteOut
+from router.sessions.memory import memory_context
 
 router = APIRouter(prefix="/v1", tags=["route"], dependencies=[Depends(get_access), Depends(check_body)])
 

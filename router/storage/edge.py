@@ -29,11 +29,10 @@ from router.storage.base import (
     SparseVector,
 )
 from router.storage.edge_index import DEFAULT_INDEX, EdgeIndexer, IndexPolicy
-from router.storage.edge_shard import LiveShard, lock_directory, recover, reset
+from router.storage.edge_shard import LiveShard, lock_directory, recover, reset, shard_config
 
 _PAGE = 2048
 # Edge needs at least one vector in a shard's config; payload-only collections get this one.
-_PLACEHOLDER = "_none"
 
 
 def _filter(match: Match | None) -> qe.Filter | None:
@@ -210,19 +209,6 @@ def _fusion(kind: Fusion) -> Any:
 
 def _hit(point: Any) -> Hit:
     return Hit(id=str(point.id), score=float(point.score), payload=dict(point.payload or {}))
-
-
-def shard_config(spec: CollectionSpec) -> qe.EdgeConfig:
-    """The shard configuration of a collection."""
-    vectors: dict[str, Any] = {}
-    sparse: dict[str, Any] = {}
-    if spec.dense_size is not None:
-        vectors[DENSE] = qe.EdgeVectorParams(size=spec.dense_size, distance=qe.Distance.Cosine)
-    if spec.sparse:
-        sparse[SPARSE] = qe.EdgeSparseVectorParams(modifier=qe.Modifier.Idf)
-    if not vectors and not sparse:
-        sparse[_PLACEHOLDER] = qe.EdgeSparseVectorParams()
-    return qe.EdgeConfig(vectors=vectors, sparse_vectors=sparse)
 
 
 class EdgeStorage:

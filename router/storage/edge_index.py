@@ -33,7 +33,7 @@ from time import monotonic, perf_counter
 import qdrant_edge as qe
 
 from router.storage.base import INDEX_THRESHOLD, CollectionSpec
-from router.storage.edge_shard import BUILD, LiveShard, sync_tree
+from router.storage.edge_shard import BUILD, LiveShard, shard_config, sync_tree
 
 log = logging.getLogger(__name__)
 
@@ -251,8 +251,6 @@ def build_command(path: Path, spec: CollectionSpec, hnsw: HnswParams, *, priorit
 
 def build_index(path: Path, spec: CollectionSpec, hnsw: HnswParams) -> dict[str, int]:
     """Index a closed shard directory in this process (blocking, GIL held); its point counts."""
-    from router.storage.edge import shard_config
-
     base = shard_config(spec)
     config = qe.EdgeConfig(
         vectors=base.vectors,

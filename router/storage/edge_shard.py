@@ -19,16 +19,31 @@ import threading
 from collections.abc import Iterator
 from pathlib import Path
 from time import monotonic, perf_counter
-from typing import IO
+from typing import IO, Any
 
 import qdrant_edge as qe
 
-from router.storage.base import DENSE, StorageUnavailable
+from router.storage.base import DENSE, SPARSE, CollectionSpec, StorageUnavailable
 
 log = logging.getLogger(__name__)
 
 BUILD = ".index-build"
 ASIDE = ".index-aside"
+# Qdrant Edge wants at least one vector: a payload-only collection gets an unused sparse one.
+_PLACEHOLDER = "_none"
+
+
+def shard_config(spec: CollectionSpec) -> qe.EdgeConfig:
+    """The shard configuration of a collection."""
+    vectors: dict[str, Any] = {}
+    sparse: dict[str, Any] = {}
+    if spec.dense_size is not None:
+        vectors[DENSE] = qe.EdgeVectorParams(size=spec.dense_size, distance=qe.Distance.Cosine)
+    if spec.sparse:
+        sparse[SPARSE] = qe.EdgeSparseVectorParams(modifier=qe.Modifier.Idf)
+    if not vectors and not sparse:
+        sparse[_PLACEHOLDER] = qe.EdgeSparseVectorParams()
+    return qe.EdgeConfig(vectors=vectors, sparse_vectors=sparse)
 
 
 def has_index(path: Path) -> bool:

@@ -30,8 +30,8 @@ from conftest import (
 )
 
 from router.client import AuthenticationError, PermissionDeniedError, RetryPolicy, RouterClient
-from router.functions import FunctionStore
 from router.meta import MetaStore
+from router.retrieval.index import FunctionStore
 from router.storage.base import StorageUnavailable
 from router.storage.edge import EdgeStorage
 from sync.sources import source_label

@@ -20,8 +20,8 @@ from conftest import STOCKS, TIMEZONE, WEATHER, large_catalog, start_router, wri
 from prometheus_client.parser import text_string_to_metric_families
 
 from router.catalog import parse_catalog
-from router.functions import FunctionStore
 from router.meta import MetaStore
+from router.retrieval.index import FunctionStore
 from router.storage.edge import EdgeStorage
 from sync.service import WRITE_CHUNK
 

@@ -18,8 +18,8 @@ import pytest
 from conftest import EXAMPLE_COUNTS, EXAMPLES, STOCKS, WEATHER, CountingEmbedder, Served
 
 from router.embedding import DEFAULT_MODEL, EmbedderPool
-from router.functions import FunctionStore, Generation
 from router.meta import MetaStore
+from router.retrieval.index import FunctionStore, Generation
 from router.runtime import Runtime
 from router.settings import EmbeddingSettings, Settings, StorageSettings
 

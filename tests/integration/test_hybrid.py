@@ -10,13 +10,14 @@ import pytest
 
 from router.catalog import FunctionDef, parse_catalog
 from router.embedding import DEFAULT_MODEL, EmbedderPool
+from router.retrieval.candidates import candidates
+from router.retrieval.sparse import query_vector
+from router.retrieval.texts import DEFAULT_TEMPLATE
 from router.routing import Turn, TurnRouter
 from router.settings import RouteSettings
-from router.sparse import query_vector
 from router.storage.base import Storage
 from router.storage.client import ClientStorage
 from router.storage.edge import EdgeStorage
-from router.texts import DEFAULT_TEMPLATE
 from sync.service import CatalogService
 from tests.conftest import STOCKS, TIMEZONE, WEATHER
 
@@ -118,8 +119,8 @@ async def test_every_candidate_gets_exact_cosine_and_bm25(service: CatalogServic
     vector = (await index.embedder.query([text]))[0].tolist()
 
     # One per signal: the best by meaning and the best by words are both candidates, each scored on both.
-    found = {c.function.name: c for c in index.store.candidates("bench", vector, query_vector(text), limit=1)}
-    everything = {c.function.name: c for c in index.store.candidates("bench", vector, query_vector(text), limit=50)}
+    found = {c.function.name: c for c in candidates(index.store, "bench", vector, query_vector(text), limit=1)}
+    everything = {c.function.name: c for c in candidates(index.store, "bench", vector, query_vector(text), limit=50)}
 
     assert set(found) == {"historic_leader_search", "european_history.get_monarchs"}
     for name, candidate in found.items():
@@ -137,7 +138,7 @@ async def test_both_adapters_score_words_alike(embedders: EmbedderPool, tmp_path
             await opened.open()
             await opened.apply("bench", functions(), source="test")
             vector = (await opened.index.embedder.query([text]))[0].tolist()
-            found = opened.index.store.candidates("bench", vector, query_vector(text), limit=50)
+            found = candidates(opened.index.store, "bench", vector, query_vector(text), limit=50)
             lexical.append({c.function.name: c.lexical for c in found})
         finally:
             storage.close()

@@ -16,8 +16,8 @@ import pytest
 
 from router import cli
 from router.embedding import EmbedderPool
-from router.history import MESSAGES
 from router.migrate import migrate
+from router.sessions.history import MESSAGES
 from router.storage.base import PointData, Storage, StorageUnavailable
 from router.storage.client import ClientStorage
 from router.storage.edge import EdgeStorage

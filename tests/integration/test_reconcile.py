@@ -18,10 +18,10 @@ from conftest import STOCKS, TIMEZONE, WEATHER, CountingEmbedder, bare, write_ca
 from router.catalog import FunctionDef, parse_catalog, parse_function
 from router.embedding import DEFAULT_MODEL, Embedder, EmbedderPool
 from router.errors import NamespaceNotFound
+from router.retrieval.texts import DEFAULT_TEMPLATE, template
 from router.storage.base import Storage
 from router.storage.client import ClientStorage
 from router.storage.edge import EdgeStorage
-from router.texts import DEFAULT_TEMPLATE, template
 from sync.service import CatalogService
 from sync.sources import source_label
 from sync.worker import DirectorySync

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from router.embedding import DEFAULT_MODEL, EmbedderPool
+from router.retrieval.texts import DEFAULT_TEMPLATE
 from router.storage.client import ClientStorage
-from router.texts import DEFAULT_TEMPLATE
 from sync.service import CatalogService
 from sync.worker import DirectorySync
 from tests.conftest import EXAMPLE_COUNTS, EXAMPLES, WEATHER, Served, run_app

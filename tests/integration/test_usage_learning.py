@@ -8,9 +8,10 @@ from typing import Any
 import httpx
 import pytest
 
+from router.retrieval.examples import MAX_EXAMPLES, Example
+from router.retrieval.learning import called_functions, clauses, usage_examples
 from router.routing import TurnRouter
 from router.settings import RouteSettings
-from router.usage import MAX_EXAMPLES, Example, called_functions, clauses, usage_examples
 from tests.conftest import Served, bare
 
 pytestmark = pytest.mark.integration

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 import numpy as np
 import pytest
 
-from router.batching import QueryBatcher, Vectors
+from router.embedding.batching import QueryBatcher, Vectors
 
 
 class SlowEncoder:

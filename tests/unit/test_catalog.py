@@ -16,7 +16,7 @@ from router.catalog import (
     validate_namespace,
 )
 from router.errors import CatalogInvalid
-from router.texts import DEFAULT_TEMPLATE, TEMPLATES, name_description, name_description_parameters, template
+from router.retrieval.texts import DEFAULT_TEMPLATE, TEMPLATES, name_description, name_description_parameters, template
 
 SCHEMA = {
     "type": "object",

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from router.catalog import FunctionDef, parse_function
-from router.functions import Candidate, ScoredFunction
-from router.retrieval import context_weight, fuse, hybrid
+from router.retrieval.fusion import context_weight, fuse, hybrid
+from router.retrieval.scored import Candidate, ScoredFunction
 
 
 def function(name: str) -> FunctionDef:

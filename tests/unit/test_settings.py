@@ -9,8 +9,8 @@ from pydantic import ValidationError
 
 from router import cli
 from router.embedding import DEFAULT_MODEL
+from router.retrieval.texts import DEFAULT_TEMPLATE
 from router.settings import EmbeddingSettings, ServerSettings, Settings, StorageSettings, SyncSettings
-from router.texts import DEFAULT_TEMPLATE
 
 
 def test_defaults() -> None:

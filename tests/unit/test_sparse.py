@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from router.catalog import FunctionDef, parse_function
-from router.sparse import (
+from router.retrieval.sparse import (
     AVERAGE_LENGTH,
     K1,
     affirmed,
@@ -20,7 +20,7 @@ from router.sparse import (
     term_id,
     terms,
 )
-from router.texts import DEFAULT_TEMPLATE, TEMPLATES, TOKEN_BUDGET, estimate_tokens, readable, readable_schema
+from router.retrieval.texts import DEFAULT_TEMPLATE, TEMPLATES, TOKEN_BUDGET, estimate_tokens, readable, readable_schema
 
 
 def function(name: str, description: str = "", **properties: str) -> FunctionDef:

@@ -11,19 +11,18 @@ import builtins
 import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from router.catalog import FunctionDef, function_from_payload, point_id
 from router.embedding import Embedder, Vectors
-from router.sparse import document_vector
+from router.retrieval.examples import ExampleStore
+from router.retrieval.scored import ScoredFunction
+from router.retrieval.sparse import document_vector
+from router.retrieval.texts import TextBuilder, template
 from router.storage.base import Collection, CollectionSpec, Hit, PointData, SparseVector, Storage
-from router.texts import TextBuilder, template
-
-if TYPE_CHECKING:
-    from router.usage import ExampleStore
 
 # Bump when what a vector means changes (its text pipeline, its sparse part) so stores rebuild.
-# 2: sparse BM25-like vectors from router.sparse beside every dense one.
+# 2: sparse BM25-like vectors from router.retrieval.sparse beside every dense one.
 SCHEMA_VERSION = 2
 
 
@@ -63,32 +62,6 @@ class Generation:
         return cls(str(payload["model"]), str(payload["text"]), int(payload["dimension"]), int(payload["version"]))
 
 
-@dataclass(frozen=True)
-class ScoredFunction:
-    """A function found by a search, with its similarity score."""
-
-    function: FunctionDef
-    score: float
-
-
-@dataclass(frozen=True)
-class Candidate:
-    """A function a request may want, with every signal retrieval has about it.
-
-    Attributes:
-        function: the function.
-        cosine: cosine similarity of the request to the function's text.
-        lexical: the function's BM25 score for the request (0 when no term matches).
-        example: cosine similarity of the request to the closest usage example of the
-            function, or None when it has none near the request.
-    """
-
-    function: FunctionDef
-    cosine: float
-    lexical: float = 0.0
-    example: float | None = None
-
-
 class FunctionStore:
     """The functions of every namespace in one generation's collection, and their usage examples.
 
@@ -106,8 +79,6 @@ class FunctionStore:
     @classmethod
     def open(cls, storage: Storage, generation: Generation) -> FunctionStore:
         """Open (creating when missing) the collection of ``generation`` and its model's examples."""
-        from router.usage import ExampleStore  # usage reads messages through retrieval, which needs this module
-
         examples = ExampleStore.open(storage, model=generation.model, dimension=generation.dimension)
         return cls(storage.collection(generation.spec), generation, examples)
 
@@ -140,7 +111,7 @@ class FunctionStore:
     ) -> None:
         """Write functions with their vectors; ids are deterministic so this is idempotent.
 
-        Sparse vectors are computed with ``router.sparse.document_vector`` when not given.
+        Sparse vectors are computed with ``router.retrieval.sparse.document_vector`` when not given.
         """
         if sparse is None:
             sparse = [document_vector(f) for f in functions]
@@ -192,86 +163,6 @@ class FunctionStore:
             dense=vector, match={"namespace": namespace, "name": list(names)}, limit=len(names)
         )
         return [_scored(h) for h in hits]
-
-    def candidates(
-        self,
-        namespace: str,
-        dense: Sequence[float],
-        sparse: SparseVector,
-        *,
-        limit: int,
-        examples: bool = True,
-    ) -> builtins.list[Candidate]:
-        """The functions of ``namespace`` near a request by meaning, by words or by past usage.
-
-        The ``limit`` best of each signal are united; every candidate then gets its exact
-        cosine and BM25 score, so no signal is guessed for a function another one found.
-
-        Args:
-            namespace: the catalog.
-            dense: the request's embedding.
-            sparse: the request's ``router.sparse.query_vector``.
-            limit: how many to take from each signal.
-            examples: whether usage examples count.
-        """
-        match = {"namespace": namespace}
-        found: dict[str, FunctionDef] = {}
-        cosine: dict[str, float] = {}
-        lexical: dict[str, float] = {}
-        for hit in self.collection.search(dense=dense, match=match, limit=limit):
-            found[hit.payload["name"]] = function_from_payload(hit.payload)
-            cosine[hit.payload["name"]] = hit.score
-        complete_lexical = True
-        if sparse.indices:
-            hits = self.collection.search(sparse=sparse, match=match, limit=limit)
-            # A sparse search returns every point sharing a term, up to the limit: below it, the rest score 0.
-            complete_lexical = len(hits) < limit
-            for hit in hits:
-                found.setdefault(hit.payload["name"], function_from_payload(hit.payload))
-                lexical[hit.payload["name"]] = hit.score
-        near = self.examples.nearest(namespace, dense, limit=limit) if examples and self.examples else {}
-        unscored = [name for name in dict.fromkeys([*found, *near]) if name not in cosine]
-        for hit in self._named(namespace, dense, unscored):
-            found.setdefault(hit.payload["name"], function_from_payload(hit.payload))
-            cosine[hit.payload["name"]] = hit.score
-        if not complete_lexical:
-            unmatched = [name for name in found if name not in lexical]
-            lexical.update((h.payload["name"], h.score) for h in self._named(namespace, sparse, unmatched))
-        return [
-            Candidate(
-                function,
-                cosine.get(name, 0.0),
-                lexical.get(name, 0.0),
-                _example_score(near.get(name), function),
-            )
-            for name, function in found.items()
-        ]
-
-    def named(
-        self, namespace: str, dense: Sequence[float], sparse: SparseVector, names: Sequence[str]
-    ) -> builtins.list[Candidate]:
-        """The named functions of ``namespace`` with their cosine and BM25 score for a request."""
-        found = {
-            h.payload["name"]: (function_from_payload(h.payload), h.score) for h in self._named(namespace, dense, names)
-        }
-        matched = self._named(namespace, sparse, list(found)) if sparse.indices else []
-        lexical = {h.payload["name"]: h.score for h in matched}
-        return [Candidate(function, cosine, lexical.get(name, 0.0)) for name, (function, cosine) in found.items()]
-
-    def _named(self, namespace: str, query: Sequence[float] | SparseVector, names: Sequence[str]) -> builtins.list[Hit]:
-        if not names:
-            return []
-        match = {"namespace": namespace, "name": list(names)}
-        if isinstance(query, SparseVector):
-            return self.collection.search(sparse=query, match=match, limit=len(names))
-        return self.collection.search(dense=query, match=match, limit=len(names))
-
-
-def _example_score(near: tuple[float, str] | None, function: FunctionDef) -> float | None:
-    # An example recorded against an older version of the function no longer speaks for it.
-    if near is None or near[1] != function.content_hash:
-        return None
-    return near[0]
 
 
 def _scored(hit: Hit) -> ScoredFunction:

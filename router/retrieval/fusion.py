@@ -1,29 +1,13 @@
-"""Choosing the functions that matter for a turn."""
+"""Fusion: one ranking from the signals of a request and of its recent context."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from collections.abc import Sequence
 
 from router.catalog import FunctionDef
-from router.functions import Candidate, ScoredFunction
+from router.retrieval.scored import Candidate, ScoredFunction
 
-
-def message_text(message: Mapping[str, Any]) -> str:
-    """The plain text of a message: its string content, or its text parts joined."""
-    content = message.get("content")
-    if isinstance(content, str):
-        return content.strip()
-    if isinstance(content, list):
-        parts = [p.get("text", "") for p in content if isinstance(p, Mapping) and isinstance(p.get("text"), str)]
-        return " ".join(p.strip() for p in parts if p.strip())
-    return ""
-
-
-def context_texts(messages: Iterable[Mapping[str, Any]], *, roles: Sequence[str]) -> list[str]:
-    """The non-empty texts of the messages whose role counts for routing."""
-    texts = (message_text(m) for m in messages if m.get("role") in roles)
-    return [t for t in texts if t]
+__all__ = ["context_weight", "fuse", "hybrid"]
 
 
 def hybrid(candidates: Sequence[Candidate], *, lexical_weight: float, example_weight: float) -> list[ScoredFunction]:
@@ -37,7 +21,7 @@ def hybrid(candidates: Sequence[Candidate], *, lexical_weight: float, example_we
     functions are, which is what measured best on BFCL (``benchmarks/RESULTS.md``).
 
     Args:
-        candidates: what ``FunctionStore.candidates`` found.
+        candidates: what ``router.retrieval.candidates.candidates`` found.
         lexical_weight: ``a``, the share of the lexical score, in [0, 1].
         example_weight: ``b``, how much an example's similarity counts against the function's own.
     """

@@ -13,9 +13,18 @@ from typing import Literal
 
 import numpy as np
 
-from router.batching import QueryBatcher, Vectors
+from router.embedding.batching import QueryBatcher, Vectors
 
-__all__ = ["DEFAULT_MODEL", "Embedder", "EmbedderPool", "EncodeObserver", "Progress", "Vectors", "resolve_model"]
+__all__ = [
+    "DEFAULT_MODEL",
+    "Backend",
+    "Embedder",
+    "EmbedderPool",
+    "EncodeObserver",
+    "Progress",
+    "default_cache_dir",
+    "resolve_model",
+]
 
 DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 _PACKAGED = {DEFAULT_MODEL, "all-MiniLM-L6-v2"}
@@ -85,7 +94,7 @@ class Embedder:
         location = Path(resolve_model(model))
         onnx = None
         if backend != "torch" and device == "cpu" and location.is_dir():
-            from router import onnx_backend
+            from router.embedding import onnx_backend
 
             onnx = onnx_backend.load(location, cache_dir or default_cache_dir(), threads=threads)
         if onnx is None and backend == "onnx":

@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from router.catalog import FunctionDef
-from router.sparse import split_identifier
+from router.retrieval.sparse import split_identifier
 
 TextBuilder = Callable[[FunctionDef], str]
 

@@ -8,58 +8,32 @@ actually call for a kind of request rise for that kind of request (Tool2Vec's fi
 
 A turn that called several different functions ("book the flight, then email the invoice")
 is split into clauses, and each function learns from the clause that routing matches best to
-it rather than from the whole turn. Examples live in their own collection per embedding model
-(they are queries, so the function text template does not matter to them), are deleted with
-their function or when it changes, and never count as functions.
+it rather than from the whole turn. ``router.retrieval.examples`` keeps them.
 """
 
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import re
-import time
-import uuid
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from router.embedding import Vectors
-from router.retrieval import hybrid, message_text
-from router.sparse import query_vector
-from router.storage.base import Collection, CollectionSpec, PointData, Storage
+from router.messages import message_text
+from router.retrieval.candidates import named
+from router.retrieval.examples import Example
+from router.retrieval.fusion import hybrid
+from router.retrieval.index import ActiveIndex, FunctionStore
+from router.retrieval.sparse import query_vector
 
-if TYPE_CHECKING:
-    from router.functions import ActiveIndex, FunctionStore
-    from router.history import HistoryStore
+__all__ = ["CONTEXT_MESSAGES", "called_functions", "clauses", "learn", "usage_examples"]
 
-__all__ = [
-    "MAX_EXAMPLES",
-    "Example",
-    "ExampleStore",
-    "called_functions",
-    "clauses",
-    "learn",
-    "learn_from_run",
-    "usage_examples",
-]
-
-MAX_EXAMPLES = 32
 # Earlier messages read to find the request behind a call posted after it (one turn and then some).
 CONTEXT_MESSAGES = 20
-_IDS = uuid.UUID("5d2e8f61-7a3c-4b9e-a1d4-0c6b8e2f9a73")
 _ABBREVIATIONS = r"(?<!\bMr\.)(?<!\bMrs\.)(?<!\bMs\.)(?<!\bDr\.)(?<!\bSt\.)(?<!\bvs\.)(?<!\be\.g\.)(?<!\bi\.e\.)"
 _CONNECTIVE = r"(?:and\s+)?(?:also|then|after that|additionally|finally|next|lastly|furthermore|moreover)\b[,:]?"
 _CLAUSE = re.compile(_ABBREVIATIONS + r"(?<=[.?!;])\s+(?=[A-Z\"'(])|\n+|,?\s+" + _CONNECTIVE + r"\s+", re.IGNORECASE)
 _LEADING = re.compile(r"^" + _CONNECTIVE + r"\s*", re.IGNORECASE)
-
-
-@dataclass(frozen=True)
-class Example:
-    """A request that led to a call of ``name``."""
-
-    name: str
-    text: str
 
 
 def called_functions(message: Mapping[str, Any]) -> list[str]:
@@ -117,77 +91,6 @@ def clauses(text: str) -> list[str]:
     parts = [_LEADING.sub("", part.strip(" \"'")) for part in _CLAUSE.split(text) if part and part.strip(" \"'")]
     kept = [part for part in parts if len(part.split()) >= 3]
     return kept or [text]
-
-
-class ExampleStore:
-    """Usage examples of every namespace, embedded by one model."""
-
-    def __init__(self, collection: Collection) -> None:
-        self.collection = collection
-
-    @classmethod
-    def open(cls, storage: Storage, *, model: str, dimension: int) -> ExampleStore:
-        """Open (creating when missing) the examples collection of ``model``."""
-        key = hashlib.sha256(f"{model}|{dimension}".encode()).hexdigest()[:12]
-        spec = CollectionSpec(
-            name=f"examples-{key}",
-            dense_size=dimension,
-            tenant_field="namespace",
-            keyword_fields=("name",),
-            integer_fields=("seq",),
-        )
-        return cls(storage.collection(spec))
-
-    def add(self, namespace: str, examples: Sequence[tuple[Example, str]], vectors: Vectors) -> None:
-        """Keep examples with their function's content hash; the same request is kept once.
-
-        A function keeps its ``MAX_EXAMPLES`` most recent examples.
-        """
-        seq = time.time_ns() // 1_000
-        points = [
-            PointData(
-                id=str(uuid.uuid5(_IDS, f"{namespace}\x00{example.name}\x00{example.text}")),
-                payload={
-                    "namespace": namespace,
-                    "name": example.name,
-                    "text": example.text,
-                    "hash": content_hash,
-                    "seq": seq + i,
-                },
-                dense=vectors[i].tolist(),
-            )
-            for i, (example, content_hash) in enumerate(examples)
-        ]
-        self.collection.upsert(points)
-        for name in {example.name for example, _ in examples}:
-            match = {"namespace": namespace, "name": name}
-            extra = self.collection.count(match) - MAX_EXAMPLES
-            if extra > 0:
-                oldest = [r.id for r in self.collection.scroll(match, order_by="seq")][:extra]
-                self.collection.delete(oldest)
-
-    def nearest(self, namespace: str, vector: Sequence[float], *, limit: int) -> dict[str, tuple[float, str]]:
-        """The functions with an example near ``vector``: ``{name: (best similarity, function hash)}``."""
-        hits = self.collection.search(dense=vector, match={"namespace": namespace}, limit=limit * 2)
-        best: dict[str, tuple[float, str]] = {}
-        for hit in hits:
-            name = hit.payload["name"]
-            if name not in best:
-                best[name] = (hit.score, hit.payload["hash"])
-        return dict(list(best.items())[:limit])
-
-    def texts(self, namespace: str, name: str) -> list[str]:
-        """The example requests of one function, oldest first."""
-        records = self.collection.scroll({"namespace": namespace, "name": name}, order_by="seq")
-        return [r.payload["text"] for r in records]
-
-    def count(self, namespace: str | None = None) -> int:
-        """How many examples are kept (in one namespace, or in all)."""
-        return self.collection.count({"namespace": namespace} if namespace else None)
-
-    def forget(self, namespace: str, names: Sequence[str]) -> None:
-        """Delete every example of the named functions."""
-        self.collection.delete_where({"namespace": namespace, "name": list(names)})
 
 
 async def learn(
@@ -256,37 +159,9 @@ def _assign(
         return dict.fromkeys(names, parts[0])
     best: dict[str, tuple[float, str]] = {}
     for part in parts:
-        found = store.named(namespace, vectors[row[part]].tolist(), query_vector(part), names)
+        found = named(store, namespace, vectors[row[part]].tolist(), query_vector(part), names)
         for scored in hybrid(found, lexical_weight=lexical_weight, example_weight=0.0):
             name = scored.function.name
             if name not in best or scored.score > best[name][0]:
                 best[name] = (scored.score, part)
     return {name: best[name][1] if name in best else parts[0] for name in names}
-
-
-async def learn_from_run(
-    index: ActiveIndex,
-    history: HistoryStore,
-    session_id: str,
-    stored: Sequence[Mapping[str, Any]],
-    *,
-    namespace: str,
-    roles: Sequence[str],
-    lexical_weight: float = 0.25,
-) -> int:
-    """Learn from the calls among a run's just-stored messages, with the session's earlier turns as context.
-
-    Args:
-        index: the function index in use.
-        history: where the session's messages are.
-        session_id: the session the run belongs to.
-        stored: the run's messages as just stored (the last ones of the session).
-        namespace: the catalog the called functions belong to.
-        roles: routing's roles (whose text makes a request).
-        lexical_weight: routing's lexical weight.
-    """
-    if not any(called_functions(m) for m in stored):
-        return 0
-    window = await asyncio.to_thread(history.messages, session_id, limit=len(stored) + CONTEXT_MESSAGES)
-    start = max(0, len(window) - len(stored))
-    return await learn(index, namespace, window, roles=roles, start=start, lexical_weight=lexical_weight)

@@ -1,79 +1,25 @@
-"""Memories: durable facts the user stated, found again when they matter.
+"""Memories: durable facts the user stated, kept per scope and namespace, found again by similarity.
 
-Memories come from external user input only: never from assistant text, nor from
-messages that were themselves loaded from history or added by a context provider, so
-the router never feeds its own output back into what it remembers.
+What becomes a memory is decided by ``router.sessions.extraction``.
 """
 
 from __future__ import annotations
 
 import hashlib
-import re
 import time
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
 from router.embedding import Vectors
-from router.history import message_source
-from router.retrieval import message_text
 from router.storage.base import Collection, CollectionSpec, PointData, Storage
+
+__all__ = ["ANY_NAMESPACE", "Memory", "MemoryStore", "memory_context", "memory_spec", "scope_of"]
 
 _IDS = uuid.UUID("9a7b6c5d-4e3f-4a1b-8c2d-1e0f9a8b7c6d")
 # Memories posted without a namespace hold in every namespace of their scope.
 ANY_NAMESPACE = "*"
-_SENTENCE = re.compile(r"(?<=[.!?;])\s+|\n+")
-_FIRST_PERSON = re.compile(
-    r"\b(i am|i'm|i was|i have|i've|my|i prefer|i'd rather|i like|i love|i enjoy|i hate|i dislike|"
-    r"i don't like|i do not like|i can't|i cannot|i usually|i always|i never|i live|i work|i study|"
-    r"call me|remember|we are|we're|our)\b",
-    re.IGNORECASE,
-)
-_REMEMBER = re.compile(r"^(please\s+)?(remember|note|keep in mind)\s+(that\s+)?", re.IGNORECASE)
-_REQUEST = re.compile(
-    r"^(can|could|would|will) you\b|^(please\s+)?(find|book|show|get|send|search|tell)\b", re.IGNORECASE
-)
-
-
-class MemoryExtractor(Protocol):
-    """Turns one user message into the facts worth remembering."""
-
-    def extract(self, text: str) -> list[str]:
-        """The memories stated in ``text`` (may be empty)."""
-
-
-class StatementExtractor:
-    """Keeps first-person statements (facts, preferences, standing instructions).
-
-    Questions and one-off requests ("can you book ...") are skipped. A model-based
-    extractor can replace this one through the ``MemoryExtractor`` protocol.
-    """
-
-    def __init__(self, *, min_words: int = 3, max_chars: int = 300) -> None:
-        self._min_words = min_words
-        self._max_chars = max_chars
-
-    def extract(self, text: str) -> list[str]:
-        """The first-person statements of ``text``."""
-        found: list[str] = []
-        for raw in _SENTENCE.split(text):
-            sentence = " ".join(raw.split()).strip(" -*")
-            if not sentence or sentence.endswith("?") or _REQUEST.search(sentence):
-                continue
-            if not _FIRST_PERSON.search(sentence) or len(sentence.split()) < self._min_words:
-                continue
-            sentence = _REMEMBER.sub("", sentence)
-            sentence = sentence[0].upper() + sentence[1:]
-            if len(sentence) <= self._max_chars and sentence not in found:
-                found.append(sentence)
-        return found
-
-
-def memory_candidates(messages: Sequence[Mapping[str, Any]]) -> list[str]:
-    """The texts memories may be taken from: external user messages only."""
-    texts = (message_text(m) for m in messages if m.get("role") == "user" and message_source(m) == "external")
-    return [t for t in texts if t]
 
 
 def scope_of(*, session_id: str | None, user_id: str | None) -> str | None:

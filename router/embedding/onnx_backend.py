@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from router.batching import Vectors
+from router.embedding.batching import Vectors
 
 log = logging.getLogger(__name__)
 PROBES = (

@@ -1,0 +1,35 @@
+"""What retrieval knows about a function for one request."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from router.catalog import FunctionDef
+
+__all__ = ["Candidate", "ScoredFunction"]
+
+
+@dataclass(frozen=True)
+class ScoredFunction:
+    """A function found by a search, with its similarity score."""
+
+    function: FunctionDef
+    score: float
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A function a request may want, with every signal retrieval has about it.
+
+    Attributes:
+        function: the function.
+        cosine: cosine similarity of the request to the function's text.
+        lexical: the function's BM25 score for the request (0 when no term matches).
+        example: cosine similarity of the request to the closest usage example of the
+            function, or None when it has none near the request.
+    """
+
+    function: FunctionDef
+    cosine: float
+    lexical: float = 0.0
+    example: float | None = None
