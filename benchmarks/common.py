@@ -23,9 +23,11 @@ from router.runtime import Runtime
 from sync.diff import Summary
 
 __all__ = [
+    "COMPARABLE_LOAD",
     "INTRO",
     "RESULTS",
     "Applied",
+    "Load",
     "Stopwatch",
     "apply_timed",
     "disk_bytes",
@@ -33,6 +35,7 @@ __all__ = [
     "machine",
     "median_applied",
     "progress_bar",
+    "record_run",
     "record_section",
     "say",
     "timed",
@@ -44,6 +47,10 @@ INTRO = (
     "timings are noisy, compare ratios within one run."
 )
 RESULTS = Path(__file__).with_name("RESULTS.md")
+# A run that starts above this 1-minute load average (as ``uptime`` prints it) is not comparable.
+COMPARABLE_LOAD = 1.5
+COMPARABLE_MARK = "Comparable run:"
+NOT_COMPARABLE_MARK = "**Not comparable**:"
 # In embedded mode the event loop also serves HTTP: a stall is how long a request would wait.
 TICK = 0.01
 
@@ -195,3 +202,67 @@ def record_section(path: Path, heading: str, body: str) -> None:
         kept, rest = lines[:start], lines[end:]
     blocks = [INTRO, "\n".join(kept).strip(), f"{heading}\n\n{body.strip()}", "\n".join(rest).strip()]
     path.write_text("\n\n".join(b for b in blocks if b) + "\n", encoding="utf-8")
+
+
+def _uptime() -> tuple[float, float, float]:
+    return os.getloadavg()
+
+
+@dataclass
+class Load:
+    """The machine's load averages (1, 5, 15 minutes, as ``uptime`` prints them) at a run's start and end."""
+
+    start: tuple[float, float, float] = field(default_factory=_uptime)
+    end: tuple[float, float, float] | None = None
+
+    def finish(self) -> Load:
+        """Record the end of the run."""
+        self.end = _uptime()
+        return self
+
+    @property
+    def comparable(self) -> bool:
+        """Whether the run started on a quiet machine (1-minute load at most ``COMPARABLE_LOAD``)."""
+        return self.start[0] <= COMPARABLE_LOAD
+
+    def line(self) -> str:
+        """The sentence a recorded run carries: both loads and whether the run is comparable."""
+        end = self.end or _uptime()
+        loads = (
+            f"load average {', '.join(f'{x:.2f}' for x in self.start)} at start, "
+            f"{', '.join(f'{x:.2f}' for x in end)} at end (1, 5, 15 minutes)"
+        )
+        if self.comparable:
+            return f"{COMPARABLE_MARK} {loads}."
+        return (
+            f"{NOT_COMPARABLE_MARK} {loads}; it started above {COMPARABLE_LOAD}, so other work shared the "
+            "CPU and its timings say nothing about the router."
+        )
+
+
+def _section(path: Path, heading: str) -> str | None:
+    lines = path.read_text(encoding="utf-8").splitlines() if path.exists() else []
+    start = next((i for i, line in enumerate(lines) if line.strip() == heading), None)
+    if start is None:
+        return None
+    end = next((i for i in range(start + 1, len(lines)) if lines[i].startswith("## ")), len(lines))
+    return "\n".join(lines[start:end])
+
+
+def record_run(path: Path, heading: str, body: str, load: Load) -> bool:
+    """Record a timed run's section, unless it would replace a comparable run with one that is not.
+
+    The body gets ``load.line()`` first unless it holds it already. A run that started on a loaded machine is recorded
+    only where no comparable run is recorded yet (so the file says the figures are not to be
+    trusted); it never replaces a comparable one.
+
+    Returns:
+        Whether the section was written.
+    """
+    recorded = _section(path, heading)
+    if not load.comparable and recorded is not None and COMPARABLE_MARK in recorded:
+        say(f"not recorded: load {load.start[0]:.2f} at start makes this run not comparable; {path} holds one that is")
+        return False
+    stated = COMPARABLE_MARK in body or NOT_COMPARABLE_MARK in body
+    record_section(path, heading, body if stated else f"{load.line()}\n{body}")
+    return True

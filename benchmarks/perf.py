@@ -5,22 +5,25 @@ size, a BFCL-grown catalog (``benchmarks.catalogs``) and a real ``router serve``
 embedded mode on 127.0.0.1, driven with httpx:
 
 1. **full sync**: ``PUT /v1/catalogs/bench`` of the whole catalog on an empty store, beside the
-   bare batch encode of the same texts (``Embedder.embed``, length-sorted as the reconcile sorts
-   them; a length-stratified sample of at most ``--floor-texts``), once before and once after;
+   bare library's batch encode of the same texts (``SentenceTransformer(path).encode``, fp32;
+   a length-stratified sample of at most ``--floor-texts``), once before and once after;
    stores of ``--cache-from`` functions and more are built once and cached (``perf_store``);
 2. **start to ready** with the catalog stored, with and without the catalog directory to pass
-   over, beside a fresh interpreter loading the model;
+   over, beside a fresh interpreter loading the bare library and model;
 3. **route latency**: distinct BFCL questions routed one at a time, each paired with the bare
-   ``Embedder.encode`` of the context it embedded, in this process, alternating which goes first;
+   library's encode of the context it embedded, in this process, alternating which goes first;
 4. **throughput** with 1, 4, 16 and 64 concurrent clients over disjoint slices of distinct
    questions (the server caches query vectors), in rounds that rotate the order of the levels;
-   beside it, how much faster bare batches encode than single texts: the most batching can gain;
+   beside it, how much faster bare fp32 batches encode than single texts;
 5. **one changed function**: ``PUT`` of the full catalog with one description edited, then (with
    the server stopped) ``CatalogService.apply`` alone in this process, beside encoding that text;
 6. **resident memory** of the server process (psutil RSS sampled while serving, and ``VmHWM``).
 
-Targets (the issue's, at 100k): route p50 <= 1.25x bare encode; 16 clients >= 3x sequential;
-full sync >= 0.8x bare encode rate; one change <= 2 s; RSS <= 1.5 GB; ready <= 15 s.
+Every floor is the bare library (``benchmarks.perf_floor``), never the router's ``Embedder``. A run
+that starts above load average 1.5 says it is not comparable and never replaces a comparable one
+(``benchmarks.common.record_run``). Targets: route p50 <= 1.3x bare encode at 10k, <= 1.5x at 100k;
+16 clients >= 2x sequential; full sync >= 0.9x bare encode; one change <= 0.3 s at 10k, <= 1 s at
+100k; RSS <= 1.2 GB at 100k.
 The table goes to stdout and to ``benchmarks/RESULTS.md`` under "## Performance (make bench-perf)".
 """
 
@@ -40,13 +43,14 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from benchmarks.bfcl import load_questions
-from benchmarks.common import RESULTS, kept_subsection, machine, record_section, say
-from benchmarks.perf_inproc import encode_rate, floor_sample, model_load_seconds, reconcile
+from benchmarks.common import RESULTS, Load, kept_subsection, machine, record_run, say
+from benchmarks.perf_floor import BareModel, bare_load_seconds
+from benchmarks.perf_inproc import encode_rate, floor_sample, reconcile
 from benchmarks.perf_load import batching_ceiling, client, put_catalog, sequential, throughput
 from benchmarks.perf_report import CLIENTS, SizeResult, apply_table, table
 from benchmarks.perf_server import start, wait_for_log
 from benchmarks.perf_store import CACHE, BuildInfo, Catalog, StoreCache, copy_store, load_catalog, product_version
-from router.embedding import Embedder, EmbedderPool
+from router.embedding import EmbedderPool
 from router.retrieval.texts import template
 from router.runtime import embedder_loader
 from router.settings import EmbeddingSettings
@@ -88,18 +92,18 @@ def _load() -> float:
     return os.getloadavg()[0]
 
 
-async def _build(n: int, catalog: Catalog, embedder: Embedder, texts: list[str], work: Path) -> BuildInfo:
+async def _build(n: int, catalog: Catalog, bare: BareModel, texts: list[str], work: Path) -> BuildInfo:
     """A full sync of the catalog through PUT on an empty store, between two bare encodes of its texts."""
     load_start = _load()
     empty = work / "empty"
     empty.mkdir(exist_ok=True)
     server = await asyncio.to_thread(start, data=work / "data", catalog=empty, log=LOGS / f"{n}-build.log")
     with server:
-        before = await encode_rate(embedder, texts, label="bare encode (before)")
+        before = await encode_rate(bare, texts, label="bare encode (before)")
         say(f"full sync of {n:,} functions through PUT")
         async with client(server, connections=1, timeout=600 + n * 0.2) as http:
             seconds = await put_catalog(http, server, NAMESPACE, catalog.body, label="full sync")
-        after = await encode_rate(embedder, texts, label="bare encode (after)")
+        after = await encode_rate(bare, texts, label="bare encode (after)")
         peak = server.high_water()
     when = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
     floor = (before + after) / 2
@@ -116,10 +120,10 @@ def _slices(queries: list[str], opts: Options) -> tuple[list[str], list[dict[int
     return latency, rounds
 
 
-async def _serve(result: SizeResult, catalog: Catalog, embedder: Embedder, work: Path, opts: Options) -> None:
+async def _serve(result: SizeResult, catalog: Catalog, bare: BareModel, work: Path, opts: Options) -> None:
     """Start-up, routes, throughput and one-change PUTs on a server over the stored catalog."""
     latency_texts, rounds = _slices(questions(opts.seed), opts)
-    result.load_floor = await asyncio.to_thread(model_load_seconds)
+    result.load_floor = await asyncio.to_thread(bare_load_seconds, EmbeddingSettings().model)
     say(f"{result.size:,}: starting the server over the stored catalog and its catalog directory")
     log = LOGS / f"{result.size}-serve.log"
     offset = log.stat().st_size if log.exists() else 0  # the log is appended to, run after run
@@ -133,7 +137,7 @@ async def _serve(result: SizeResult, catalog: Catalog, embedder: Embedder, work:
             result.index_seconds = server.ready_seconds + built if built is not None else None
         async with client(server) as http:
             deadline = time.monotonic() + LATENCY_SECONDS
-            result.latency = await sequential(http, embedder, NAMESPACE, latency_texts, deadline=deadline)
+            result.latency = await sequential(http, bare, NAMESPACE, latency_texts, deadline=deadline)
             for i, slices in enumerate(rounds):
                 order = CLIENTS[i % len(CLIENTS) :] + CLIENTS[: i % len(CLIENTS)]
                 for clients in order:
@@ -155,7 +159,7 @@ async def _serve(result: SizeResult, catalog: Catalog, embedder: Embedder, work:
         result.ready_bare, result.rss_bare = server.ready_seconds, server.rss()
 
 
-async def _measure(n: int, opts: Options, pool: EmbedderPool, embedder: Embedder, scratch: Path) -> SizeResult:
+async def _measure(n: int, opts: Options, pool: EmbedderPool, bare: BareModel, scratch: Path) -> SizeResult:
     say(f"{n:,}: building the catalog")
     catalog = load_catalog(n, seed=opts.seed)
     work = scratch / str(n)
@@ -171,43 +175,46 @@ async def _measure(n: int, opts: Options, pool: EmbedderPool, embedder: Embedder
     else:
         builder = template(settings.text)
         sample = floor_sample([builder(f) for f in catalog.functions], most=opts.floor_texts)
-        build = await _build(n, catalog, embedder, sample, work)
+        build = await _build(n, catalog, bare, sample, work)
         if n >= opts.cache_from:
             say(f"{n:,}: caching the store ({key})")
             await asyncio.to_thread(cache.save, key, work / "data", build)
         result = SizeResult(n, build, from_cache=False)
-    await _serve(result, catalog, embedder, work, opts)
+    await _serve(result, catalog, bare, work, opts)
     say(f"{n:,}: the reconcile alone, in this process")
-    result.reconciled = await reconcile(work / "data", pool, catalog, namespace=NAMESPACE, repeats=opts.repeats)
+    result.reconciled = await reconcile(work / "data", pool, bare, catalog, namespace=NAMESPACE, repeats=opts.repeats)
     return result
 
 
-async def run(opts: Options) -> list[SizeResult]:
-    """Measure every size; the batching ceiling once, with the first size."""
+async def run(opts: Options) -> tuple[list[SizeResult], dict[str, str]]:
+    """Measure every size; the batching ceiling once, with the first size. Also returns the router's backends."""
     pool = EmbedderPool(embedder_loader(EmbeddingSettings()))
     embedder = await pool.get(EmbeddingSettings().model)
+    backends = dict(embedder.describe()["backends"])
+    say(f"router embedding backends: {backends}")
+    bare = await asyncio.to_thread(BareModel, EmbeddingSettings().model)
     results = []
     try:
         with tempfile.TemporaryDirectory(prefix="bench-perf-") as tmp:
             for n in opts.sizes:
-                results.append(await _measure(n, opts, pool, embedder, Path(tmp)))
+                results.append(await _measure(n, opts, pool, bare, Path(tmp)))
                 if len(results) == 1:
                     queries = questions(opts.seed + 1)[:256]
-                    results[0].ceiling = {b: batching_ceiling(embedder, queries, batch=b) for b in (4, 16, 64)}
+                    results[0].ceiling = {b: batching_ceiling(bare, queries, batch=b) for b in (4, 16, 64)}
                 print(table(results), file=sys.stderr, flush=True)
     finally:
         pool.close()
-    return results
+    return results, backends
 
 
-def report(results: Sequence[SizeResult], opts: Options, *, load: tuple[float, float], command: str) -> str:
+def report(results: Sequence[SizeResult], opts: Options, *, load: Load, command: str, backends: dict[str, str]) -> str:
     """The recorded section: when, where, the command, the table and how to read it."""
     when = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
     settings = EmbeddingSettings()
     cached = ", ".join(f"{r.size:,} (built by {r.build.product})" for r in results if r.from_cache) or "none"
     return "\n".join([
-        f"Measured {when} on {machine()}, load average {load[0]:.1f} at start, {load[1]:.1f} at end; "
-        f"router code {product_version()}.",
+        f"Measured {when} on {machine()}; router code {product_version()}.",
+        load.line(),
         f"Command: `{command}` (what `make bench-perf` runs with no flags).",
         "",
         table(results),
@@ -216,7 +223,9 @@ def report(results: Sequence[SizeResult], opts: Options, *, load: tuple[float, f
         "",
         apply_table(results),
         "",
-        f"Model `{settings.model}` (backend `{settings.backend}`, threads {settings.threads or os.cpu_count()}), "
+        f"Model `{settings.model}` (ROUTER_EMBEDDING_BACKEND `{settings.backend}`: query `{backends['query']}`, "
+        f"micro-batch `{backends['batch']}`, catalog `{backends['catalog']}`; "
+        f"threads {settings.threads or os.cpu_count()}), "
         f"text template `{settings.text}`, embedded mode (Qdrant Edge), one namespace holding the whole catalog. "
         f"Latency: {opts.queries} distinct BFCL questions; throughput: {opts.rounds} rounds x {opts.per_level} "
         f"distinct questions per client count; one-change figures are the median of {opts.repeats}. "
@@ -257,15 +266,16 @@ def main(argv: Sequence[str] | None = None) -> None:
         cache_from=args.cache_from,
         rebuild=args.rebuild,
     )
-    load_start = _load()
-    results = asyncio.run(run(opts))
+    load = Load()
+    results, backends = asyncio.run(run(opts))
+    load.finish()
     command = shlex.join([".venv/bin/python", "-m", "benchmarks.perf", *(argv or sys.argv[1:])])
-    body = report(results, opts, load=(load_start, _load()), command=command)
+    body = report(results, opts, load=load, command=command, backends=backends)
     print(body)
     if not args.no_record:
         diagnosis = kept_diagnosis(args.results)
-        record_section(args.results, HEADING, f"{body}\n\n{diagnosis}" if diagnosis else body)
-        say(f"recorded in {args.results}")
+        if record_run(args.results, HEADING, f"{body}\n\n{diagnosis}" if diagnosis else body, load):
+            say(f"recorded in {args.results}")
 
 
 if __name__ == "__main__":

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 import httpx
 from tqdm import tqdm
 
+from benchmarks.perf_floor import BareModel
 from benchmarks.perf_server import LogProgress, Server
-from router.embedding import Embedder
 
 __all__ = ["Latency", "batching_ceiling", "put_catalog", "route_body", "sequential", "throughput"]
 
@@ -55,22 +55,22 @@ class Latency:
 
 
 async def sequential(
-    http: httpx.AsyncClient, embedder: Embedder, namespace: str, texts: Sequence[str], *, deadline: float
+    http: httpx.AsyncClient, bare: BareModel, namespace: str, texts: Sequence[str], *, deadline: float
 ) -> Latency:
-    """Route ``texts`` one at a time; after each, encode the context it returned, bare, in this process.
+    """Route ``texts`` one at a time; after each, encode the context it returned with the bare library, here.
 
     The two alternate which goes first, so a drift of the machine's load weighs on both alike.
     """
     route: list[float] = []
     encode: list[float] = []
-    embedder.encode(list(texts[:8]))  # warm-up: the first runs allocate
+    bare.encode(list(texts[:8]))  # warm-up: the first runs allocate
     for i, text in enumerate(tqdm(texts, desc="sequential routes", unit="q", leave=False)):
         if time.monotonic() > deadline:
             break
         body = route_body(namespace, text)
         bare_first = i % 2 == 1
         if bare_first:
-            encode.append(_encode_one(embedder, text))
+            encode.append(bare.one(text))
             await asyncio.sleep(SETTLE)
         start = time.perf_counter()
         answer = await http.post("/v1/route", json=body)
@@ -81,14 +81,8 @@ async def sequential(
             raise RuntimeError(f"the route embedded {context!r}, not the turn's text")
         await asyncio.sleep(SETTLE)
         if not bare_first:
-            encode.append(_encode_one(embedder, context))
+            encode.append(bare.one(context))
     return Latency(route, encode)
-
-
-def _encode_one(embedder: Embedder, text: str) -> float:
-    start = time.perf_counter()
-    embedder.encode([text])
-    return time.perf_counter() - start
 
 
 async def throughput(
@@ -115,8 +109,8 @@ async def throughput(
     return done[0], time.perf_counter() - start
 
 
-def batching_ceiling(embedder: Embedder, texts: Sequence[str], *, batch: int) -> float:
-    """How much faster bare encoding is in batches of ``batch`` (as they come) than one text at a time.
+def batching_ceiling(bare: BareModel, texts: Sequence[str], *, batch: int) -> float:
+    """How much faster the bare library encodes in batches of ``batch`` (as they come) than one text at a time.
 
     The most micro-batching can gain on this model and machine; chunks alternate the two ways
     so that load drifting during the run weighs on both.
@@ -127,10 +121,10 @@ def batching_ceiling(embedder: Embedder, texts: Sequence[str], *, batch: int) ->
         for way in (0, 1) if i % 2 == 0 else (1, 0):
             began = time.perf_counter()
             if way == 0:
-                embedder.encode(chunk)
+                bare.encode(chunk)
             else:
                 for text in chunk:
-                    embedder.encode([text])
+                    bare.encode([text])
             elapsed = time.perf_counter() - began
             if way == 0:
                 together += elapsed

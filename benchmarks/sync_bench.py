@@ -3,14 +3,18 @@
 ``python -m benchmarks.sync_bench [--functions 10000]`` (``make bench-sync``), on a temporary
 data directory (embedded Qdrant Edge), with the default settings' model and text template:
 
-a. the **floor**: the same function texts, sorted by length (the least padding), batch-encoded
-   by the same ``Embedder`` through the call the reconcile makes (``embed``, on the model's
-   thread), once before and once after the full sync; their mean is the floor, so other work on
-   a shared machine weighs on both sides alike;
+a. the **floor**: the same function texts batch-encoded by the bare library
+   (``SentenceTransformer(path).encode``, fp32, in this process: never the router's ``Embedder``),
+   once before and once after the full sync; their mean is the floor, so other work on a shared
+   machine weighs on both sides alike;
 b. a **full sync** of the catalog through ``CatalogService.apply`` (the real reconcile path of
    a ``Runtime``: scroll stored hashes, diff, embed, upsert, record the catalog);
 c. a **one-function change** (one description edited) and a **no-op** re-apply, each the median
-   of a few runs, beside their own floors (encoding that one text; diffing in memory).
+   of a few runs, beside their own floors (the bare library encoding that one text; diffing in
+   memory).
+
+A run that starts above load average 1.5 says it is not comparable and never replaces a
+comparable one in ``RESULTS.md`` (``benchmarks.common.record_run``).
 
 The store's and embedder's methods are timed in place to show where each apply spends its time.
 The tables are printed and recorded in ``benchmarks/RESULTS.md`` under "## Sync (make bench-sync)".
@@ -22,7 +26,6 @@ import argparse
 import asyncio
 import dataclasses
 import json
-import os
 import shlex
 import statistics
 import sys
@@ -36,17 +39,18 @@ from benchmarks.catalogs import build_catalog, change_one
 from benchmarks.common import (
     RESULTS,
     Applied,
+    Load,
     Stopwatch,
     apply_timed,
     disk_bytes,
     machine,
     median_applied,
     progress_bar,
-    record_section,
+    record_run,
     say,
     timed,
-    timed_async,
 )
+from benchmarks.perf_floor import BareModel
 from router.catalog import FunctionDef
 from router.embedding import EmbedderPool
 from router.retrieval.texts import template
@@ -91,15 +95,12 @@ async def measure(n: int, *, seed: int, repeats: int) -> Report:
         embedding = settings.embedding
         pool = EmbedderPool(embedder_loader(embedding))
         embedder = await pool.get(embedding.model)
+        say(f"router embedding backends: {embedder.describe()['backends']}")
         builder = template(embedding.text)
-        # Sorted by length, texts of like length share batches with little padding: the fastest a
-        # bare encode of these texts gets (the reconcile sorts them too).
-        texts = sorted((builder(f) for f in functions), key=len)
-        # The floor calls what the reconcile calls: ``embed``, which encodes on the model's own thread.
-        bare = embedder.embed
-        await bare(texts[: embedder.batch_size * 4])  # warm-up: the first batches allocate
-        before = await timed_async(bare(texts, progress=progress_bar("bare encode", len(texts))))
-        one_text = statistics.median([await timed_async(bare([builder(changed)])) for _ in range(repeats)])
+        texts = [builder(f) for f in functions]
+        bare = await asyncio.to_thread(BareModel, embedding.model)
+        before = n / await asyncio.to_thread(bare.rate, texts, label="bare encode")
+        one_text = await asyncio.to_thread(bare.one_median, builder(changed), repeats=repeats)
         stored = {f.name: f.content_hash for f in functions}
         diff = statistics.median(_diff_seconds(_fresh(functions), stored) for _ in range(repeats))
 
@@ -113,7 +114,7 @@ async def measure(n: int, *, seed: int, repeats: int) -> Report:
             watch.wrap(embedder, "embed", "embed")
             say("full sync through CatalogService.apply")
             full = await apply_timed(runtime, NAMESPACE, functions, watch)
-            after = await timed_async(bare(texts, progress=progress_bar("bare encode again", len(texts))))
+            after = n / await asyncio.to_thread(bare.rate, texts, label="bare encode again")
             runs, last = [], functions
             for _ in range(repeats):  # alternate, so that every apply changes exactly one function
                 last = changed_catalog if last is functions else functions
@@ -151,9 +152,9 @@ def tables(report: Report) -> str:
     rows = [
         (f"full sync, {n:,} functions added", f"{rate:,.0f} fn/s ({_seconds(full.seconds)})",
          f"{floor_rate:,.0f} fn/s ({_seconds(floor)})",
-         "bare batch encode of the same texts (by length), same Embedder.embed, mean of 2 runs", full.seconds / floor),
+         "bare sentence-transformers fp32 batch encode of the same texts, mean of 2 runs", full.seconds / floor),
         ("one function changed", _seconds(changed.seconds), _seconds(report.one_text_seconds),
-         "encode that one text", changed.seconds / report.one_text_seconds),
+         "bare encode of that one text", changed.seconds / report.one_text_seconds),
         ("no-op re-apply", _seconds(noop.seconds), _seconds(report.diff_seconds),
          f"in-memory diff (hash {n:,} definitions + plan)", noop.seconds / report.diff_seconds),
     ]  # fmt: skip
@@ -200,18 +201,20 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--results", type=Path, default=RESULTS, help="results file to update")
     parser.add_argument("--no-record", action="store_true", help="print only; leave the results file alone")
     args = parser.parse_args(argv)
-    load_before = os.getloadavg()[0]
+    load = Load()
     report = asyncio.run(measure(args.functions, seed=args.seed, repeats=max(1, args.repeats)))
-    # Other work on the machine skews timings: the 1-minute load average says how busy it was.
-    load = f"load average {load_before:.1f} at start, {os.getloadavg()[0]:.1f} at end"
+    load.finish()
     body = tables(report)
+    print(load.line())
     print(body)
     if not args.no_record:
         command = shlex.join([".venv/bin/python", "-m", "benchmarks.sync_bench", *(argv or sys.argv[1:])])
         when = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
-        meta = f"Measured {when} on {machine()}, {load}.\nCommand: `{command}` (what `make bench-sync` runs).\n\n"
-        record_section(args.results, HEADING, meta + body)
-        say(f"recorded in {args.results}")
+        meta = (
+            f"Measured {when} on {machine()}.\n{load.line()}\nCommand: `{command}` (what `make bench-sync` runs).\n\n"
+        )
+        if record_run(args.results, HEADING, meta + body, load):
+            say(f"recorded in {args.results}")
 
 
 if __name__ == "__main__":

@@ -78,7 +78,9 @@ def parser() -> argparse.ArgumentParser:
         "--prune", action="store_true", help="delete points of the server's copies that the data directory lacks"
     )
     _logging(migrate)
-    warm = commands.add_parser("warm", help="load the embedding model once (exporting it to ONNX) and exit")
+    warm = commands.add_parser(
+        "warm", help="load the embedding model, export it and time its backends on this machine (the choice is cached)"
+    )
     warm.add_argument("--model", help="sentence-transformers model name or path")
     _logging(warm)
     mcp_cli.add_parser(commands)
@@ -267,12 +269,23 @@ def _run_migrate(settings: Settings, args: argparse.Namespace) -> int:
 
 
 def warm(settings: Settings) -> int:
-    """Load the embedding model once, so the ONNX export is cached for later starts."""
-    from router.runtime import embedder_loader
+    """Load the embedding model, export it, and time its backends on this machine; later starts reuse the choice."""
+    from router.embedding import Embedder
 
-    embedder = embedder_loader(settings.embedding)(settings.embedding.model)
+    embedding = settings.embedding
+    embedder = Embedder(
+        embedding.model,
+        backend=embedding.backend,
+        device=embedding.device,
+        batch_size=embedding.batch_size,
+        threads=embedding.threads,
+        cache_dir=embedding.cache_dir,
+        remeasure=True,
+    )
     try:
         print(f"{embedder.model_name}: {embedder.backend}, {embedder.dimension} dimensions")
+        print("backend per shape (median ms per text of each candidate; * chosen):")
+        print("\n".join(embedder.choice.table()))
     finally:
         embedder.close()
     return 0

@@ -100,3 +100,63 @@ class QueryBatcher:
         self._cache[text] = vector
         if len(self._cache) > self._cache_size:
             self._cache.popitem(last=False)
+
+
+def length_groups(lengths: Sequence[int], *, max_batch: int, slack: float = 0.25) -> list[list[int]]:
+    """Indexes of ``lengths`` in groups of similar length, shortest first.
+
+    A group grows while padding its members to the longest adds at most ``slack`` of
+    their real tokens, and up to ``max_batch`` members.
+    """
+    groups: list[list[int]] = []
+    group: list[int] = []
+    tokens = 0
+    for i in sorted(range(len(lengths)), key=lengths.__getitem__):
+        size = lengths[i]
+        if group and (len(group) >= max_batch or (len(group) + 1) * size > (tokens + size) * (1 + slack)):
+            groups.append(group)
+            group, tokens = [], 0
+        group.append(i)
+        tokens += size
+    if group:
+        groups.append(group)
+    return groups
+
+
+class QueryRuns:
+    """Encodes a micro-batch of queries: groups of similar length batched, a text with no peer alone.
+
+    Batching pays only among texts of like length (padding costs more than it saves), and a
+    backend that gains from batches (bf16 on AMX) can be slower for one text than another
+    (fp32): so each length group of two or more goes to ``batch``, each lone text to ``single``.
+
+    Args:
+        single: encodes one text (the backend measured fastest for one query).
+        batch: encodes a group of texts (the backend measured fastest for micro-batches).
+        max_batch: most texts in one group.
+        lengths: the length of each text (token counts, or characters as a proxy).
+    """
+
+    def __init__(
+        self,
+        single: Callable[[list[str]], Vectors],
+        batch: Callable[[list[str]], Vectors],
+        *,
+        dimension: int,
+        max_batch: int = 16,
+        lengths: Callable[[Sequence[str]], Sequence[int]] | None = None,
+    ) -> None:
+        self._single, self._batch = single, batch
+        self._dimension = dimension
+        self._max_batch = max_batch
+        self._lengths = lengths or (lambda texts: [len(t) for t in texts])
+
+    def __call__(self, texts: list[str]) -> Vectors:
+        """The vectors of ``texts``, in their order."""
+        if len(texts) == 1:
+            return self._single(texts)
+        out = np.zeros((len(texts), self._dimension), dtype=np.float32)
+        for group in length_groups(self._lengths(texts), max_batch=self._max_batch):
+            run = self._single if len(group) == 1 else self._batch
+            out[group] = run([texts[i] for i in group])
+        return out

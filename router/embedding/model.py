@@ -9,11 +9,11 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from time import perf_counter
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 
-from router.embedding.batching import QueryBatcher, Vectors
+from router.embedding.batching import QueryBatcher, QueryRuns, Vectors
 
 __all__ = [
     "DEFAULT_MODEL",
@@ -48,7 +48,7 @@ def resolve_model(name: str) -> str:
     return str(Path(name).expanduser()) if Path(name).expanduser().exists() else name
 
 
-Backend = Literal["auto", "onnx", "torch"]
+Backend = Literal["auto", "onnx", "torch", "bf16"]
 
 
 def default_cache_dir() -> Path:
@@ -61,18 +61,25 @@ class Embedder:
     """A sentence-transformers model with normalised float32 output.
 
     The blocking model call runs on one dedicated thread, so ``embed`` never blocks the
-    event loop and concurrent callers never run the model twice at once. With the ``auto``
-    backend a local model runs on ONNX Runtime when its export gives the same vectors as
-    PyTorch (checked once, at export), and on PyTorch otherwise.
+    event loop and concurrent callers never run the model twice at once. Each shape of work
+    (one query, a micro-batch of concurrent queries, catalog batches) runs on its own backend:
+    with ``auto``, the fastest measured on this machine among those whose vectors match
+    PyTorch fp32 (see ``router.embedding.selection``), the choice cached per model and CPU.
 
     Args:
         model: a model name or local path.
-        backend: ``auto``, ``onnx`` (fails when unavailable) or ``torch``.
+        backend: ``auto``; or ``torch``, ``bf16`` (PyTorch bf16 autocast), ``onnx`` (fails
+            when the export cannot reproduce the model) for every shape.
         device: torch device, ``cpu`` by default.
         batch_size: texts per forward pass.
         threads: inference threads; all cores when None.
         cache_size: query vectors cached by exact text.
-        cache_dir: where ONNX exports are kept.
+        cache_dir: where ONNX exports and measured choices are kept.
+        remeasure: time the backends even when a choice is cached (``router warm``).
+
+    Attributes:
+        backend: the backend serving single queries (``torch``, ``torch-bf16``, ``onnx``).
+        choice: the backend of every shape, and the timings it was chosen by.
     """
 
     def __init__(
@@ -85,28 +92,34 @@ class Embedder:
         threads: int | None = None,
         cache_size: int = 4096,
         cache_dir: Path | None = None,
+        remeasure: bool = False,
     ) -> None:
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
         self.model_name = model
         self.batch_size = batch_size
-        threads = threads or os.cpu_count() or 1
-        location = Path(resolve_model(model))
-        onnx = None
-        if backend != "torch" and device == "cpu" and location.is_dir():
-            from router.embedding import onnx_backend
+        from router.embedding.loading import load_backends
 
-            onnx = onnx_backend.load(location, cache_dir or default_cache_dir(), threads=threads)
-        if onnx is None and backend == "onnx":
-            raise ValueError(f"model {model!r} cannot run on the ONNX backend with the same vectors")
-        if onnx is not None:
-            self.backend = "onnx"
-            self._run: Callable[[list[str]], Vectors] = onnx.encode
-            self.dimension, self.max_tokens = onnx.dimension, onnx.max_length
-        else:
-            self.backend = "torch"
-            self._run, self.dimension, self.max_tokens = _torch_model(str(location), device, threads, batch_size)
-        log.info("embedding model ready", extra={"model": model, "backend": self.backend, "dimension": self.dimension})
+        loaded = load_backends(
+            Path(resolve_model(model)),
+            backend=backend,
+            device=device,
+            threads=threads or os.cpu_count() or 1,
+            batch_size=batch_size,
+            cache_dir=cache_dir or default_cache_dir(),
+            remeasure=remeasure,
+        )
+        self.choice = loaded.choice
+        self.backend: str = loaded.choice.backends["query"]
+        self._runs = loaded.runs
+        self._queries_run = QueryRuns(
+            loaded.runs["query"], loaded.runs["batch"], dimension=loaded.dimension, max_batch=batch_size
+        )
+        self.dimension, self.max_tokens = loaded.dimension, loaded.max_tokens
+        log.info(
+            "embedding model ready",
+            extra={"model": model, "backends": self.choice.backends, "dimension": self.dimension},
+        )
         self.observers: list[EncodeObserver] = []
         self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="embed")
         self._queries = QueryBatcher(self._encode_queries, dimension=self.dimension, cache_size=cache_size)
@@ -153,9 +166,19 @@ class Embedder:
         """Encode query texts through the cache and shared micro-batches."""
         return await self._queries.embed(texts)
 
+    def describe(self) -> dict[str, Any]:
+        """The model, its dimension, the backend of each shape of work and the timings it was chosen by."""
+        return {
+            "model": self.model_name,
+            "dimension": self.dimension,
+            "backends": dict(self.choice.backends),
+            "timings_ms": {shape: dict(t) for shape, t in self.choice.timings_ms.items()},
+        }
+
     def _encode_batch(self, batch: list[str], kind: str) -> Vectors:
         start = perf_counter()
-        vectors = self._run(batch)
+        # Queries (one, or a micro-batch of concurrent ones) and documents: each on its measured path.
+        vectors = self._queries_run(batch) if kind == "query" else self._runs["catalog"](batch)
         if self.observers:
             seconds = perf_counter() - start
             for observe in tuple(self.observers):
@@ -165,27 +188,6 @@ class Embedder:
     def close(self) -> None:
         """Stop the model's thread."""
         self._thread.shutdown(wait=False, cancel_futures=True)
-
-
-def _torch_model(
-    location: str, device: str, threads: int, batch_size: int
-) -> tuple[Callable[[list[str]], Vectors], int, int]:
-    import torch
-    from sentence_transformers import SentenceTransformer
-    from transformers.utils import logging as transformers_logging
-
-    transformers_logging.disable_progress_bar()  # type: ignore[no-untyped-call]
-    torch.set_num_threads(threads)
-    model = SentenceTransformer(location, device=device)
-    size = model.get_embedding_dimension()
-    if size is None:
-        raise ValueError(f"model {location!r} does not report its embedding dimension")
-
-    def run(batch: list[str]) -> Vectors:
-        vectors = model.encode(batch, batch_size=batch_size, normalize_embeddings=True)
-        return np.asarray(vectors, dtype=np.float32)
-
-    return run, int(size), int(model.max_seq_length or 256)
 
 
 def _by_length(texts: Sequence[str]) -> list[int]:

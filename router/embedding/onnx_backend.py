@@ -15,13 +15,12 @@ import os
 import shutil
 import tempfile
 import warnings
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from router.embedding.batching import Vectors
+from router.embedding.batching import Vectors, length_groups
 
 log = logging.getLogger(__name__)
 PROBES = (
@@ -113,27 +112,6 @@ class OnnxEncoder:
         return np.asarray(pooled / np.clip(norms, 1e-12, None), dtype=np.float32)
 
 
-def length_groups(lengths: Sequence[int], *, max_batch: int, slack: float = 0.25) -> list[list[int]]:
-    """Indexes of ``lengths`` in groups of similar length, shortest first.
-
-    A group grows while padding its members to the longest adds at most ``slack`` of
-    their real tokens, and up to ``max_batch`` members.
-    """
-    groups: list[list[int]] = []
-    group: list[int] = []
-    tokens = 0
-    for i in sorted(range(len(lengths)), key=lengths.__getitem__):
-        size = lengths[i]
-        if group and (len(group) >= max_batch or (len(group) + 1) * size > (tokens + size) * (1 + slack)):
-            groups.append(group)
-            group, tokens = [], 0
-        group.append(i)
-        tokens += size
-    if group:
-        groups.append(group)
-    return groups
-
-
 def _export(model_dir: Path, target: Path) -> None:
     """Export the transformer of ``model_dir`` to ONNX at ``target`` (atomically)."""
     import inspect
@@ -175,7 +153,15 @@ def _reference(model_dir: Path) -> Vectors:
     from sentence_transformers import SentenceTransformer
 
     model = SentenceTransformer(str(model_dir), device="cpu")
-    return np.asarray(model.encode(list(PROBES), normalize_embeddings=True), dtype=np.float32)
+    return np.asarray(model.encode(list(PROBES), normalize_embeddings=True, show_progress_bar=False), dtype=np.float32)
+
+
+def model_key(model_dir: Path) -> str:
+    """The cache folder name of a local model: its weight files (names and sizes) and its location."""
+    weights = sorted(p for p in model_dir.iterdir() if p.suffix in (".safetensors", ".bin"))
+    key = hashlib.sha256("|".join(f"{p.name}:{p.stat().st_size}" for p in weights).encode())
+    key.update(str(model_dir.resolve()).encode())
+    return key.hexdigest()[:16]
 
 
 def load(model_dir: Path, cache_dir: Path, *, threads: int) -> OnnxEncoder | None:
@@ -192,10 +178,7 @@ def load(model_dir: Path, cache_dir: Path, *, threads: int) -> OnnxEncoder | Non
     pooling = _pooling(model_dir)
     if pooling is None or not (model_dir / "tokenizer.json").exists():
         return None
-    weights = sorted(p for p in model_dir.iterdir() if p.suffix in (".safetensors", ".bin"))
-    key = hashlib.sha256("|".join(f"{p.name}:{p.stat().st_size}" for p in weights).encode())
-    key.update(str(model_dir.resolve()).encode())
-    folder = cache_dir / key.hexdigest()[:16]
+    folder = cache_dir / model_key(model_dir)
     onnx_file, verified = folder / "model.onnx", folder / "verified.json"
     try:
         if verified.exists():

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 import numpy as np
 import pytest
 
-from router.embedding.batching import QueryBatcher, Vectors
+from router.embedding.batching import QueryBatcher, QueryRuns, Vectors
 
 
 class SlowEncoder:
@@ -100,3 +100,50 @@ async def test_a_cancelled_caller_does_not_cancel_others_waiting_for_the_same_te
 async def test_no_texts_give_an_empty_matrix() -> None:
     batcher = QueryBatcher(SlowEncoder(), dimension=8)
     assert (await batcher.embed([])).shape == (0, 8)
+
+
+class Runs:
+    """Fake single and batch backends recording what each was given; a text's vector is a one-hot of its length."""
+
+    def __init__(self) -> None:
+        self.single: list[list[str]] = []
+        self.batch: list[list[str]] = []
+
+    def encode(self, texts: list[str]) -> Vectors:
+        vectors = np.zeros((len(texts), 64), dtype=np.float32)
+        for row, text in enumerate(texts):
+            vectors[row, len(text) % 64] = 1.0
+        return vectors
+
+    def run_single(self, texts: list[str]) -> Vectors:
+        self.single.append(texts)
+        return self.encode(texts)
+
+    def run_batch(self, texts: list[str]) -> Vectors:
+        self.batch.append(texts)
+        return self.encode(texts)
+
+
+def test_a_lone_query_runs_on_the_single_query_backend() -> None:
+    runs = Runs()
+    encode = QueryRuns(runs.run_single, runs.run_batch, dimension=64)
+    assert encode(["hello"])[0, 5] == 1.0
+    assert (runs.single, runs.batch) == ([["hello"]], [])
+
+
+def test_queries_of_like_length_batch_together_and_an_outlier_runs_alone() -> None:
+    runs = Runs()
+    encode = QueryRuns(runs.run_single, runs.run_batch, dimension=64)
+    texts = ["a" * 20, "b" * 50, "c" * 21, "d" * 19, "e" * 22]
+    vectors = encode(texts)
+    assert [int(np.argmax(v)) for v in vectors] == [20, 50, 21, 19, 22]  # the callers' order
+    assert runs.batch == [["d" * 19, "a" * 20, "c" * 21, "e" * 22]]
+    assert runs.single == [["b" * 50]]
+
+
+def test_query_groups_are_bounded() -> None:
+    runs = Runs()
+    encode = QueryRuns(runs.run_single, runs.run_batch, dimension=64, max_batch=4, lengths=lambda ts: [5] * len(ts))
+    encode([f"q{i}" for i in range(9)])
+    assert [len(b) for b in runs.batch] == [4, 4]
+    assert [len(s) for s in runs.single] == [1]

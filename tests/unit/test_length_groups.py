@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from router.embedding.onnx_backend import length_groups
+from router.embedding.batching import length_groups
 
 
 def test_every_index_comes_once_shortest_first() -> None:

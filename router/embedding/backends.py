@@ -1,0 +1,91 @@
+"""The paths that can run a sentence-transformers model: PyTorch fp32, PyTorch bf16 autocast, ONNX Runtime.
+
+Each is a function from a list of texts to normalised float32 vectors, texts in groups of
+similar token length (padding a short text to the longest of its batch costs more than
+batching saves). Which path serves which shape of work is chosen in ``selection``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from router.embedding.batching import Vectors, length_groups
+
+__all__ = ["BF16", "ONNX", "TORCH", "TorchModel"]
+
+TORCH, BF16, ONNX = "torch", "torch-bf16", "onnx"
+
+
+@dataclass
+class TorchModel:
+    """A loaded ``SentenceTransformer`` with its fp32 and bf16-autocast runs.
+
+    Attributes:
+        dimension: the vectors' dimension.
+        max_tokens: the longest input the model reads (longer texts are truncated).
+    """
+
+    model: Any
+    dimension: int
+    max_tokens: int
+    batch_size: int
+
+    @classmethod
+    def load(cls, location: str, *, device: str, threads: int, batch_size: int) -> TorchModel:
+        """Load the model at ``location`` (offline) with ``threads`` intra-op threads."""
+        import torch
+        from sentence_transformers import SentenceTransformer
+        from transformers.utils import logging as transformers_logging
+
+        transformers_logging.disable_progress_bar()  # type: ignore[no-untyped-call]
+        torch.set_num_threads(threads)
+        model = SentenceTransformer(location, device=device)
+        size = model.get_embedding_dimension()
+        if size is None:
+            raise ValueError(f"model {location!r} does not report its embedding dimension")
+        return cls(model, int(size), int(model.max_seq_length or 256), batch_size)
+
+    def lengths(self, texts: list[str]) -> list[int]:
+        """Token counts of ``texts`` as the model reads them (truncated)."""
+        encoded = self.model.tokenizer(texts, truncation=True, max_length=self.max_tokens)["input_ids"]
+        return [len(ids) for ids in encoded]
+
+    def fp32(self, texts: list[str]) -> Vectors:
+        """Vectors in fp32, texts grouped by token length."""
+        return self._grouped(texts, self._encode)
+
+    def bf16(self, texts: list[str]) -> Vectors:
+        """Vectors under bf16 autocast (matrix products in bf16, results back in fp32)."""
+        import torch
+
+        def run(batch: list[str]) -> Vectors:
+            with torch.autocast("cpu", dtype=torch.bfloat16):
+                return self._encode(batch)
+
+        return self._grouped(texts, run)
+
+    def runner(self, name: str) -> Callable[[list[str]], Vectors]:
+        """The run called ``name`` (``torch`` or ``torch-bf16``)."""
+        if name == TORCH:
+            return self.fp32
+        if name == BF16:
+            return self.bf16
+        raise ValueError(f"no PyTorch run called {name!r}")
+
+    def _encode(self, batch: list[str]) -> Vectors:
+        vectors = self.model.encode(
+            batch, batch_size=len(batch), normalize_embeddings=True, convert_to_tensor=True, show_progress_bar=False
+        )
+        return np.asarray(vectors.float().cpu().numpy(), dtype=np.float32)
+
+    def _grouped(self, texts: list[str], run: Callable[[list[str]], Vectors]) -> Vectors:
+        if len(texts) <= 1:
+            return run(texts) if texts else np.zeros((0, self.dimension), dtype=np.float32)
+        out = np.zeros((len(texts), self.dimension), dtype=np.float32)
+        for group in length_groups(self.lengths(texts), max_batch=self.batch_size):
+            out[group] = run([texts[i] for i in group])
+        return out

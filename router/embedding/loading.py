@@ -1,0 +1,139 @@
+"""Loading the backends an embedder needs: forced by setting, cached from an earlier measurement, or measured now."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from router.embedding import selection
+from router.embedding.backends import BF16, ONNX, TORCH, TorchModel
+from router.embedding.batching import Vectors
+from router.embedding.selection import BackendChoice
+
+__all__ = ["FORCED", "Loaded", "load_backends"]
+
+log = logging.getLogger(__name__)
+Run = Callable[[list[str]], Vectors]
+# ROUTER_EMBEDDING_BACKEND values that force one backend for every shape.
+FORCED = {"torch": TORCH, "bf16": BF16, "onnx": ONNX}
+
+
+@dataclass
+class Loaded:
+    """The run of each shape (``query``, ``batch``, ``catalog``) and how they were chosen."""
+
+    runs: dict[str, Run]
+    choice: BackendChoice
+    dimension: int
+    max_tokens: int
+
+
+def load_backends(
+    location: Path,
+    *,
+    backend: str,
+    device: str,
+    threads: int,
+    batch_size: int,
+    cache_dir: Path,
+    remeasure: bool = False,
+) -> Loaded:
+    """Load what ``backend`` asks for; ``auto`` uses the cached choice for this model and CPU or measures one.
+
+    Args:
+        location: the model directory (or a name sentence-transformers resolves).
+        backend: ``auto``, ``torch``, ``bf16`` or ``onnx``.
+        device: the torch device; off the CPU only PyTorch fp32 is used.
+        threads: inference threads.
+        batch_size: texts per forward pass.
+        cache_dir: where ONNX exports and measured choices are kept.
+        remeasure: measure even when a choice is cached (``router warm``).
+
+    Raises:
+        ValueError: ``onnx`` forced for a model its export cannot reproduce.
+    """
+    if backend != "auto":
+        if backend not in FORCED:
+            raise ValueError(f"unknown embedding backend {backend!r}; choose auto, {', '.join(FORCED)}")
+        return _forced(
+            location, FORCED[backend], device=device, threads=threads, batch_size=batch_size, cache_dir=cache_dir
+        )
+    if device != "cpu" or not location.is_dir():
+        return _forced(location, TORCH, device=device, threads=threads, batch_size=batch_size, cache_dir=cache_dir)
+    from router.embedding import onnx_backend
+
+    fingerprint = selection.cpu_fingerprint(threads=threads)
+    path = (
+        cache_dir
+        / onnx_backend.model_key(location)
+        / f"backends-{selection.cache_key(str(location), fingerprint)}.json"
+    )
+    cached = None if remeasure else selection.load_choice(path, fingerprint)
+    if cached is not None:
+        loaded = _from_choice(location, cached, threads=threads, batch_size=batch_size, cache_dir=cache_dir)
+        if loaded is not None:
+            log.info("embedding backends (cached choice)", extra={"backends": cached.backends, "from": str(path)})
+            return loaded
+    torch_model = TorchModel.load(str(location), device="cpu", threads=threads, batch_size=batch_size)
+    candidates: dict[str, Run] = {TORCH: torch_model.fp32}
+    rejected: dict[str, str] = {}
+    if selection.cpu_supports_bf16(selection.cpu_flags(selection.cpuinfo())):
+        candidates[BF16] = torch_model.bf16
+    else:
+        rejected[BF16] = "the CPU has no bf16 instructions (amx_bf16, avx512_bf16)"
+    onnx = onnx_backend.load(location, cache_dir, threads=threads)
+    if onnx is not None:
+        candidates[ONNX] = onnx.encode
+    else:
+        rejected[ONNX] = "no export of this model gives the PyTorch vectors"
+    log.info("timing embedding backends", extra={"candidates": sorted(candidates)})
+    measured = selection.select(candidates, selection.workloads(batch_size=batch_size))
+    choice = BackendChoice(
+        measured.backends, measured.timings_ms, measured.agreement, {**rejected, **measured.rejected}
+    )
+    selection.save_choice(path, choice, fingerprint)
+    log.info(
+        "embedding backends chosen",
+        extra={"backends": choice.backends, "timings_ms": choice.timings_ms, "rejected": choice.rejected},
+    )
+    runs = {shape: candidates[name] for shape, name in choice.backends.items()}
+    return Loaded(runs, choice, torch_model.dimension, torch_model.max_tokens)
+
+
+def _forced(location: Path, name: str, *, device: str, threads: int, batch_size: int, cache_dir: Path) -> Loaded:
+    choice = BackendChoice.forced(name)
+    if name == ONNX:
+        from router.embedding import onnx_backend
+
+        onnx = onnx_backend.load(location, cache_dir, threads=threads) if location.is_dir() else None
+        if onnx is None:
+            raise ValueError(f"model {str(location)!r} cannot run on the ONNX backend with the same vectors")
+        return Loaded(dict.fromkeys(selection.SHAPES, onnx.encode), choice, onnx.dimension, onnx.max_length)
+    model = TorchModel.load(str(location), device=device, threads=threads, batch_size=batch_size)
+    return Loaded(dict.fromkeys(selection.SHAPES, model.runner(name)), choice, model.dimension, model.max_tokens)
+
+
+def _from_choice(
+    location: Path, choice: BackendChoice, *, threads: int, batch_size: int, cache_dir: Path
+) -> Loaded | None:
+    """Load only the backends a cached choice names; None when one of them cannot load any more."""
+    names = set(choice.backends.values())
+    runs: dict[str, Run] = {}
+    dimension = max_tokens = 0
+    if names & {TORCH, BF16}:
+        model = TorchModel.load(str(location), device="cpu", threads=threads, batch_size=batch_size)
+        runs.update({name: model.runner(name) for name in names & {TORCH, BF16}})
+        dimension, max_tokens = model.dimension, model.max_tokens
+    if ONNX in names:
+        from router.embedding import onnx_backend
+
+        onnx = onnx_backend.load(location, cache_dir, threads=threads)
+        if onnx is None:
+            return None
+        runs[ONNX] = onnx.encode
+        dimension, max_tokens = onnx.dimension, onnx.max_length
+    if set(runs) != names:
+        return None
+    return Loaded({shape: runs[name] for shape, name in choice.backends.items()}, choice, dimension, max_tokens)
