@@ -17,6 +17,8 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, Literal
 
+import orjson
+
 from router.errors import CatalogInvalid
 
 NAME_PATTERN = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
@@ -45,8 +47,7 @@ class FunctionDef:
     @cached_property
     def content_hash(self) -> str:
         """A stable hash of the verbatim definition: equal hashes need no re-embedding."""
-        canonical = json.dumps(self.definition, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-        return hashlib.sha256(canonical.encode()).hexdigest()
+        return hashlib.sha256(canonical_json(self.definition)).hexdigest()
 
     def openai_tool(self) -> dict[str, Any]:
         """The definition as an OpenAI tool object (verbatim when it arrived as one)."""
@@ -57,6 +58,25 @@ class FunctionDef:
             function["description"] = self.description
         function["parameters"] = dict(self.parameters)
         return {"type": "function", "function": function}
+
+
+# orjson writes what ``json.dumps(sort_keys=True, separators=(",", ":"), ensure_ascii=False)`` writes,
+# about ten times faster, except for some floats (``2.5e-05`` against ``0.000025``), NaN and
+# infinities (``null``), and integers beyond 64 bits (it refuses them). Stored hashes were made by
+# ``json.dumps``: an output that may hold a float (a digit then "." or "e") or a null is made by
+# ``json.dumps`` again.
+_MAYBE_DIFFERENT = re.compile(rb"[0-9][.e]|null")
+
+
+def canonical_json(value: Any) -> bytes:
+    """``value`` as canonical JSON (sorted keys, no spaces, UTF-8), the bytes content hashes are made of."""
+    try:
+        fast = orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
+    except TypeError:
+        fast = None
+    if fast is not None and not _MAYBE_DIFFERENT.search(fast):
+        return fast
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
 
 
 def point_id(namespace: str, name: str) -> str:

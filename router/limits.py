@@ -1,9 +1,13 @@
 """Request limits: body size (counted as it streams in), messages, functions, string length, nesting, NUL.
 
 The body size is enforced by an ASGI middleware before anything parses the body, whether or
-not the client sent a ``Content-Length``. What a parsed body may hold is checked by
-``check_document``, run on every JSON body before the route sees it; each error names the
-field and the setting that bounds it.
+not the client sent a ``Content-Length``. An oversized body is read and discarded (up to
+``drain_bytes``) before the 413 answer goes out on a closing connection: a client still
+uploading when the server answers and closes gets a connection reset instead of the answer
+(urllib, httpx and requests all do), so the server lets the upload finish first.
+
+What a parsed body may hold is checked by ``check_document``, run on every JSON body before
+the route sees it; each error names the field and the setting that bounds it.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from router.errors import InvalidRequest
 MIB = 1024 * 1024
 CATALOG_PREFIX = "/v1/catalogs/"
 # Bodies of these top-level list fields are counted.
+CLOSE = {"connection": "close"}
 COUNTED = {"messages": ("messages", "per request"), "functions": ("functions", "per catalog")}
 
 
@@ -35,6 +40,11 @@ class LimitSettings(BaseSettings):
     functions: int = Field(10_000, ge=1, description="functions in one catalog")
     text_chars: int = Field(100_000, ge=1, description="characters in any one string of a request body")
     depth: int = Field(64, ge=4, le=512, description="how deeply objects and lists of a request body may nest")
+    drain_bytes: int = Field(
+        64 * MIB,
+        ge=0,
+        description="most bytes of an oversized body read and discarded so the client can read the 413 answer",
+    )
 
 
 class BodyTooLarge(StarletteHTTPException):
@@ -78,23 +88,30 @@ class BodyLimitMiddleware:
         declared = _declared_length(scope)
         if declared is not None and declared > limit:
             detail = f"request body: {declared} bytes; at most {limit} ({setting})"
-            await error_response("PayloadTooLarge", detail, 413)(scope, receive, send)
+            await drain(receive, budget=self.limits.drain_bytes)
+            await error_response("PayloadTooLarge", detail, 413, headers=CLOSE)(scope, receive, send)
             return
         received = 0
-        started = False
+        started = oversized = False
 
         async def counted() -> Message:
-            nonlocal received
+            nonlocal received, oversized
             message = await receive()
             if message["type"] == "http.request":
                 received += len(message.get("body", b""))
                 if received > limit:
+                    oversized = True
+                    if message.get("more_body", False):
+                        await drain(receive, budget=self.limits.drain_bytes)
                     raise BodyTooLarge(f"request body: more than {limit} bytes ({setting})")
             return message
 
         async def watched(message: Message) -> None:
             nonlocal started
-            started = started or message["type"] == "http.response.start"
+            if message["type"] == "http.response.start":
+                started = True
+                if oversized:  # the rest of an oversized body may be unread: this connection ends here
+                    message = {**message, "headers": [*message.get("headers", []), (b"connection", b"close")]}
             await send(message)
 
         try:
@@ -103,7 +120,24 @@ class BodyLimitMiddleware:
             # The app's own handler renders it when the body is read by a route; this covers the rest.
             if started:
                 raise
-            await error_response("PayloadTooLarge", str(exc.detail), 413)(scope, receive, send)
+            await error_response("PayloadTooLarge", str(exc.detail), 413, headers=CLOSE)(scope, receive, send)
+
+
+async def drain(receive: Receive, *, budget: int) -> int:
+    """Read and discard the rest of a request body, at most ``budget`` bytes; the bytes read.
+
+    Past the budget the client may still be sending: the connection closes under it then, a
+    bounded cost for the server either way.
+    """
+    discarded = 0
+    while discarded <= budget:
+        message = await receive()
+        if message["type"] != "http.request":
+            break
+        discarded += len(message.get("body", b""))
+        if not message.get("more_body", False):
+            break
+    return discarded
 
 
 def check_document(document: Any, limits: LimitSettings) -> None:
