@@ -32,6 +32,7 @@ LIMITS = LimitSettings(body_bytes=4096, catalog_bytes=64 * 1024, drain_bytes=64 
 # 8 MiB: far more than a loopback socket's buffers hold while nobody reads.
 BIG = json.dumps({"namespace": "travel", "messages": [{"role": "user", "content": "x" * (8 << 20)}]}).encode()
 DETAIL = "request body: "
+JSON = {"content-type": "application/json"}
 
 
 class Live:
@@ -98,14 +99,14 @@ def test_urllib_reads_the_413(live: Live, streamed: bool) -> None:
 @pytest.mark.parametrize("streamed", [False, True], ids=["content-length", "chunked"])
 def test_httpx_reads_the_413(live: Live, streamed: bool) -> None:
     content: Any = chunks(BIG) if streamed else BIG
-    answer = httpx.post(f"{live.url}/v1/route", content=content, headers={"content-type": "application/json"}, timeout=60)
+    answer = httpx.post(f"{live.url}/v1/route", content=content, headers=JSON, timeout=60)
     check(answer.status_code, answer.json(), answer.headers)
 
 
 @pytest.mark.parametrize("streamed", [False, True], ids=["content-length", "chunked"])
 def test_requests_reads_the_413(live: Live, streamed: bool) -> None:
     data: Any = chunks(BIG) if streamed else BIG
-    answer = requests.post(f"{live.url}/v1/route", data=data, headers={"content-type": "application/json"}, timeout=60)
+    answer = requests.post(f"{live.url}/v1/route", data=data, headers=JSON, timeout=60)
     check(answer.status_code, answer.json(), answer.headers)
 
 

@@ -38,7 +38,7 @@ def test_canonical_json_is_byte_for_byte_what_json_dumps_writes(value: Any) -> N
 def test_awkward_values_agree() -> None:
     for value in [
         {"b": 1, "a": [1e-7, 1e16, math.inf, -math.inf, math.nan]},
-        {"z": "caf\u00e9 \u2028 \u0000 \x1f \x7f \\ \" /", "a": None},
+        {"z": 'caf\u00e9 \u2028 \u0000 \x1f \x7f \\ " /', "a": None},
         {"big": 2**64, "neg": -(2**63) - 1, "ok": 2**63 - 1},
         {"é": 1, "e": 2, "\U0001f600": 3, "Z": 4},
         {"description": "v1e5 is a version", "nested": {"y": [True, False, None]}},
