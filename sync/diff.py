@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from router.catalog import FunctionDef
+from router.meta import CatalogRecord
 
 
 @dataclass(frozen=True)
@@ -70,3 +71,41 @@ class Summary:
     def counts(self) -> dict[str, Any]:
         """The four counts, as the HTTP API answers them."""
         return {"added": self.added, "updated": self.updated, "removed": self.removed, "unchanged": self.unchanged}
+
+
+class StoredHashes:
+    """The stored content hashes of each namespace as the one writer last left them.
+
+    A no-op or one-change apply of a large catalog then reads no hashes from storage. Each entry
+    goes with the store it describes and the catalog record written with it: every write of a
+    catalog records it anew, so a record that changed since means another writer (an API replica
+    on the same Qdrant server) wrote the namespace, and the store is read again.
+    """
+
+    def __init__(self) -> None:
+        self._known: dict[str, tuple[object, tuple[Any, ...], dict[str, str]]] = {}
+
+    def take(self, store: object, namespace: str, record: CatalogRecord | None) -> dict[str, str] | None:
+        """The hashes of ``namespace`` in ``store`` if nobody wrote it since, else None.
+
+        Taken out: until ``keep`` is called again (after a successful write) the store is unknown.
+        """
+        cached = self._known.pop(namespace, None)
+        if cached is None or record is None or cached[0] is not store or cached[1] != _stamp(record):
+            return None
+        return cached[2]
+
+    def keep(
+        self, store: object, namespace: str, record: CatalogRecord | None, functions: Sequence[FunctionDef]
+    ) -> None:
+        """Remember that ``store`` holds exactly ``functions`` for ``namespace``, as recorded by ``record``."""
+        if record is not None:
+            self._known[namespace] = (store, _stamp(record), {f.name: f.content_hash for f in functions})
+
+    def forget(self, namespace: str) -> None:
+        """Drop what is known of ``namespace``."""
+        self._known.pop(namespace, None)
+
+
+def _stamp(record: CatalogRecord) -> tuple[Any, ...]:
+    return (record.updated_at, record.count, record.source, record.pinned)

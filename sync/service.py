@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from router.catalog import FunctionDef
 from router.embedding import Embedder, EmbedderPool, Progress
@@ -15,7 +15,7 @@ from router.metrics import Metrics
 from router.retrieval.index import ActiveIndex, FunctionStore, Generation
 from router.retrieval.texts import template
 from router.storage.base import Storage
-from sync.diff import Plan, Summary, plan
+from sync.diff import Plan, StoredHashes, Summary, plan
 
 log = logging.getLogger(__name__)
 ProgressFactory = Callable[[str, int], Progress]
@@ -39,10 +39,17 @@ def _log_progress(label: str) -> Progress:
 
 
 def _prepare(
-    store: FunctionStore, namespace: str, functions: Sequence[FunctionDef], batch_size: int
+    store: FunctionStore,
+    namespace: str,
+    functions: Sequence[FunctionDef],
+    batch_size: int,
+    stored: Mapping[str, str] | None = None,
 ) -> tuple[Plan, list[str], list[FunctionDef]]:
-    """The plan, and the texts to embed with their functions (off the event loop: it hashes everything)."""
-    todo = plan(functions, store.hashes(namespace))
+    """The plan, and the texts to embed with their functions (off the event loop: it hashes everything).
+
+    ``stored`` is the namespace's stored hashes when known; otherwise they are read from the store.
+    """
+    todo = plan(functions, store.hashes(namespace) if stored is None else stored)
     builder = template(store.generation.text)
     pairs = [(builder(f), f) for f in todo.to_embed]
     if len(pairs) > batch_size:
@@ -99,6 +106,7 @@ class CatalogService:
         self._meta: MetaStore | None = None
         self._index: ActiveIndex | None = None
         self._pending: Generation | None = None
+        self._hashes = StoredHashes()
 
     @property
     def meta(self) -> MetaStore:
@@ -206,12 +214,15 @@ class CatalogService:
         try:
             async with self._lock:
                 index = self.index
-                summary = await self._reconcile(index.store, index.embedder, namespace, functions)
                 record = await asyncio.to_thread(self.meta.catalog, namespace)
+                stored = self._hashes.take(index.store, namespace, record)
+                summary = await self._reconcile(index.store, index.embedder, namespace, functions, stored=stored)
                 if summary.changed or record is None or record.source != source or record.pinned != tuple(pinned):
                     await asyncio.to_thread(
                         self.meta.put_catalog, namespace, source=source, count=len(functions), pinned=pinned
                     )
+                    record = await asyncio.to_thread(self.meta.catalog, namespace)
+                self._hashes.keep(index.store, namespace, record, functions)
                 if self.pins is not None:
                     self.pins.written(namespace, functions, pinned)
         except Exception:
@@ -225,6 +236,7 @@ class CatalogService:
     async def remove(self, namespace: str) -> Summary:
         """Delete a namespace and all its functions."""
         async with self._lock:
+            self._hashes.forget(namespace)
             record = await asyncio.to_thread(self.meta.catalog, namespace)
             if record is None:
                 raise NamespaceNotFound(f"no catalog named {namespace!r}", field="namespace")
@@ -258,9 +270,17 @@ class CatalogService:
         return await asyncio.to_thread(self.meta.catalogs)
 
     async def _reconcile(
-        self, store: FunctionStore, embedder: Embedder, namespace: str, functions: Sequence[FunctionDef]
+        self,
+        store: FunctionStore,
+        embedder: Embedder,
+        namespace: str,
+        functions: Sequence[FunctionDef],
+        *,
+        stored: Mapping[str, str] | None = None,
     ) -> Summary:
-        todo, texts, embedded = await asyncio.to_thread(_prepare, store, namespace, functions, embedder.batch_size)
+        todo, texts, embedded = await asyncio.to_thread(
+            _prepare, store, namespace, functions, embedder.batch_size, stored
+        )
         if embedded:
             progress = self._progress_for(f"{namespace}", len(texts))
             # Written chunk by chunk: an interrupted sync keeps what it embedded, and the

@@ -1,0 +1,126 @@
+"""The writer keeps each namespace's stored hashes between applies, and never misses another writer's change."""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import STOCKS, TIMEZONE, WEATHER
+
+from router.catalog import FunctionDef, parse_catalog
+from router.embedding import DEFAULT_MODEL, EmbedderPool
+from router.retrieval.texts import DEFAULT_TEMPLATE
+from router.storage.base import Storage
+from router.storage.client import ClientStorage
+from router.storage.edge import EdgeStorage
+from sync.service import CatalogService
+
+pytestmark = pytest.mark.integration
+
+
+@pytest.fixture(params=["edge", "memory"])
+def storage(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Storage]:
+    opened: Storage = EdgeStorage(tmp_path / "data") if request.param == "edge" else ClientStorage.in_memory()
+    yield opened
+    opened.close()
+
+
+async def open_service(storage: Storage, pool: EmbedderPool) -> CatalogService:
+    opened = CatalogService(storage, pool, model=DEFAULT_MODEL, text=DEFAULT_TEMPLATE)
+    await opened.open()
+    return opened
+
+
+def parse(*definitions: dict[str, Any]) -> list[FunctionDef]:
+    return parse_catalog([copy.deepcopy(d) for d in definitions], source="test")
+
+
+class Reads:
+    """Counts the reads of stored hashes of one service's store."""
+
+    def __init__(self, service: CatalogService) -> None:
+        self.count = 0
+        store = service.index.store
+        original = store.hashes
+
+        def counted(namespace: str) -> dict[str, str]:
+            self.count += 1
+            return original(namespace)
+
+        store.hashes = counted  # type: ignore[method-assign]
+
+
+def names(service: CatalogService, namespace: str) -> set[str]:
+    return {f.name for f in service.index.store.list(namespace)}
+
+
+async def test_the_next_apply_reads_no_stored_hashes(storage: Storage, counting_pool: EmbedderPool) -> None:
+    service = await open_service(storage, counting_pool)
+    await service.apply("tools", parse(WEATHER, STOCKS), source="api")
+    reads = Reads(service)
+    edited = {**STOCKS, "description": "Latest stock quote for a ticker symbol, with the day's change"}
+
+    changed = await service.apply("tools", parse(WEATHER, edited), source="api")
+    unchanged = await service.apply("tools", parse(WEATHER, edited), source="api")
+
+    assert changed.counts() == {"added": 0, "updated": 1, "removed": 0, "unchanged": 1}
+    assert unchanged.counts() == {"added": 0, "updated": 0, "removed": 0, "unchanged": 2}
+    assert reads.count == 0
+    [stock] = [f for f in service.index.store.list("tools") if f.name == STOCKS["name"]]
+    assert stock.description == edited["description"]
+
+
+async def test_another_writer_is_never_missed(storage: Storage, counting_pool: EmbedderPool) -> None:
+    # Two writers on one storage: API replicas on one Qdrant server.
+    first = await open_service(storage, counting_pool)
+    second = await open_service(storage, counting_pool)
+    await first.apply("tools", parse(WEATHER, STOCKS), source="api")
+    await second.apply("tools", parse(WEATHER, TIMEZONE), source="api")
+    reads = Reads(first)
+
+    again = await first.apply("tools", parse(WEATHER, STOCKS), source="api")
+
+    assert again.counts() == {"added": 1, "updated": 0, "removed": 1, "unchanged": 1}
+    assert reads.count == 1
+    assert names(first, "tools") == {WEATHER["name"], STOCKS["name"]}
+
+
+async def test_a_failed_apply_leaves_the_store_to_be_read_again(
+    storage: Storage, counting_pool: EmbedderPool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    service = await open_service(storage, counting_pool)
+    await service.apply("tools", parse(WEATHER), source="api")
+    store = service.index.store
+    written = store.upsert
+
+    def half_written(namespace: str, functions: Any, vectors: Any, sparse: Any = None) -> None:
+        written(namespace, functions, vectors, sparse)
+        raise OSError("disk full")
+
+    monkeypatch.setattr(store, "upsert", half_written)
+    with pytest.raises(OSError, match="disk full"):
+        await service.apply("tools", parse(WEATHER, STOCKS), source="api")
+    monkeypatch.setattr(store, "upsert", written)
+    reads = Reads(service)
+
+    after = await service.apply("tools", parse(WEATHER, STOCKS), source="api")
+
+    assert reads.count == 1
+    assert after.counts() == {"added": 0, "updated": 0, "removed": 0, "unchanged": 2}
+    assert names(service, "tools") == {WEATHER["name"], STOCKS["name"]}
+
+
+async def test_a_removed_namespace_is_read_again_when_it_comes_back(
+    storage: Storage, counting_pool: EmbedderPool
+) -> None:
+    service = await open_service(storage, counting_pool)
+    await service.apply("tools", parse(WEATHER, STOCKS), source="api")
+    await service.remove("tools")
+
+    back = await service.apply("tools", parse(WEATHER), source="api")
+
+    assert back.counts() == {"added": 1, "updated": 0, "removed": 0, "unchanged": 0}
+    assert names(service, "tools") == {WEATHER["name"]}
