@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from itertools import pairwise
 from typing import Any
 
 import numpy as np
@@ -77,14 +78,16 @@ class TorchModel:
         raise ValueError(f"no PyTorch run called {name!r}")
 
     def _encode(self, batch: list[str]) -> Vectors:
-        vectors = self.model.encode(
-            batch, batch_size=len(batch), normalize_embeddings=True, convert_to_tensor=True, show_progress_bar=False
-        )
+        options = {"normalize_embeddings": True, "convert_to_tensor": True, "show_progress_bar": False}
+        vectors = self.model.encode(batch, batch_size=self.batch_size, **options)
         return np.asarray(vectors.float().cpu().numpy(), dtype=np.float32)
 
     def _grouped(self, texts: list[str], run: Callable[[list[str]], Vectors]) -> Vectors:
         if len(texts) <= 1:
             return run(texts) if texts else np.zeros((0, self.dimension), dtype=np.float32)
+        if all(len(a) <= len(b) for a, b in pairwise(texts)):
+            # Already sorted by length (catalog batches are): the library's batches pad little as they come.
+            return run(texts)
         out = np.zeros((len(texts), self.dimension), dtype=np.float32)
         for group in length_groups(self.lengths(texts), max_batch=self.batch_size):
             out[group] = run([texts[i] for i in group])
