@@ -61,11 +61,11 @@ class FunctionDef:
 
 
 # orjson writes what ``json.dumps(sort_keys=True, separators=(",", ":"), ensure_ascii=False)`` writes,
-# about ten times faster, except for some floats (``2.5e-05`` against ``0.000025``), NaN and
-# infinities (``null``), and integers beyond 64 bits (it refuses them). Stored hashes were made by
-# ``json.dumps``: an output that may hold a float (a digit then "." or "e") or a null is made by
-# ``json.dumps`` again.
-_MAYBE_DIFFERENT = re.compile(rb"[0-9][.e]|null")
+# fifty times faster, except for some floats (``2.5e-05`` against ``0.000025``), NaN and infinities
+# (``null``), and integers beyond 64 bits (it refuses them). Stored hashes were made by
+# ``json.dumps``: an output that may hold a float (a digit then "." or "e", anywhere) or a null is
+# made by ``json.dumps`` again. Digits are folded to 0 so that plain substring searches find them.
+_FOLD_DIGITS = bytes.maketrans(b"123456789", b"000000000")
 
 
 def canonical_json(value: Any) -> bytes:
@@ -74,8 +74,10 @@ def canonical_json(value: Any) -> bytes:
         fast = orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
     except TypeError:
         fast = None
-    if fast is not None and not _MAYBE_DIFFERENT.search(fast):
-        return fast
+    if fast is not None and b"null" not in fast:
+        folded = fast.translate(_FOLD_DIGITS)
+        if b"0." not in folded and b"0e" not in folded:
+            return fast
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
 
 
