@@ -24,7 +24,8 @@ from pathlib import Path
 from benchmarks.common import Stopwatch
 from benchmarks.perf import NAMESPACE, questions
 from router import catalog as catalog_module
-from router import functions as functions_module
+from router import routing as routing_module
+from router.retrieval import candidates as candidates_module
 from router.routing import Turn
 from router.runtime import Runtime
 from router.settings import Settings, StorageSettings, SyncSettings
@@ -42,7 +43,7 @@ async def profile(data: Path, texts: Sequence[str], *, cprofile: bool) -> None:
         watch = Stopwatch()
         watch.wrap(service, "known", "catalog record")
         watch.wrap(embedder, "query", "embed query")
-        watch.wrap(store, "candidates", "candidates")
+        watch.wrap(routing_module, "candidates", "candidates")
         watch.wrap(store, "score_names", "score pinned")
         watch.wrap(store.collection, "search", "search")
         parse = catalog_module.function_from_payload
@@ -51,7 +52,7 @@ async def profile(data: Path, texts: Sequence[str], *, cprofile: bool) -> None:
             with watch.timing("parse payloads"):
                 return parse(payload)  # type: ignore[arg-type]
 
-        functions_module.function_from_payload = timed_parse  # type: ignore[assignment]
+        candidates_module.function_from_payload = timed_parse  # type: ignore[assignment]
         per_part: dict[str, list[float]] = defaultdict(list)
         totals, bare = [], []
         embedder.encode(list(texts[:8]))
@@ -84,6 +85,8 @@ async def profile(data: Path, texts: Sequence[str], *, cprofile: bool) -> None:
             pstats.Stats(profiler, stream=out).sort_stats("cumulative").print_stats(40)
             print(out.getvalue())
     finally:
+        candidates_module.function_from_payload = catalog_module.function_from_payload
+        routing_module.candidates = candidates_module.candidates
         await runtime.stop()
 
 

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
+import gc
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -99,7 +102,17 @@ def load_backends(
         extra={"backends": choice.backends, "timings_ms": choice.timings_ms, "rejected": choice.rejected},
     )
     runs = {shape: candidates[name] for shape, name in choice.backends.items()}
-    return Loaded(runs, choice, torch_model.dimension, torch_model.max_tokens)
+    dimension, max_tokens = torch_model.dimension, torch_model.max_tokens
+    del candidates, onnx, torch_model  # a backend chosen for no shape is not kept
+    _release_memory()
+    return Loaded(runs, choice, dimension, max_tokens)
+
+
+def _release_memory() -> None:
+    """Hand back to the system what the candidates not chosen held (glibc keeps freed memory otherwise)."""
+    gc.collect()
+    with contextlib.suppress(OSError, AttributeError):  # not glibc: nothing to trim
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
 
 
 def _forced(location: Path, name: str, *, device: str, threads: int, batch_size: int, cache_dir: Path) -> Loaded:
@@ -111,6 +124,8 @@ def _forced(location: Path, name: str, *, device: str, threads: int, batch_size:
         if onnx is None:
             raise ValueError(f"model {str(location)!r} cannot run on the ONNX backend with the same vectors")
         return Loaded(dict.fromkeys(selection.SHAPES, onnx.encode), choice, onnx.dimension, onnx.max_length)
+    if name == BF16 and not selection.cpu_supports_bf16(selection.cpu_flags(selection.cpuinfo())):
+        log.warning("bf16 forced on a CPU without bf16 instructions: it is emulated, and slow")
     model = TorchModel.load(str(location), device=device, threads=threads, batch_size=batch_size)
     return Loaded(dict.fromkeys(selection.SHAPES, model.runner(name)), choice, model.dimension, model.max_tokens)
 
