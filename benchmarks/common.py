@@ -18,8 +18,9 @@ from typing import Any
 from tqdm import tqdm
 
 from router.catalog import FunctionDef
-from router.embedding import Progress
+from router.embedding import Embedder, EmbedderPool, Progress
 from router.runtime import Runtime
+from router.settings import EmbeddingSettings
 from sync.diff import Summary
 
 __all__ = [
@@ -37,6 +38,7 @@ __all__ = [
     "progress_bar",
     "record_run",
     "record_section",
+    "retimed_pool",
     "say",
     "timed",
     "timed_async",
@@ -266,3 +268,27 @@ def record_run(path: Path, heading: str, body: str, load: Load) -> bool:
     stated = COMPARABLE_MARK in body or NOT_COMPARABLE_MARK in body
     record_section(path, heading, body if stated else f"{load.line()}\n{body}")
     return True
+
+
+def retimed_pool(settings: EmbeddingSettings) -> EmbedderPool:
+    """The router's models as configured, their backends timed afresh in this run (``router warm``).
+
+    The choice is cached for the machine: a choice timed under load by an earlier run would
+    otherwise serve this one, and the servers the benchmark starts read the cache this writes.
+    """
+
+    def load(model: str) -> Embedder:
+        embedder = Embedder(
+            model,
+            backend=settings.backend,
+            device=settings.device,
+            batch_size=settings.batch_size,
+            threads=settings.threads,
+            cache_dir=settings.cache_dir,
+            remeasure=True,
+        )
+        say("router embedding backends (timed now; median ms per text, * chosen):")
+        say("\n".join(embedder.choice.table()))
+        return embedder
+
+    return EmbedderPool(load)

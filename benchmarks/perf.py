@@ -43,7 +43,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from benchmarks.bfcl import load_questions
-from benchmarks.common import RESULTS, Load, kept_subsection, machine, record_run, say
+from benchmarks.common import RESULTS, Load, kept_subsection, machine, record_run, retimed_pool, say
 from benchmarks.perf_floor import BareModel, bare_load_seconds
 from benchmarks.perf_inproc import encode_rate, floor_sample, reconcile
 from benchmarks.perf_load import batching_ceiling, client, put_catalog, sequential, throughput
@@ -52,7 +52,6 @@ from benchmarks.perf_server import start, wait_for_log
 from benchmarks.perf_store import CACHE, BuildInfo, Catalog, StoreCache, copy_store, load_catalog, product_version
 from router.embedding import EmbedderPool
 from router.retrieval.texts import template
-from router.runtime import embedder_loader
 from router.settings import EmbeddingSettings
 from router.storage.base import INDEX_THRESHOLD
 
@@ -188,7 +187,7 @@ async def _measure(n: int, opts: Options, pool: EmbedderPool, bare: BareModel, s
 
 async def run(opts: Options) -> tuple[list[SizeResult], dict[str, str]]:
     """Measure every size; the batching ceiling once, with the first size. Also returns the router's backends."""
-    pool = EmbedderPool(embedder_loader(EmbeddingSettings()))
+    pool = retimed_pool(EmbeddingSettings())
     embedder = await pool.get(EmbeddingSettings().model)
     backends = dict(embedder.describe()["backends"])
     say(f"router embedding backends: {backends}")

@@ -47,14 +47,14 @@ from benchmarks.common import (
     median_applied,
     progress_bar,
     record_run,
+    retimed_pool,
     say,
     timed,
 )
 from benchmarks.perf_floor import BareModel
 from router.catalog import FunctionDef
-from router.embedding import EmbedderPool
 from router.retrieval.texts import template
-from router.runtime import Runtime, embedder_loader
+from router.runtime import Runtime
 from router.settings import Settings, StorageSettings, SyncSettings
 from sync.diff import plan
 
@@ -93,7 +93,7 @@ async def measure(n: int, *, seed: int, repeats: int) -> Report:
     with tempfile.TemporaryDirectory(prefix="bench-sync-") as tmp:
         settings = Settings(storage=StorageSettings(data=Path(tmp) / "data"), sync=SyncSettings(catalog=None))
         embedding = settings.embedding
-        pool = EmbedderPool(embedder_loader(embedding))
+        pool = retimed_pool(embedding)
         embedder = await pool.get(embedding.model)
         say(f"router embedding backends: {embedder.describe()['backends']}")
         builder = template(embedding.text)
