@@ -22,7 +22,7 @@ from router.catalog import FunctionDef
 __all__ = ["SETS", "DevSet", "load_set"]
 
 SETS = ("bfcl", "apibench")
-_SMALL_CATALOG = 200
+_SMALL_CATALOG = 20
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,8 @@ development set):
 - **usage** (stored requests): a function's semantic score is the larger of its cosine and
   ``example_weight x`` the cosine to its closest usage example; an example counts only where
   it beats the function's own text, so it never lowers a function.
-- **context** (the recent messages): weighted by how vague the new turn is (``context_weight``).
+- **context** (the recent messages): weighted by how vague the new turn is (``context_weight``);
+  the words of a vague turn count less in the same measure (``rank_turn``).
 
 Everything is numpy over the ~40 candidates of a request: no extra search, no model call.
 """
@@ -77,12 +78,21 @@ class TurnRanking:
     context_weight: float
 
 
+# Spreads under this share of the best score are noise (BM25 length normalisation, cosine jitter), not evidence.
+NOISE = 0.1
+
+
 def peak(scores: np.ndarray) -> float:
-    """How far the best of a signal's candidate scores stands out: ``(best - mean) / std`` (0 when flat)."""
+    """How far the best of a signal's candidate scores stands out: ``(best - mean) / std``.
+
+    The spread counts as at least ``NOISE x |best|``, so scores that are flat but for small
+    differences (every function matching the same common word) do not look peaked.
+    """
     if scores.size < 2:
         return 0.0
-    spread = float(scores.std())
-    return float((scores.max() - scores.mean()) / spread) if spread > 1e-9 else 0.0
+    best = float(scores.max())
+    spread = max(float(scores.std()), NOISE * abs(best))
+    return (best - float(scores.mean())) / spread if spread > 1e-12 else 0.0
 
 
 def lexical_share(semantic: np.ndarray, lexical: np.ndarray, *, maximum: float, usage: float = 0.0) -> float:
@@ -227,12 +237,19 @@ def rank_turn(
     clear: float,
     vague: float,
 ) -> TurnRanking:
-    """A turn's ranking from the candidates of its new turn and (second, when given) of its recent context."""
-    new, weights = adaptive(found[0], example_weight=example_weight, lexical_weight=lexical_weight)
+    """A turn's ranking from the candidates of its new turn and (second, when given) of its recent context.
+
+    A turn vague enough for the context to count ("book the first one for John") is vague in
+    its words too: they point at the context ("the first one"), not at a function, so the
+    new turn's lexical share shrinks as the context's weight grows (to nothing at the full
+    ``context_weight``).
+    """
     recent = (
         adaptive(found[1], example_weight=example_weight, lexical_weight=lexical_weight)[0] if len(found) > 1 else []
     )
     weight = _context(found[0], weight=context_weight, clear=clear, vague=vague) if recent else 0.0
+    share = lexical_weight * (1.0 - weight / context_weight) if weight > 0 else lexical_weight
+    new, weights = adaptive(found[0], example_weight=example_weight, lexical_weight=share)
     return TurnRanking(fuse(new, recent, weight=weight), new, recent, weights, weight)
 
 
