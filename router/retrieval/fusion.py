@@ -241,14 +241,14 @@ def rank_turn(
 
     A turn vague enough for the context to count ("book the first one for John") is vague in
     its words too: they point at the context ("the first one"), not at a function, so the
-    new turn's lexical share shrinks as the context's weight grows (to nothing at the full
-    ``context_weight``).
+    new turn's lexical share shrinks as the context's weight grows (to half at the full
+    ``context_weight``: a vague turn may still name its action, "book TP 840").
     """
     recent = (
         adaptive(found[1], example_weight=example_weight, lexical_weight=lexical_weight)[0] if len(found) > 1 else []
     )
     weight = _context(found[0], weight=context_weight, clear=clear, vague=vague) if recent else 0.0
-    share = lexical_weight * (1.0 - weight / context_weight) if weight > 0 else lexical_weight
+    share = lexical_weight * (1.0 - 0.5 * weight / context_weight) if weight > 0 else lexical_weight
     new, weights = adaptive(found[0], example_weight=example_weight, lexical_weight=share)
     return TurnRanking(fuse(new, recent, weight=weight), new, recent, weights, weight)
 
