@@ -1,20 +1,19 @@
-"""Retrieval quality on BFCL: the router beside the peers' methods, same model, same run.
+"""Retrieval quality on every development set: the router beside the peers' methods, same model, same run.
 
-``python -m benchmarks.quality`` (``make bench-quality``). The catalog is every BFCL function
-deduplicated by name (1,998), indexed through ``CatalogService.apply`` on a temporary
-embedded data directory with the default settings; questions are routed through
-``TurnRouter.route``. Development categories are everything but ``live_*``; the live ones are
-held out and reported last, as a check. Measured, in order:
+``python -m benchmarks.quality`` (``make bench-quality``). Each set (``benchmarks.quality_sets``:
+BFCL and Gorilla APIBench) is indexed in its own namespace through ``CatalogService.apply``
+on a temporary embedded data directory with the default settings; requests are routed
+through ``TurnRouter.route``. Measured per set, in order:
 
-1. side by side on the development questions: Semantic Kernel's default, langgraph-bigtool's,
-   BM25 over name and description (brute force, same ``Embedder``), and the router;
-2. the fusion choice: dense only, lexical only, Qdrant's RRF and DBSF, the router's convex mix;
-3. the router per category;
-4. multi-turn (``multi_turn_base``): the new turn alone, the joined context, and the session's
-   history fused with the new turn at several weights;
-5. usage learning on a seeded 50/50 split of the development questions: the training half is
-   stored as finished runs (``TurnRouter.record``), the test half routed before and after;
-6. the held-out live questions, cold and after that learning.
+1. side by side: Semantic Kernel's default, langgraph-bigtool's, BM25 over name and
+   description (brute force, same ``Embedder``), and the router cold;
+2. the fusion choice: the router's adaptive fusion beside fixed convex mixes, Qdrant's RRF and DBSF;
+3. usage learning on a seeded 50/50 split by request: the training half is stored as finished
+   runs (``TurnRouter.record``) in growing steps, and after each the test half is routed and
+   ranked by the plain nearest-example baseline over the same stored requests;
+4. (BFCL) the router per category, multi-turn (``multi_turn_base``), and the held-out live
+   questions, cold and after learning: a final check, never tuned on;
+5. (APIBench) how bounding the examples per function costs, latest-k against the router's rule.
 
 Tables go to stdout and to ``benchmarks/RESULTS.md`` under "## Retrieval quality (make bench-quality)".
 Nothing is cached between runs.
@@ -24,7 +23,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import platform
 import sys
 import tempfile
 import time
@@ -35,12 +33,15 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from benchmarks.bfcl import BfclQuestion, dedupe_by_name, load_functions, load_questions
+from benchmarks.bfcl import BfclQuestion
+from benchmarks.common import machine
 from benchmarks.quality_baselines import Bm25Baseline, DenseBaseline, bigtool_text, semantic_kernel_text
-from benchmarks.quality_data import Scores, Turn, load_conversations, score_all, split
-from benchmarks.quality_limits import limits
-from benchmarks.quality_report import Report, Table, choices, record, targets
-from benchmarks.quality_runs import NAMESPACE, fusion_rankings, learn, multi_turn, route_questions, search_latency
+from benchmarks.quality_data import Scores, score_all, split
+from benchmarks.quality_extra import bfcl_extras, bounding
+from benchmarks.quality_learning import nearest_example
+from benchmarks.quality_report import Report, Table, record, set_targets
+from benchmarks.quality_runs import fusion_rankings, learn, route_questions
+from benchmarks.quality_sets import SETS, DevSet, load_set
 from router.embedding import Embedder, Progress, Vectors
 from router.routing import TurnRouter
 from router.runtime import Runtime
@@ -48,36 +49,30 @@ from router.settings import Settings, StorageSettings
 
 HEADING = "## Retrieval quality (make bench-quality)"
 RESULTS = Path(__file__).with_name("RESULTS.md")
-# Context on every turn (clear = 1: a new turn is never clear enough to go without it), or only
-# on turns whose best similarity is below the clear mark (the router's way), at a few weights.
-CONTEXT_VARIANTS: tuple[tuple[float, float, float], ...] = (
-    (0.1, 0.99, 1.0),
-    (0.3, 0.99, 1.0),
-    (0.3, 0.2, 0.3),
-    (0.5, 0.2, 0.3),
-    (0.3, 0.3, 0.4),
-)
 LEXICAL_WEIGHTS = (0.0, 0.15, 0.25, 0.35, 1.0)
-EXAMPLE_WEIGHTS = (0.6, 0.7, 0.8, 0.9, 1.0)
+# Shares of the training half stored before each learned measurement.
+STEPS = (0.25, 0.5, 1.0)
 SK = "Semantic Kernel default (`Function name: X, description: Y`; last 2 + new joined)"
 BIGTOOL = "langgraph-bigtool (`name: description`)"
+BM25 = "BM25 over name + description"
 
 
-def _bar(label: str, total: int) -> Progress:
-    bar = tqdm(total=total, desc=label, file=sys.stderr, leave=False)
+def bar(label: str, total: int) -> Progress:
+    """A progress bar on stderr as a ``Progress`` callback."""
+    progress = tqdm(total=total, desc=label, file=sys.stderr, leave=False)
 
     def report(done: int, total: int) -> None:
-        bar.total = total
-        bar.update(done - bar.n)
+        progress.total = total
+        progress.update(done - progress.n)
         if done >= total:
-            bar.close()
+            progress.close()
 
     return report
 
 
 @dataclass
 class Peers:
-    """The baselines, built over the same catalog with the router's embedder."""
+    """The baselines, built over one catalog with the router's embedder."""
 
     embedder: Embedder
     sk: DenseBaseline
@@ -86,210 +81,146 @@ class Peers:
 
     def side_by_side(
         self, table: Table, questions: Sequence[BfclQuestion], vectors: Vectors, routed: dict[str, list[str]]
-    ) -> Scores:
-        """Add the three peers and the router on ``questions`` (embedded as ``vectors``); the router's scores."""
+    ) -> tuple[Scores, Scores, Scores]:
+        """Add the three peers and the router; returns (bigtool, BM25, router) scores."""
         ids = [q.id for q in questions]
         table.add(score_all(dict(zip(ids, self.sk.rank(vectors), strict=True)), questions), SK)
-        table.add(score_all(dict(zip(ids, self.bigtool.rank(vectors), strict=True)), questions), BIGTOOL)
-        table.add(
-            score_all({q.id: self.bm25.rank(q.text) for q in questions}, questions), "BM25 over name + description"
+        dense = table.add(score_all(dict(zip(ids, self.bigtool.rank(vectors), strict=True)), questions), BIGTOOL)
+        lexical = table.add(score_all({q.id: self.bm25.rank(q.text) for q in questions}, questions), BM25)
+        return dense, lexical, table.add(score_all(routed, questions), "**router, cold (defaults)**")
+
+
+async def measure_set(report: Report, runtime: Runtime, data: DevSet) -> None:
+    """Every measurement of one set, in its own namespace."""
+    service, router = runtime.service, runtime.turns
+    settings = router.settings
+    namespace = data.name
+    await service.apply(namespace, data.functions, source="bench")
+    index = service.index
+    embedder = index.embedder
+    n = len(data.functions)
+    peers = Peers(
+        embedder,
+        DenseBaseline(embedder, data.functions, semantic_kernel_text, progress=bar(f"{namespace} SK texts", n)),
+        DenseBaseline(embedder, data.functions, bigtool_text, progress=bar(f"{namespace} bigtool texts", n)),
+        Bm25Baseline(data.functions),
+    )
+    dev = data.dev
+    cold_router = TurnRouter(service, runtime.storage, settings.model_copy(update={"learn_from_usage": False}))
+    routed = await route_questions(cold_router, dev, f"{namespace} cold", namespace=namespace)
+    # The router embedded these very texts: its query cache hands the same vectors back.
+    vectors = await embedder.query([q.text for q in dev])
+    title = f"{data.title}: {data.note} ({len(dev):,} requests), catalog of {n:,} functions"
+    dense, lexical, cold = peers.side_by_side(report.table(title), dev, vectors, routed)
+
+    limit = max(settings.candidates, 40)
+    fusions = await asyncio.to_thread(
+        fusion_rankings,
+        index.store,
+        dev,
+        vectors,
+        limit=limit,
+        weights=LEXICAL_WEIGHTS,
+        example_weight=settings.example_weight,
+        namespace=namespace,
+    )
+    table = report.table(
+        f"{data.title}: fusion choice (the router's candidates for one query vector, no usage examples)",
+        note="`convex a` mixes the cosine and the relative BM25 score with a fixed lexical weight a (0 = dense "
+        f"only, 1 = BM25 only); the Qdrant fusions prefetch {limit} of each vector.",
+    )
+    for method, ranked in sorted(fusions.items()):
+        table.add(score_all(ranked, dev), method)
+
+    train, test = split(dev)
+    train_vectors = await embedder.query([q.text for q in train])
+    test_vectors = await embedder.query([q.text for q in test])
+    table = report.table(
+        f"{data.title}: usage learning (seeded 50/50 split by request: up to {len(train):,} stored as runs, "
+        f"{len(test):,} routed)",
+        lead=("stored runs", "method"),
+        note="Nearest-example baseline: a function scores max(cosine of the request to its `name: description`, "
+        "0.9 x cosine to its closest stored request), numpy over the same stored requests, no lexical part. "
+        "Runs per function counts the functions the stored runs called.",
+    )
+    table.add(score_all(routed, test), "0", "router, cold")
+    table.add(
+        score_all(dict(zip([q.id for q in test], peers.bigtool.rank(test_vectors), strict=True)), test), "0", BIGTOOL
+    )
+    stored = 0
+    learned = baseline = Scores()
+    for share in STEPS:
+        upto = int(len(train) * share)
+        await learn(router, train[stored:upto], namespace=namespace)
+        stored = upto
+        called = {name for q in train[:upto] for name in q.expected}
+        calls = sum(len(q.expected) for q in train[:upto])
+        label = f"{upto:,} ({calls / max(1, len(called)):.1f} per called function)"
+        ranked = await route_questions(router, test, f"{namespace} learned {share:g}", namespace=namespace)
+        learned = table.add(score_all(ranked, test), label, "**router, learned**")
+        examples = [(name, row) for row, q in enumerate(train[:upto]) for name in q.expected]
+        rows = nearest_example(peers.bigtool.names, peers.bigtool.vectors, test_vectors, examples, train_vectors)
+        baseline = table.add(
+            score_all(dict(zip([q.id for q in test], rows, strict=True)), test), label, "nearest-example baseline"
         )
-        return table.add(score_all(routed, questions), "**router (defaults)**")
+    kept = index.store.examples.count(namespace) if index.store.examples is not None else 0
+    table.note += f" {kept:,} usage examples kept after the last step."
+    report.notes += set_targets(data.title, dense, lexical, cold, learned, baseline)
+    if data.name == "bfcl":
+        await bfcl_extras(report, runtime, data, peers, routed, cold)
+    else:
+        bounding(report, data.title, train, train_vectors, test, test_vectors, peers.bigtool)
 
 
-def _context_label(weight: float, vague: float, clear: float) -> str:
-    if clear >= 1.0:
-        return f"history on every turn, w={weight:g}"
-    return f"history when the new turn's best similarity < {clear:g} (full below {vague:g}), w={weight:g}"
-
-
-def _turns(rows: Sequence[Sequence[str]], turns: Sequence[Turn]) -> Scores:
-    scores = Scores()
-    for ranked, turn in zip(rows, turns, strict=True):
-        if turn.expected:
-            scores.add(ranked, turn.expected)
-    return scores
-
-
-async def measure(report: Report, *, sample: int | None = None) -> None:
-    """Run every measurement on a temporary data directory, filling ``report``.
-
-    Args:
-        report: where the tables go.
-        sample: keep only this many questions of each set and conversations (figures then are a
-            quick look, not comparable with full runs).
-    """
+async def measure(report: Report, sets: Sequence[str], *, sample: int | None = None) -> None:
+    """Run every measurement of ``sets`` on a temporary data directory, filling ``report``."""
     started = time.perf_counter()
-    pooled = load_functions()
-    functions = [f.to_function_def() for f in dedupe_by_name(pooled)]
-    questions = load_questions()
-    dev = [q for q in questions if not q.held_out][:sample]
-    live = [q for q in questions if q.held_out][:sample]
-    conversations = load_conversations()[:sample]
-    turns = [t for c in conversations for t in c.turns]
     with tempfile.TemporaryDirectory(prefix="bench-quality-") as tmp:
-        runtime = Runtime(Settings(storage=StorageSettings(data=Path(tmp) / "data")), progress=_bar)
+        runtime = Runtime(Settings(storage=StorageSettings(data=Path(tmp) / "data")), progress=bar)
         await runtime.start()
         try:
-            service, router = runtime.service, runtime.turns
-            settings = router.settings
-
-            def variant(**changes: float) -> TurnRouter:
-                return TurnRouter(service, runtime.storage, settings.model_copy(update=changes))
-
-            await service.apply(NAMESPACE, functions, source="bench")
-            indexed = time.perf_counter() - started
-            index = service.index
-            embedder = index.embedder
-            peers = Peers(
-                embedder,
-                DenseBaseline(embedder, functions, semantic_kernel_text, progress=_bar("SK texts", len(functions))),
-                DenseBaseline(embedder, functions, bigtool_text, progress=_bar("bigtool texts", len(functions))),
-                Bm25Baseline(functions),
-            )
-            routed = await route_questions(router, dev, "router, development")
-            # The router embedded these very texts: its query cache hands the same vectors back.
-            dev_vectors = await embedder.query([q.text for q in dev])
-            title = f"Development categories ({len(dev):,} questions), catalog of {len(functions):,} functions"
-            cold = peers.side_by_side(report.table(title), dev, dev_vectors, routed)
-
-            limit = max(settings.candidates, 40)
-            fusions = await asyncio.to_thread(
-                fusion_rankings,
-                index.store,
-                dev,
-                dev_vectors,
-                limit=limit,
-                weights=LEXICAL_WEIGHTS,
-                example_weight=settings.example_weight,
-            )
-            table = report.table(
-                "Fusion choice (development; the router's candidates for one query vector)",
-                note=f"`convex a` is the router's `hybrid` with lexical weight a (0 = dense only, 1 = BM25 only); "
-                f"the Qdrant fusions prefetch {limit} of each vector. Defaults: a = {settings.lexical_weight:g}.",
-            )
-            fusion_scores = {m: table.add(score_all(r, dev), m) for m, r in sorted(fusions.items())}
-            latency = await asyncio.to_thread(
-                search_latency,
-                index.store,
-                dev,
-                dev_vectors,
-                limit=limit,
-                lexical_weight=settings.lexical_weight,
-                example_weight=settings.example_weight,
-            )
-            table.note += (
-                " Per question, query vector given: "
-                + "; ".join(f"{k} p50 {p50:.1f} ms, p95 {p95:.1f} ms" for k, (p50, p95) in latency.items())
-                + " (the query encoding, ~16 ms, is the same for both)."
-            )
-            table = report.table("Router per category (development)", lead=("category",))
-            for category in sorted({q.category for q in dev}):
-                table.add(score_all(routed, [q for q in dev if q.category == category]), category)
-
-            default = (settings.context_weight, settings.context_vague, settings.context_clear)
-            chosen = _context_label(*default)
-            routers = {
-                _context_label(*v): variant(context_weight=v[0], context_vague=v[1], context_clear=v[2])
-                for v in dict.fromkeys((*CONTEXT_VARIANTS, default))
-            }
-            rows = await multi_turn(routers, conversations, recent=settings.recent_messages)
-            joined = [
-                "\n".join(t.text for t in c.turns[max(0, i - 2) : i + 1])
-                for c in conversations
-                for i in range(len(c.turns))
-            ]
-            table = report.table(
-                f"Multi-turn (`multi_turn_base`: {len(conversations)} conversations, turns with a call)",
-                note="History = the session's earlier user turns, stored with `record`, read back by `route` "
-                f"(last {settings.recent_messages}), fused as (s_new + w s_recent) / (1 + w), w scaled down "
-                "to 0 as the new turn's best similarity rises from the full-weight mark to the clear mark. "
-                f"Default: {chosen}.",
-            )
-            alone = table.add(_turns(rows.pop("alone"), turns), "router, new turn alone")
-            joined_scores = table.add(_turns(rows.pop("joined"), turns), "router, last 2 + new turn joined (one query)")
-            with_history = {label: table.add(_turns(r, turns), f"router, {label}") for label, r in rows.items()}
-            table.add(_turns(peers.sk.rank(await embedder.query(joined)), turns), SK)
-            table.add(
-                _turns(peers.bigtool.rank(await embedder.query([t.text for t in turns])), turns), BIGTOOL + ", new turn"
-            )
-
-            train, test = split(dev)
-            before = score_all(routed, test)
-            await learn(router, train)
-            examples = index.store.examples.count(NAMESPACE) if index.store.examples is not None else 0
-            table = report.table(
-                f"Usage learning (development, seeded 50/50 split: {len(train)} questions stored as runs, "
-                f"{len(test)} routed)",
-                note=f"{examples:,} usage examples kept. b weighs an example's similarity against the function's "
-                f"own. Default b = {settings.example_weight:g}.",
-            )
-            table.add(before, "router, cold (no examples)")
-            by_weight: dict[str, Scores] = {}
-            for weight in EXAMPLE_WEIGHTS:
-                ranked = await route_questions(variant(example_weight=weight), test, f"learned, b={weight:g}")
-                label = f"b={weight:g}"
-                by_weight[label] = table.add(
-                    score_all(ranked, test), f"router, learned from the training half, {label}"
-                )
-            example = f"b={settings.example_weight:g}"
-            learned = by_weight[example]
-
-            live_cold = await route_questions(variant(learn_from_usage=False), live, "router, live (cold)")
-            live_learned = await route_questions(router, live, "router, live (learned)")
-            table = report.table(
-                f"Held-out live categories ({len(live):,} questions): final check, nothing tuned on them"
-            )
-            live_vectors = await embedder.query([q.text for q in live])
-            live_scores = peers.side_by_side(table, live, live_vectors, live_cold)
-            table.add(score_all(live_learned, live), "router, after learning from the development training half")
-            report.notes += ["**Targets**", "", *targets(cold, learned, alone, with_history, chosen), ""]
-            lexical = f"convex a={settings.lexical_weight:g}"
-            report.notes += choices(
-                fusion_scores, lexical, alone, joined_scores, with_history, chosen, by_weight, example
-            )
-            called = {name for q in train for name in q.expected}
-            unseen = sum(not called.intersection(q.expected) for q in test) / len(test)
-            report.notes += limits(dev, pooled, routed, peers.bigtool, cold, live_scores, unseen)
+            for name in sets:
+                await measure_set(report, runtime, load_set(name, sample=sample))
+            settings = runtime.turns.settings
+            index = runtime.service.index
             report.header = [
-                f"Measured {datetime.now(UTC):%Y-%m-%d %H:%M} UTC on {_machine()}; whole run "
-                f"{time.perf_counter() - started:.0f} s (catalog indexed in {indexed:.0f} s).",
-                "Command: `.venv/bin/python -m benchmarks.quality` (what `make bench-quality` runs).",
-                f"Model `{embedder.model_name}`; router defaults: text template `{index.generation.text}`, "
-                f"lexical weight a = {settings.lexical_weight:g}, example weight b = {settings.example_weight:g}, "
-                f"context weight w = {settings.context_weight:g} (fading to 0 as the new turn's best similarity rises "
-                f"from {settings.context_vague:g} to {settings.context_clear:g}), candidates {settings.candidates} per "
-                "signal. "
-                "R@k counts a question when any function it expects is in the top k (by name); Complete@10 "
-                "asks for all of them (multi-function questions only).",
+                f"Measured {datetime.now(UTC):%Y-%m-%d %H:%M} UTC on {machine()}; whole run "
+                f"{time.perf_counter() - started:.0f} s." + (f" **Sample of {sample} per set.**" if sample else ""),
+                f"Command: `.venv/bin/python -m benchmarks.quality{' --sample ' + str(sample) if sample else ''}` "
+                "(what `make bench-quality` runs, without the sample).",
+                f"Model `{index.embedder.model_name}`; router defaults: text template `{index.generation.text}`, "
+                f"adaptive fusion (lexical share at most {settings.lexical_weight:g}), example weight "
+                f"b = {settings.example_weight:g}, context weight w = {settings.context_weight:g} (fading to 0 as the "
+                f"new turn's best similarity rises from {settings.context_vague:g} to {settings.context_clear:g}), "
+                f"candidates {settings.candidates} per signal. "
+                "R@k counts a request when any function it expects is in the top k (by name); Complete@10 "
+                "asks for all of them (multi-function requests only).",
             ]
         finally:
             await runtime.stop()
 
 
-def _machine() -> str:
-    import os
-
-    return f"{os.cpu_count()} cores, {platform.processor() or platform.machine()}, CPU only"
-
-
 def main(argv: Sequence[str] | None = None) -> None:
     """Measure, print the tables and record them."""
-    parser = argparse.ArgumentParser(prog="python -m benchmarks.quality", description="Retrieval quality on BFCL.")
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.quality", description="Retrieval quality per set.")
     parser.add_argument("--results", type=Path, default=RESULTS, help="results file to update")
     parser.add_argument("--no-record", action="store_true", help="print only; leave the results file alone")
+    parser.add_argument("--sets", default=",".join(SETS), help=f"comma-separated sets (default {','.join(SETS)})")
     parser.add_argument(
-        "--sample",
-        type=int,
-        default=None,
-        help="route only this many questions and conversations per set (a quick look)",
+        "--sample", type=int, default=None, help="route only this many requests per set (a quick look; not recorded)"
     )
     args = parser.parse_args(argv)
+    sets = [s for s in args.sets.split(",") if s]
     report = Report()
-    asyncio.run(measure(report, sample=args.sample))
+    try:
+        asyncio.run(measure(report, sets, sample=args.sample))
+    except BaseException:
+        # What was measured before a failure is still worth reading.
+        print(report.markdown(), file=sys.stderr)
+        raise
     body = report.markdown()
     print(body)
-    if not args.no_record:
+    if not args.no_record and args.sample is None and list(sets) == list(SETS):
         record(args.results, HEADING, body)
 
 

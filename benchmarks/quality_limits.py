@@ -33,7 +33,6 @@ def limits(
     names: DenseBaseline,
     cold: Scores,
     live: Scores,
-    unseen: float,
 ) -> list[str]:
     """A paragraph on what limits R@1 and R@5, with counts from this run's misses.
 
@@ -44,7 +43,6 @@ def limits(
         names: the ``name: description`` embeddings, to tell near-duplicates.
         cold: the router's development scores.
         live: the router's held-out scores.
-        unseen: the share of usage-learning test questions expecting no function the training half called.
     """
     kept = {f.name: f for f in dedupe_by_name(pooled)}
     own = {(f.source_id, f.name): f for f in pooled if f.source_id}
@@ -86,11 +84,6 @@ def limits(
         'requests whose function is described in other words than the request uses ("How many ounces in '
         '2 pounds of butter?" for `cooking_conversion.convert`) or long multi-task requests: the limits of '
         "a 6-layer, 256-token model at 16 ms per query, with no second model pass per function.",
-        "- Usage learning helps only questions whose functions were called before: "
-        f"{unseen:.0%} of the test half's questions expect no function that a training question called, "
-        "so their cold ranking stands; "
-        "and an example of one near-duplicate draws the requests of its twins. That caps the learned R@5 "
-        "well below 0.99 on this split.",
         f"- Held out: the router's live R@5 is {live.recall(5):.3f} against {cold.recall(5):.3f} in development; "
         "live requests are longer, sometimes not in English (MiniLM is English-only), and often name "
         "enterprise APIs whose descriptions share few words with them.",

@@ -21,7 +21,7 @@ from tqdm import tqdm
 from benchmarks.bfcl import BfclQuestion
 from benchmarks.quality_data import Conversation
 from router.retrieval.candidates import candidates
-from router.retrieval.fusion import hybrid
+from router.retrieval.fusion import adaptive, hybrid
 from router.retrieval.index import FunctionStore
 from router.retrieval.sparse import query_vector
 from router.routing import Turn, TurnRouter
@@ -65,12 +65,14 @@ def _names(routed: Any) -> list[str]:
     return [f.function.name for f in routed.functions]
 
 
-async def route_questions(router: TurnRouter, questions: Sequence[BfclQuestion], label: str) -> dict[str, list[str]]:
+async def route_questions(
+    router: TurnRouter, questions: Sequence[BfclQuestion], label: str, *, namespace: str = NAMESPACE
+) -> dict[str, list[str]]:
     """Each question's top ``K`` names, through ``TurnRouter.route`` (no session)."""
 
     def job(question: BfclQuestion) -> Callable[[], Awaitable[list[str]]]:
         async def go() -> list[str]:
-            return _names(await router.route(Turn(NAMESPACE, question.messages, max_functions=K)))
+            return _names(await router.route(Turn(namespace, question.messages, max_functions=K)))
 
         return go
 
@@ -86,6 +88,7 @@ def fusion_rankings(
     limit: int,
     weights: Sequence[float],
     example_weight: float,
+    namespace: str = NAMESPACE,
 ) -> dict[str, dict[str, list[str]]]:
     """Rankings of each fusion method, by method then question id (runs on the calling thread).
 
@@ -94,13 +97,15 @@ def fusion_rankings(
     vectors (prefetching ``limit`` of each).
     """
     methods: dict[str, dict[str, list[str]]] = {}
-    match = {"namespace": NAMESPACE}
+    match = {"namespace": namespace}
     for question, vector in tqdm(
         list(zip(questions, vectors, strict=True)), desc="fusions", file=sys.stderr, leave=False
     ):
         dense = vector.tolist()
         sparse = query_vector(question.text)
-        found = candidates(store, NAMESPACE, dense, sparse, limit=limit)
+        found = candidates(store, namespace, dense, sparse, limit=limit)
+        ranked, _ = adaptive(found, example_weight=example_weight)
+        methods.setdefault("adaptive (the router's)", {})[question.id] = [f.function.name for f in ranked[:K]]
         for weight in weights:
             ranked = hybrid(found, lexical_weight=weight, example_weight=example_weight)
             methods.setdefault(f"convex a={weight:g}", {})[question.id] = [f.function.name for f in ranked[:K]]
@@ -114,7 +119,7 @@ def fusion_rankings(
 
 
 async def multi_turn(
-    routers: dict[str, TurnRouter], conversations: Sequence[Conversation], *, recent: int
+    routers: dict[str, TurnRouter], conversations: Sequence[Conversation], *, recent: int, namespace: str = NAMESPACE
 ) -> dict[str, list[list[str]]]:
     """Rank every turn of every conversation with each method, in turn order.
 
@@ -132,15 +137,15 @@ async def multi_turn(
             for position, turn in enumerate(conversation.turns):
                 message = [{"role": "user", "content": turn.text}]
                 earlier = [{"role": "user", "content": t.text} for t in conversation.turns[:position]][-recent:]
-                ranked["alone"].append(_names(await base.route(Turn(NAMESPACE, message, max_functions=K))))
-                joined = Turn(NAMESPACE, [*earlier, *message], max_functions=K)
+                ranked["alone"].append(_names(await base.route(Turn(namespace, message, max_functions=K))))
+                joined = Turn(namespace, [*earlier, *message], max_functions=K)
                 ranked["joined"].append(_names(await base.route(joined)))
                 for label, router in routers.items():
                     turn_with_history = Turn(
-                        NAMESPACE, message, session_id=session, max_functions=K, recent_messages=recent
+                        namespace, message, session_id=session, max_functions=K, recent_messages=recent
                     )
                     ranked.setdefault(label, []).append(_names(await router.route(turn_with_history)))
-                await base.record(session, message, user_id=None, namespace=NAMESPACE)
+                await base.record(session, message, user_id=None, namespace=namespace)
             return ranked
 
         return go
@@ -153,7 +158,7 @@ async def multi_turn(
     return merged
 
 
-async def learn(router: TurnRouter, questions: Sequence[BfclQuestion]) -> None:
+async def learn(router: TurnRouter, questions: Sequence[BfclQuestion], *, namespace: str = NAMESPACE) -> None:
     """Store each question as a finished run: its user messages, then the calls it expects."""
 
     def job(question: BfclQuestion) -> Callable[[], Awaitable[None]]:
@@ -163,7 +168,7 @@ async def learn(router: TurnRouter, questions: Sequence[BfclQuestion]) -> None:
                 for i, name in enumerate(question.expected)
             ]
             run = [*question.messages, {"role": "assistant", "content": "", "tool_calls": calls}]
-            await router.record(f"train-{question.id}", run, user_id=None, namespace=NAMESPACE)
+            await router.record(f"train-{question.id}", run, user_id=None, namespace=namespace)
 
         return go
 
@@ -176,8 +181,8 @@ def search_latency(
     vectors: npt.NDArray[np.float32],
     *,
     limit: int,
-    lexical_weight: float,
     example_weight: float,
+    namespace: str = NAMESPACE,
 ) -> dict[str, tuple[float, float]]:
     """Median and 95th-percentile milliseconds per question, query vector given (the encoding is not timed).
 
@@ -188,10 +193,10 @@ def search_latency(
     for question, vector in zip(questions, vectors, strict=True):
         dense = vector.tolist()
         start = time.perf_counter()
-        store.search(NAMESPACE, dense, limit=limit)
+        store.search(namespace, dense, limit=limit)
         middle = time.perf_counter()
-        found = candidates(store, NAMESPACE, dense, query_vector(question.text), limit=limit)
-        hybrid(found, lexical_weight=lexical_weight, example_weight=example_weight)
+        found = candidates(store, namespace, dense, query_vector(question.text), limit=limit)
+        adaptive(found, example_weight=example_weight)
         end = time.perf_counter()
         timings["dense search"].append((middle - start) * 1000)
         timings["hybrid candidates + fusion"].append((end - middle) * 1000)

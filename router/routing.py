@@ -17,7 +17,8 @@ from router.errors import InvalidRequest
 from router.messages import context_texts
 from router.meta import CatalogRecord
 from router.retrieval.candidates import candidates
-from router.retrieval.fusion import context_weight, fuse, hybrid
+from router.retrieval.explanation import Explanation, explain
+from router.retrieval.fusion import rank_turn
 from router.retrieval.index import ActiveIndex
 from router.retrieval.learning import CONTEXT_MESSAGES, called_functions, learn
 from router.retrieval.scored import Candidate, ScoredFunction
@@ -45,6 +46,7 @@ class Turn:
     min_score: float | None = None
     pinned: Sequence[str] = ()
     history_messages: int = 20
+    explain: bool = False
 
 
 @dataclass(frozen=True)
@@ -58,6 +60,7 @@ class Routed:
     history: list[dict[str, Any]] = field(default_factory=list)
     memories: list[Memory] = field(default_factory=list)
     degraded: bool = False
+    explanations: dict[str, Explanation] = field(default_factory=dict)
 
 
 class TurnRouter:
@@ -146,21 +149,26 @@ class TurnRouter:
         _check_pinned(turn.pinned, {p.function.name for p in pinned})
         if self._service.pins is not None:
             self._service.pins.seen(turn.namespace, record.pinned, [p.function for p in pinned])
-        weights = {"lexical_weight": self.settings.lexical_weight, "example_weight": self.settings.example_weight}
-        results = [hybrid(candidates, **weights) for candidates in found]
-        context = {"clear": self.settings.context_clear, "vague": self.settings.context_vague}
-        weight = context_weight(found[0], weight=self.settings.context_weight, **context)
-        ranked = fuse(results[0], results[1] if len(results) > 1 else [], weight=weight)
-        chosen = [f for f in ranked if f.function.name not in set(pinned_names)]
+        ranking = rank_turn(
+            found,
+            lexical_weight=self.settings.lexical_weight,
+            example_weight=self.settings.example_weight,
+            context_weight=self.settings.context_weight,
+            clear=self.settings.context_clear,
+            vague=self.settings.context_vague,
+        )
+        chosen = [f for f in ranking.functions if f.function.name not in set(pinned_names)]
         if turn.min_score is not None:
             chosen = [f for f in chosen if f.score >= turn.min_score]
+        chosen = chosen[: turn.max_functions]
         return Routed(
-            functions=chosen[: turn.max_functions],
+            functions=chosen,
             pinned=pinned,
             context=new_text,
             recent_context=recent_text,
             history=[as_message(m) for m in history[-turn.history_messages :]] if turn.history_messages else [],
             memories=memories,
+            explanations=explain(chosen, found[0], ranking) if turn.explain else {},
         )
 
     def _lookup(self, turn: Turn, history: HistoryStore | None) -> tuple[CatalogRecord, list[dict[str, Any]]]:

@@ -119,6 +119,35 @@ class RouteIn(BaseModel):
     history_messages: int | None = Field(
         None, ge=0, le=1000, description="session messages returned in `history` (default 20)"
     )
+    explain: bool = Field(False, description="add to each function the parts of its score (`explanation`)")
+
+
+class ExampleMatch(BaseModel):
+    """The stored request (usage example) of a function closest to the turn."""
+
+    text: str
+    similarity: float = Field(description="cosine similarity of the new turn to the example")
+
+
+class SignalWeights(BaseModel):
+    """How much each signal counted for this turn (they sum to 1)."""
+
+    dense: float = Field(description="the cosine to the function's text")
+    lexical: float = Field(description="the relative BM25 score")
+    usage: float = Field(description="the similarity to the function's closest usage example")
+
+
+class Explanation(BaseModel):
+    """The parts of a function's score for this turn."""
+
+    dense: float = Field(description="cosine similarity of the new turn to the function's text")
+    lexical: float = Field(description="BM25 score relative to the best candidate's, 0..1")
+    lexical_raw: float = Field(description="the BM25 score itself")
+    example: ExampleMatch | None = Field(None, description="the usage example that matched, when one did")
+    context_weight: float = Field(description="the weight the recent context had for this turn")
+    recent: float | None = Field(None, description="the function's score for the recent-context query, when used")
+    weights: SignalWeights
+    score_new: float = Field(description="the function's score for the new turn alone, before the context")
 
 
 class RoutedFunction(BaseModel):
@@ -131,6 +160,7 @@ class RoutedFunction(BaseModel):
     )
     parameters: dict[str, Any]
     pinned: bool = Field(False, description="included because it is pinned, not counted in max_functions")
+    explanation: Explanation | None = Field(None, description="the parts of the score; only with `explain: true`")
 
 
 class MemoryOut(BaseModel):

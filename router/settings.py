@@ -162,10 +162,14 @@ class RouteSettings(BaseSettings):
     )
     candidates: int = Field(20, ge=1, le=1000, description="candidates searched per query vector before fusion")
     lexical_weight: float = Field(
-        0.25, ge=0.0, le=1.0, description="share of the BM25 score (relative to the best) in a function's score"
+        0.35,
+        ge=0.0,
+        le=1.0,
+        description="largest share of the BM25 score (relative to the best) in a function's score; each request "
+        "gets a part of it by how much its BM25 scores single a function out",
     )
     example_weight: float = Field(
-        0.7, ge=0.0, le=1.0, description="how much similarity to a usage example counts against the function's own"
+        0.9, ge=0.0, le=1.0, description="how much similarity to a usage example counts against the function's own"
     )
     learn_from_usage: bool = Field(True, description="keep the requests behind stored tool calls as usage examples")
     history_messages: int = Field(20, ge=0, le=1000, description="history messages returned with a route")

@@ -12,6 +12,7 @@ from router.errors import NamespaceNotFound, Unavailable
 from router.fallback import PinnedFunctions
 from router.meta import CatalogRecord, MetaStore
 from router.metrics import Metrics
+from router.retrieval.examples import reembed
 from router.retrieval.index import ActiveIndex, FunctionStore, Generation
 from router.retrieval.texts import template
 from router.storage.base import Storage
@@ -178,12 +179,14 @@ class CatalogService:
             new = await asyncio.to_thread(FunctionStore.open, self._storage, target)
             embedder = await self._embedders.get(target.model)
             copied = await self._copy(old, new, embedder)
+            examples = await self._reembed_examples(old, new, embedder)
             async with self._lock:
                 # Catch up with writes that landed in the old generation while the copy ran,
                 # deletions included.
                 listed = await self._copy(old, new, embedder)
                 for namespace in copied - listed:
                     await self._reconcile(new, embedder, namespace, [])
+                await self._reembed_examples(old, new, embedder, after=examples)
                 await asyncio.to_thread(meta.set_active_generation, target)
                 self._index = ActiveIndex(new, embedder)
                 self._pending = None
@@ -192,6 +195,17 @@ class CatalogService:
                 await asyncio.to_thread(self._storage.drop, previous.spec.name)
                 if previous.model != target.model:
                     self._embedders.release(previous.model)
+
+    @staticmethod
+    async def _reembed_examples(
+        old: FunctionStore | None, new: FunctionStore, embedder: Embedder, *, after: int = -1
+    ) -> int:
+        """Usage examples follow a model change (same model: same collection, nothing to do)."""
+        if old is None or old.examples is None or new.examples is None:
+            return after
+        if old.examples.collection.spec.name == new.examples.collection.spec.name:
+            return after
+        return await reembed(old.examples, new.examples, embedder, after=after)
 
     async def _copy(self, old: FunctionStore | None, new: FunctionStore, embedder: Embedder) -> set[str]:
         catalogs = await asyncio.to_thread(self.meta.catalogs)

@@ -8,8 +8,10 @@ from router.api.auth import AccessDep, check_session, get_access
 from router.api.deps import TurnRouterDep
 from router.api.errors import responses
 from router.limits import check_body
+from router.retrieval.explanation import Explanation
 from router.routing import Turn, pinned_first
-from router.schemas import MemoryOut, RoutedFunction, RouteIn, RouteOut
+from router.schemas import ExampleMatch, MemoryOut, RoutedFunction, RouteIn, RouteOut, SignalWeights
+from router.schemas import Explanation as ExplanationOut
 from router.sessions.memory import memory_context
 
 router = APIRouter(prefix="/v1", tags=["route"], dependencies=[Depends(get_access), Depends(check_body)])
@@ -33,13 +35,19 @@ async def route(body: RouteIn, access: AccessDep, turns: TurnRouterDep) -> Route
             min_score=body.min_score,
             pinned=body.pinned,
             history_messages=defaults.history_messages if body.history_messages is None else body.history_messages,
+            explain=body.explain,
         )
     )
     chosen = pinned_first(routed)
     return RouteOut(
         functions=[
             RoutedFunction(
-                name=f.name, description=f.description, score=score, parameters=dict(f.parameters), pinned=pinned
+                name=f.name,
+                description=f.description,
+                score=score,
+                parameters=dict(f.parameters),
+                pinned=pinned,
+                explanation=_explanation(routed.explanations.get(f.name)) if body.explain and not pinned else None,
             )
             for f, score, pinned in chosen
         ],
@@ -50,4 +58,23 @@ async def route(body: RouteIn, access: AccessDep, turns: TurnRouterDep) -> Route
         context=routed.context,
         recent_context=routed.recent_context,
         degraded=routed.degraded,
+    )
+
+
+def _explanation(found: Explanation | None) -> ExplanationOut | None:
+    if found is None:
+        return None
+    example = None
+    if found.example_text is not None and found.example_similarity is not None:
+        example = ExampleMatch(text=found.example_text, similarity=found.example_similarity)
+    weights = found.weights
+    return ExplanationOut(
+        dense=found.dense,
+        lexical=found.lexical,
+        lexical_raw=found.lexical_raw,
+        example=example,
+        context_weight=found.context_weight,
+        recent=found.recent,
+        weights=SignalWeights(dense=weights.dense, lexical=weights.lexical, usage=weights.usage),
+        score_new=found.score_new,
     )

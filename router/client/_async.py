@@ -61,6 +61,7 @@ class AsyncRouterClient:
         min_score: float | None = None,
         pinned: Sequence[str] = (),
         history_messages: int | None = None,
+        explain: bool = False,
     ) -> RouteResult:
         """The functions that matter for a turn, with the session's history and memories."""
         return await self._send(
@@ -74,6 +75,7 @@ class AsyncRouterClient:
                 min_score=min_score,
                 pinned=pinned,
                 history_messages=history_messages,
+                explain=explain,
             )
         )
 

@@ -92,6 +92,7 @@ def route(
     min_score: float | None,
     pinned: Sequence[str],
     history_messages: int | None,
+    explain: bool = False,
 ) -> Call[RouteResult]:
     """``POST /v1/route``."""
     body = _set(
@@ -105,6 +106,8 @@ def route(
     )
     if pinned:
         body["pinned"] = list(pinned)
+    if explain:
+        body["explain"] = True
     return Call("POST", "/v1/route", RouteResult.from_json, body)
 
 

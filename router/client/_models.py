@@ -48,6 +48,73 @@ def _float(body: Mapping[str, Any], key: str) -> float:
     return float(value)
 
 
+def _optional_float(body: Mapping[str, Any], key: str) -> float | None:
+    return None if body.get(key) is None else _float(body, key)
+
+
+@dataclass(frozen=True)
+class ExampleMatch:
+    """The stored request (usage example) of a function closest to the turn."""
+
+    text: str
+    similarity: float
+
+
+@dataclass(frozen=True)
+class SignalWeights:
+    """How much each signal counted for the turn."""
+
+    dense: float
+    lexical: float
+    usage: float
+
+
+@dataclass(frozen=True)
+class Explanation:
+    """The parts of a function's score (``route(..., explain=True)``).
+
+    Attributes:
+        dense: cosine similarity of the new turn to the function's text.
+        lexical: its BM25 score relative to the best candidate's (0..1).
+        lexical_raw: the BM25 score itself.
+        example: the usage example that matched, if one did.
+        context_weight: the weight the recent context had for the turn.
+        recent: the function's score for the recent-context query, when it was used.
+        weights: how much each signal counted for the turn.
+        score_new: the function's score for the new turn alone, before the context.
+    """
+
+    dense: float
+    lexical: float
+    lexical_raw: float
+    example: ExampleMatch | None
+    context_weight: float
+    recent: float | None
+    weights: SignalWeights
+    score_new: float | None = None
+
+    @classmethod
+    def from_json(cls, body: Any) -> Explanation:
+        """Read one ``explanation`` object."""
+        item = _object(body, "explanation")
+        example = item.get("example")
+        match = None
+        if example is not None:
+            found = _object(example, "example")
+            match = ExampleMatch(text=_str(found, "text"), similarity=_float(found, "similarity"))
+        weights = _object(item.get("weights"), "weights")
+        return cls(
+            dense=_float(item, "dense"),
+            lexical=_float(item, "lexical"),
+            lexical_raw=_float(item, "lexical_raw"),
+            example=match,
+            context_weight=_float(item, "context_weight"),
+            recent=_optional_float(item, "recent"),
+            weights=SignalWeights(*(_float(weights, k) for k in ("dense", "lexical", "usage"))),
+            score_new=_optional_float(item, "score_new"),
+        )
+
+
 @dataclass(frozen=True)
 class RoutedFunction:
     """A function chosen for the turn.
@@ -55,9 +122,10 @@ class RoutedFunction:
     Attributes:
         name: the function's name.
         description: its description.
-        score: cosine similarity to the turn (weighted with the recent context).
+        score: relevance to the turn, at most 1 (meaning, words and usage fused, with the recent context).
         parameters: its JSON schema, verbatim.
         pinned: whether it came back because it is pinned (not counted in ``max_functions``).
+        explanation: the parts of its score, when the route asked for them (``explain=True``).
     """
 
     name: str
@@ -65,6 +133,7 @@ class RoutedFunction:
     score: float
     parameters: dict[str, Any]
     pinned: bool = False
+    explanation: Explanation | None = None
 
     @classmethod
     def from_json(cls, body: Any) -> RoutedFunction:
@@ -76,6 +145,7 @@ class RoutedFunction:
             score=_float(item, "score"),
             parameters=dict(_object(item.get("parameters", {}), "parameters")),
             pinned=bool(item.get("pinned", False)),
+            explanation=None if item.get("explanation") is None else Explanation.from_json(item["explanation"]),
         )
 
 

@@ -64,6 +64,7 @@ class RouterClient:
         min_score: float | None = None,
         pinned: Sequence[str] = (),
         history_messages: int | None = None,
+        explain: bool = False,
     ) -> RouteResult:
         """The functions that matter for a turn, with the session's history and memories.
 
@@ -77,6 +78,7 @@ class RouterClient:
             min_score: drop functions scoring below this.
             pinned: functions always included, beside ``max_functions``.
             history_messages: how many session messages come back in ``history`` (default 20).
+            explain: add to each function the parts of its score (``RoutedFunction.explanation``).
 
         Raises:
             NotFoundError: no catalog of that namespace.
@@ -95,6 +97,7 @@ class RouterClient:
                 min_score=min_score,
                 pinned=pinned,
                 history_messages=history_messages,
+                explain=explain,
             )
         )
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from router.catalog import FunctionDef, function_from_payload
+from router.retrieval.examples import Nearest
 from router.retrieval.index import FunctionStore
 from router.retrieval.scored import Candidate
 from router.storage.base import Hit, SparseVector
@@ -63,12 +64,7 @@ def candidates(
         unmatched = [name for name in found if name not in lexical]
         lexical.update((h.payload["name"], h.score) for h in _named(store, namespace, sparse, unmatched))
     return [
-        Candidate(
-            function,
-            cosine.get(name, 0.0),
-            lexical.get(name, 0.0),
-            _example_score(near.get(name), function),
-        )
+        _candidate(function, cosine.get(name, 0.0), lexical.get(name, 0.0), near.get(name))
         for name, function in found.items()
     ]
 
@@ -96,8 +92,8 @@ def _named(
     return store.collection.search(dense=query, match=match, limit=len(names))
 
 
-def _example_score(near: tuple[float, str] | None, function: FunctionDef) -> float | None:
+def _candidate(function: FunctionDef, cosine: float, lexical: float, near: Nearest | None) -> Candidate:
     # An example recorded against an older version of the function no longer speaks for it.
-    if near is None or near[1] != function.content_hash:
-        return None
-    return near[0]
+    if near is None or near.hash != function.content_hash:
+        return Candidate(function, cosine, lexical)
+    return Candidate(function, cosine, lexical, near.similarity, near.text)

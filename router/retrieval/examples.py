@@ -3,22 +3,32 @@
 Examples live in their own collection per embedding model (they are queries, so the function
 text template does not matter to them), carry the content hash of the function version they
 were recorded against, and are deleted with their function or when it changes.
+
+A function's examples are bounded without forgetting what kinds of request it serves: a new
+request as close as ``MERGE_SIMILARITY`` to a kept one adds nothing (the kept one already
+answers for it), and once a function holds ``MAX_EXAMPLES``, a new request replaces the kept
+one nearest to it, so the set keeps one prototype per region of requests rather than the
+latest few (``benchmarks/RESULTS.md`` compares the two).
 """
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import time
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from router.embedding import Vectors
-from router.storage.base import Collection, CollectionSpec, PointData, Storage
+from router.embedding import Embedder, Vectors
+from router.storage.base import Collection, CollectionSpec, PointData, Record, Storage
 
-__all__ = ["MAX_EXAMPLES", "Example", "ExampleStore"]
+__all__ = ["MAX_EXAMPLES", "MERGE_SIMILARITY", "Example", "ExampleStore", "Nearest", "reembed"]
 
-MAX_EXAMPLES = 32
+MAX_EXAMPLES = 64
+# Two requests this close are the same request in other words (all-MiniLM-L6-v2 cosine).
+MERGE_SIMILARITY = 0.95
+_BATCH = 256
 _IDS = uuid.UUID("5d2e8f61-7a3c-4b9e-a1d4-0c6b8e2f9a73")
 
 
@@ -30,61 +40,84 @@ class Example:
     text: str
 
 
+@dataclass(frozen=True)
+class Nearest:
+    """A function's usage example closest to a request."""
+
+    similarity: float
+    hash: str
+    text: str
+
+
 class ExampleStore:
     """Usage examples of every namespace, embedded by one model."""
 
-    def __init__(self, collection: Collection) -> None:
+    def __init__(self, collection: Collection, *, model: str = "") -> None:
         self.collection = collection
+        self.model = model
 
     @classmethod
     def open(cls, storage: Storage, *, model: str, dimension: int) -> ExampleStore:
         """Open (creating when missing) the examples collection of ``model``."""
+        return cls(storage.collection(cls.spec(model=model, dimension=dimension)), model=model)
+
+    @staticmethod
+    def spec(*, model: str, dimension: int) -> CollectionSpec:
+        """The collection holding the examples embedded by ``model``."""
         key = hashlib.sha256(f"{model}|{dimension}".encode()).hexdigest()[:12]
-        spec = CollectionSpec(
+        return CollectionSpec(
             name=f"examples-{key}",
             dense_size=dimension,
             tenant_field="namespace",
             keyword_fields=("name",),
             integer_fields=("seq",),
         )
-        return cls(storage.collection(spec))
 
-    def add(self, namespace: str, examples: Sequence[tuple[Example, str]], vectors: Vectors) -> None:
-        """Keep examples with their function's content hash; the same request is kept once.
+    def add(self, namespace: str, examples: Sequence[tuple[Example, str]], vectors: Vectors) -> int:
+        """Keep examples with their function's content hash, merging near-duplicates.
 
-        A function keeps its ``MAX_EXAMPLES`` most recent examples.
+        The same request is kept once; one within ``MERGE_SIMILARITY`` of a kept example of
+        its function is dropped; at ``MAX_EXAMPLES``, a new one replaces the nearest kept one.
+
+        Returns:
+            How many were kept.
         """
         seq = time.time_ns() // 1_000
-        points = [
-            PointData(
-                id=str(uuid.uuid5(_IDS, f"{namespace}\x00{example.name}\x00{example.text}")),
-                payload={
-                    "namespace": namespace,
-                    "name": example.name,
-                    "text": example.text,
-                    "hash": content_hash,
-                    "seq": seq + i,
-                },
-                dense=vectors[i].tolist(),
-            )
-            for i, (example, content_hash) in enumerate(examples)
-        ]
-        self.collection.upsert(points)
-        for name in {example.name for example, _ in examples}:
-            match = {"namespace": namespace, "name": name}
-            extra = self.collection.count(match) - MAX_EXAMPLES
-            if extra > 0:
-                oldest = [r.id for r in self.collection.scroll(match, order_by="seq")][:extra]
-                self.collection.delete(oldest)
+        kept = 0
+        for i, (example, content_hash) in enumerate(examples):
+            vector = vectors[i].tolist()
+            match = {"namespace": namespace, "name": example.name}
+            nearest = self.collection.search(dense=vector, match=match, limit=1)
+            if nearest and nearest[0].score >= MERGE_SIMILARITY and nearest[0].payload.get("hash") == content_hash:
+                continue
+            if nearest and self.collection.count(match) >= MAX_EXAMPLES:
+                self.collection.delete([nearest[0].id])
+            self.collection.upsert([self._point(namespace, example, content_hash, vector, seq + i)])
+            kept += 1
+        return kept
 
-    def nearest(self, namespace: str, vector: Sequence[float], *, limit: int) -> dict[str, tuple[float, str]]:
-        """The functions with an example near ``vector``: ``{name: (best similarity, function hash)}``."""
+    @staticmethod
+    def _point(namespace: str, example: Example, content_hash: str, vector: list[float], seq: int) -> PointData:
+        return PointData(
+            id=str(uuid.uuid5(_IDS, f"{namespace}\x00{example.name}\x00{example.text}")),
+            payload={
+                "namespace": namespace,
+                "name": example.name,
+                "text": example.text,
+                "hash": content_hash,
+                "seq": seq,
+            },
+            dense=vector,
+        )
+
+    def nearest(self, namespace: str, vector: Sequence[float], *, limit: int) -> dict[str, Nearest]:
+        """The functions with an example near ``vector``, each with its closest example."""
         hits = self.collection.search(dense=vector, match={"namespace": namespace}, limit=limit * 2)
-        best: dict[str, tuple[float, str]] = {}
+        best: dict[str, Nearest] = {}
         for hit in hits:
             name = hit.payload["name"]
             if name not in best:
-                best[name] = (hit.score, hit.payload["hash"])
+                best[name] = Nearest(hit.score, hit.payload["hash"], hit.payload["text"])
         return dict(list(best.items())[:limit])
 
     def texts(self, namespace: str, name: str) -> list[str]:
@@ -99,3 +132,27 @@ class ExampleStore:
     def forget(self, namespace: str, names: Sequence[str]) -> None:
         """Delete every example of the named functions."""
         self.collection.delete_where({"namespace": namespace, "name": list(names)})
+
+    def records(self, *, after: int = -1) -> list[Record]:
+        """Every example kept, oldest first (only those stored after ``seq`` ``after`` when given)."""
+        return [r for r in self.collection.scroll(order_by="seq") if int(r.payload.get("seq", 0)) > after]
+
+    def put(self, records: Sequence[Record], vectors: Vectors) -> None:
+        """Write examples read from another store with new vectors, ids and payloads kept."""
+        points = [PointData(id=r.id, payload=dict(r.payload), dense=vectors[i].tolist()) for i, r in enumerate(records)]
+        self.collection.upsert(points)
+
+
+async def reembed(source: ExampleStore, target: ExampleStore, embedder: Embedder, *, after: int = -1) -> int:
+    """Copy every example of ``source`` into ``target``, embedded by ``embedder`` (a new model).
+
+    Payloads (namespace, function, text, content hash, order) stay as they are; only the
+    vectors change, so a new model keeps what usage taught the old one. Returns the highest
+    ``seq`` copied (``after`` when none), so a second pass can copy only what came since.
+    """
+    records = await asyncio.to_thread(source.records, after=after)
+    for start in range(0, len(records), _BATCH):
+        chunk = records[start : start + _BATCH]
+        vectors = await embedder.embed([r.payload["text"] for r in chunk], kind="example")
+        await asyncio.to_thread(target.put, chunk, vectors)
+    return max((int(r.payload.get("seq", 0)) for r in records), default=after)

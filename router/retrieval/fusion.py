@@ -1,39 +1,183 @@
-"""Fusion: one ranking from the signals of a request and of its recent context."""
+"""Fusion: one ranking from the signals of a request and of its recent context.
+
+How much each signal counts is decided per request, from how informative it is there,
+rather than fixed on one benchmark (``benchmarks/RESULTS.md`` measures both on every
+development set):
+
+- **lexical** (BM25) against **semantic** (cosine, or usage): each counts as much as its
+  best candidate stands out from the other candidates (``peak``: best minus mean, in
+  standard deviations). The lexical share is ``lexical_weight x peak_lexical /
+  (peak_lexical + peak_semantic)``: a request naming one function's rare words ("final
+  velocity") gives the words their share; one whose words every candidate shares ("model",
+  "image") gives them little; the closer a stored request is to this one, the less the
+  words add (``x (1 - usage**2)``).
+- **usage** (stored requests): a function's semantic score is the larger of its cosine and
+  ``example_weight x`` the cosine to its closest usage example; an example counts only where
+  it beats the function's own text, so it never lowers a function.
+- **context** (the recent messages): weighted by how vague the new turn is (``context_weight``);
+  the words of a vague turn count less in the same measure (``rank_turn``).
+
+Everything is numpy over the ~40 candidates of a request: no extra search, no model call.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
 
 from router.catalog import FunctionDef
 from router.retrieval.scored import Candidate, ScoredFunction
 
-__all__ = ["context_weight", "fuse", "hybrid"]
+__all__ = [
+    "TurnRanking",
+    "Weights",
+    "adaptive",
+    "context_weight",
+    "fuse",
+    "hybrid",
+    "lexical_share",
+    "peak",
+    "rank_turn",
+]
+
+
+@dataclass(frozen=True)
+class Weights:
+    """How much each signal counted for a request.
+
+    Attributes:
+        dense: the share of the semantic score (cosine, or usage where it is higher).
+        lexical: the share of the relative BM25 score.
+        usage: the weight of a usage example's similarity inside the semantic score
+            (0 when no example counted for any candidate).
+    """
+
+    dense: float
+    lexical: float
+    usage: float
+
+
+@dataclass(frozen=True)
+class TurnRanking:
+    """A turn's ranking, with what produced it.
+
+    Attributes:
+        functions: the final ranking, best first.
+        new: the new turn's own ranking.
+        recent: the recent-context query's ranking (empty when there was none).
+        weights: the signal weights of the new turn.
+        context_weight: the weight the recent context had.
+    """
+
+    functions: list[ScoredFunction]
+    new: list[ScoredFunction]
+    recent: list[ScoredFunction]
+    weights: Weights
+    context_weight: float
+
+
+# Spreads under this share of the best score are noise (BM25 length normalisation, cosine jitter), not evidence.
+NOISE = 0.1
+
+
+def peak(scores: np.ndarray) -> float:
+    """How far the best of a signal's candidate scores stands out: ``(best - mean) / std``.
+
+    The spread counts as at least ``NOISE x |best|``, so scores that are flat but for small
+    differences (every function matching the same common word) do not look peaked.
+    """
+    if scores.size < 2:
+        return 0.0
+    best = float(scores.max())
+    spread = max(float(scores.std()), NOISE * abs(best))
+    return (best - float(scores.mean())) / spread if spread > 1e-12 else 0.0
+
+
+def lexical_share(semantic: np.ndarray, lexical: np.ndarray, *, maximum: float, usage: float = 0.0) -> float:
+    """The lexical share for one request.
+
+    ``maximum x peak(lexical) / (peak(lexical) + peak(semantic)) x (1 - usage**2)``: each
+    signal counts as much as its best candidate stands out from the rest, in units of its
+    own spread. BM25 scores that single one function out earn the words their share; BM25
+    scores spread evenly over many candidates (words every function shares) earn them
+    little; a semantic score that stands out keeps words from overruling it. And the closer
+    a stored request is to this one (``usage``, the best example similarity), the less the
+    words have to add to what people asked before.
+    """
+    if lexical.size == 0 or float(lexical.max()) <= 0:
+        return 0.0
+    words, meaning = peak(lexical), peak(semantic)
+    if words + meaning <= 0:
+        return 0.0
+    known = min(1.0, max(0.0, usage))
+    return maximum * words / (words + meaning) * (1.0 - known * known)
+
+
+def _semantic(candidates: Sequence[Candidate], example_weight: float) -> tuple[np.ndarray, bool, float]:
+    """Each candidate's ``max(cosine, b * example)``, whether an example won anywhere, the best example similarity."""
+    cosine = np.fromiter((c.cosine for c in candidates), dtype=np.float64, count=len(candidates))
+    raw = np.fromiter(
+        (-2.0 if c.example is None else c.example for c in candidates), dtype=np.float64, count=len(candidates)
+    )
+    example = np.where(raw > -2.0, example_weight * raw, -2.0)
+    return np.maximum(cosine, example), bool((example > cosine).any()), float(raw.max())
 
 
 def hybrid(candidates: Sequence[Candidate], *, lexical_weight: float, example_weight: float) -> list[ScoredFunction]:
-    """Rank candidates by meaning, words and usage together, best first.
+    """Rank candidates with a fixed lexical weight, best first.
 
-    Each function scores ``(1 - a) * max(cosine, b * example) + a * lexical / best_lexical``:
-    its cosine similarity to the request (or to the closest request it was called for, weighed
-    by ``b``), mixed with its BM25 score relative to the best one among the candidates. The
-    score stays similarity-like: at most 1, and equal to the cosine when no word or example
-    adds anything else. A convex mix of scores rather than of ranks (RRF) keeps how far apart
-    functions are, which is what measured best on BFCL (``benchmarks/RESULTS.md``).
+    Each function scores ``(1 - a) * max(cosine, b * example) + a * lexical / best_lexical``.
+    The score stays similarity-like: at most 1, and equal to the cosine when no word or
+    example adds anything else.
 
     Args:
         candidates: what ``router.retrieval.candidates.candidates`` found.
         lexical_weight: ``a``, the share of the lexical score, in [0, 1].
         example_weight: ``b``, how much an example's similarity counts against the function's own.
     """
-    best_lexical = max((c.lexical for c in candidates), default=0.0)
-    scored = []
-    for candidate in candidates:
-        semantic = candidate.cosine
-        if candidate.example is not None:
-            semantic = max(semantic, example_weight * candidate.example)
-        lexical = candidate.lexical / best_lexical if best_lexical > 0 else 0.0
-        scored.append(ScoredFunction(candidate.function, (1 - lexical_weight) * semantic + lexical_weight * lexical))
-    return sorted(scored, key=lambda f: (-f.score, f.function.name))
+    if not candidates:
+        return []
+    semantic, _, _ = _semantic(candidates, example_weight)
+    lexical = np.fromiter((c.lexical for c in candidates), dtype=np.float64, count=len(candidates))
+    return _ranked(candidates, semantic, lexical, lexical_weight)
+
+
+def _ranked(
+    candidates: Sequence[Candidate], semantic: np.ndarray, lexical: np.ndarray, share: float
+) -> list[ScoredFunction]:
+    best = float(lexical.max())
+    scores = (1 - share) * semantic + share * (lexical / best if best > 0 else lexical)
+    ranked = [ScoredFunction(c.function, float(score)) for c, score in zip(candidates, scores, strict=True)]
+    ranked.sort(key=lambda f: (-f.score, f.function.name))
+    return ranked
+
+
+def adaptive(
+    candidates: Sequence[Candidate], *, example_weight: float, lexical_weight: float = 0.35
+) -> tuple[list[ScoredFunction], Weights]:
+    """Rank candidates with the lexical share this request's scores give (``lexical_share``).
+
+    Each function scores ``(1 - a) * max(cosine, b * example) + a * lexical / best_lexical``
+    with ``a`` chosen for this request.
+
+    Args:
+        candidates: what ``router.retrieval.candidates.candidates`` found.
+        example_weight: ``b``, how much an example's similarity counts against the function's own.
+        lexical_weight: the largest lexical share.
+
+    Returns:
+        The ranking, best first, and the weights used.
+    """
+    if not candidates:
+        return [], Weights(dense=1.0, lexical=0.0, usage=0.0)
+    semantic, used, usage = _semantic(candidates, example_weight)
+    lexical = np.fromiter((c.lexical for c in candidates), dtype=np.float64, count=len(candidates))
+    share = lexical_share(semantic, lexical, maximum=lexical_weight, usage=usage if example_weight > 0 else 0.0)
+    return _ranked(candidates, semantic, lexical, share), Weights(
+        dense=1.0 - share, lexical=share, usage=example_weight if used else 0.0
+    )
 
 
 def context_weight(new: Sequence[Candidate], *, weight: float, clear: float, vague: float) -> float:
@@ -82,3 +226,31 @@ def fuse(new: Sequence[ScoredFunction], recent: Sequence[ScoredFunction], *, wei
         for name, function in by_name.items()
     ]
     return sorted(fused, key=lambda f: f.score, reverse=True)
+
+
+def rank_turn(
+    found: Sequence[Sequence[Candidate]],
+    *,
+    lexical_weight: float,
+    example_weight: float,
+    context_weight: float,
+    clear: float,
+    vague: float,
+) -> TurnRanking:
+    """A turn's ranking from the candidates of its new turn and (second, when given) of its recent context.
+
+    A turn vague enough for the context to count ("book the first one for John") is vague in
+    its words too: they point at the context ("the first one"), not at a function, so the
+    new turn's lexical share shrinks as the context's weight grows (to half at the full
+    ``context_weight``: a vague turn may still name its action, "book TP 840").
+    """
+    recent = (
+        adaptive(found[1], example_weight=example_weight, lexical_weight=lexical_weight)[0] if len(found) > 1 else []
+    )
+    weight = _context(found[0], weight=context_weight, clear=clear, vague=vague) if recent else 0.0
+    share = lexical_weight * (1.0 - 0.5 * weight / context_weight) if weight > 0 else lexical_weight
+    new, weights = adaptive(found[0], example_weight=example_weight, lexical_weight=share)
+    return TurnRanking(fuse(new, recent, weight=weight), new, recent, weights, weight)
+
+
+_context = context_weight

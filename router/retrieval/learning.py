@@ -22,7 +22,7 @@ from router.embedding import Vectors
 from router.messages import message_text
 from router.retrieval.candidates import named
 from router.retrieval.examples import Example
-from router.retrieval.fusion import hybrid
+from router.retrieval.fusion import adaptive
 from router.retrieval.index import ActiveIndex, FunctionStore
 from router.retrieval.sparse import query_vector
 
@@ -100,7 +100,7 @@ async def learn(
     *,
     roles: Sequence[str],
     start: int = 0,
-    lexical_weight: float = 0.25,
+    lexical_weight: float = 0.35,
 ) -> int:
     """Keep the requests behind the calls made from ``messages[start:]`` as examples.
 
@@ -160,7 +160,7 @@ def _assign(
     best: dict[str, tuple[float, str]] = {}
     for part in parts:
         found = named(store, namespace, vectors[row[part]].tolist(), query_vector(part), names)
-        for scored in hybrid(found, lexical_weight=lexical_weight, example_weight=0.0):
+        for scored in adaptive(found, lexical_weight=lexical_weight, example_weight=0.0)[0]:
             name = scored.function.name
             if name not in best or scored.score > best[name][0]:
                 best[name] = (scored.score, part)

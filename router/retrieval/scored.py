@@ -27,9 +27,11 @@ class Candidate:
         lexical: the function's BM25 score for the request (0 when no term matches).
         example: cosine similarity of the request to the closest usage example of the
             function, or None when it has none near the request.
+        example_text: that example's request text.
     """
 
     function: FunctionDef
     cosine: float
     lexical: float = 0.0
     example: float | None = None
+    example_text: str | None = None

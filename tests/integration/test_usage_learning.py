@@ -8,7 +8,8 @@ from typing import Any
 import httpx
 import pytest
 
-from router.retrieval.examples import MAX_EXAMPLES, Example
+from router.retrieval import examples as examples_module
+from router.retrieval.examples import Example
 from router.retrieval.learning import called_functions, clauses, usage_examples
 from router.routing import TurnRouter
 from router.settings import RouteSettings
@@ -131,15 +132,30 @@ async def test_learning_can_be_turned_off(ops: Served) -> None:
     assert examples(ops) == 0
 
 
-async def test_a_function_keeps_its_most_recent_examples(ops: Served) -> None:
-    for i in range(MAX_EXAMPLES + 3):
-        await post_run(ops.client, f"many-{i}", [user(f"heads-up number {i} for the crew"), calls("send_email")])
+async def test_near_duplicate_requests_merge_and_a_full_function_replaces_its_nearest_example(
+    ops: Served, monkeypatch: pytest.MonkeyPatch
+) -> None:
     store = ops.runtime.service.index.store.examples
     assert store is not None
+    await post_run(
+        ops.client, "dup-0", [user("give the crew a heads-up about the maintenance window"), calls("send_email")]
+    )
+    await post_run(
+        ops.client, "dup-1", [user("give the crew a heads-up about the maintenance window!"), calls("send_email")]
+    )
+    assert store.texts("ops", "send_email") == ["give the crew a heads-up about the maintenance window"]
+
+    monkeypatch.setattr(examples_module, "MAX_EXAMPLES", 2)
+    await post_run(ops.client, "far-0", [user("email the invoice for March to accounting"), calls("send_email")])
+    await post_run(
+        ops.client, "far-1", [user("give the crew a heads-up about the network outage"), calls("send_email")]
+    )
     kept = store.texts("ops", "send_email")
-    assert len(kept) == MAX_EXAMPLES
-    assert kept[-1] == f"heads-up number {MAX_EXAMPLES + 2} for the crew"
-    assert "heads-up number 0 for the crew" not in kept
+    # The full function kept its invoice example and swapped the heads-up one for the newer, nearest one.
+    assert sorted(kept) == [
+        "email the invoice for March to accounting",
+        "give the crew a heads-up about the network outage",
+    ]
 
 
 def test_calls_are_read_in_every_shape() -> None:

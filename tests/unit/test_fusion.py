@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from router.catalog import FunctionDef, parse_function
-from router.retrieval.fusion import context_weight, fuse, hybrid
+from router.retrieval.fusion import Weights, adaptive, context_weight, fuse, hybrid, lexical_share, peak, rank_turn
 from router.retrieval.scored import Candidate, ScoredFunction
 
 
@@ -125,3 +126,56 @@ def test_a_close_usage_example_makes_a_turn_clear() -> None:
     found = [candidate("vague_text", 0.1, example=0.9)]
     assert context_weight(found, weight=0.3, clear=0.3, vague=0.2) == 0.0
     assert context_weight([], weight=0.3, clear=0.3, vague=0.2) == 0.3
+
+
+def test_peak_is_how_far_the_best_stands_out_and_flat_scores_do_not() -> None:
+    assert peak(np.array([10.0, 1.0, 1.0, 1.0])) > 1.5
+    # Differences far below the best score are noise, not a peak.
+    assert peak(np.array([3.0, 2.99, 2.98, 2.97])) < 0.2
+    assert peak(np.array([0.5])) == 0.0
+
+
+def test_words_that_single_one_function_out_earn_a_large_lexical_share() -> None:
+    decisive = [
+        candidate("named", 0.50, lexical=9.0),
+        *(candidate(f"f{i}", 0.48 - i / 100, lexical=0.5) for i in range(8)),
+    ]
+    shared = [candidate("a", 0.60, lexical=2.0), *(candidate(f"f{i}", 0.45 - i / 100, lexical=1.98) for i in range(8))]
+    _, loud = adaptive(decisive, example_weight=0.9, lexical_weight=0.35)
+    ranked, quiet = adaptive(shared, example_weight=0.9, lexical_weight=0.35)
+    assert loud.lexical > 0.2
+    assert quiet.lexical < 0.1
+    assert loud.dense + loud.lexical == pytest.approx(1.0)
+    assert names(ranked)[0] == "a"
+
+
+def test_a_close_usage_example_leaves_little_to_the_words() -> None:
+    found = [candidate("called_before", 0.40, lexical=1.0, example=0.95), candidate("wordy", 0.45, lexical=9.0)]
+    found += [candidate(f"f{i}", 0.3, lexical=0.5) for i in range(6)]
+    ranked, weights = adaptive(found, example_weight=0.9, lexical_weight=0.35)
+    assert names(ranked)[0] == "called_before"
+    assert weights.lexical < 0.05
+    assert weights.usage == 0.9
+    assert scores(ranked)["called_before"] == pytest.approx(
+        (1 - weights.lexical) * 0.9 * 0.95 + weights.lexical / 9, abs=1e-6
+    )
+
+
+def test_no_lexical_evidence_means_no_lexical_share() -> None:
+    share = lexical_share(np.array([0.5, 0.4]), np.array([0.0, 0.0]), maximum=0.35)
+    assert share == 0.0
+    assert adaptive([], example_weight=0.9) == ([], Weights(dense=1.0, lexical=0.0, usage=0.0))
+
+
+def test_a_vague_turn_follows_its_context_and_its_words_count_less() -> None:
+    new = [candidate("cancel_booking", 0.10, lexical=4.7), candidate("book_flight", 0.21, lexical=2.2)]
+    new += [candidate(f"f{i}", 0.05, lexical=0.1) for i in range(4)]
+    recent = [candidate("book_flight", 0.46), candidate("cancel_booking", 0.40), candidate("search_flights", 0.45)]
+    ranking = rank_turn(
+        [new, recent], lexical_weight=0.35, example_weight=0.9, context_weight=0.3, clear=0.3, vague=0.2
+    )
+    assert names(ranking.functions)[0] == "book_flight"
+    assert ranking.context_weight == pytest.approx(0.3 * (0.3 - 0.21) / 0.1)
+    clear = rank_turn([new], lexical_weight=0.35, example_weight=0.9, context_weight=0.3, clear=0.3, vague=0.2)
+    assert clear.context_weight == 0.0
+    assert clear.recent == []

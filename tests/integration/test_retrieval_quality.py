@@ -1,0 +1,212 @@
+"""Retrieval on small real catalogs: adaptive fusion, score explanations, learned ranking, follow-ups.
+
+Real model, embedded Qdrant, HTTP through the ASGI app.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from router.client import AsyncRouterClient, Explanation, RouterClient
+from tests.conftest import EXAMPLES, Served, bare
+
+pytestmark = pytest.mark.integration
+
+# Every description shares the same words ("model", "image", "pretrained"): BM25 cannot tell them apart.
+MODELS = [
+    bare("resnet_classifier", "Pretrained image model that classifies an image into object categories."),
+    bare("detr_detector", "Pretrained image model that finds objects in an image and draws boxes around them."),
+    bare("segformer_segmenter", "Pretrained image model that labels each pixel of an image with its class."),
+    bare("depth_estimator", "Pretrained image model that estimates how far each pixel of an image is."),
+    bare("caption_writer", "Pretrained image model that writes a sentence describing an image."),
+]
+# Names and rare words decide here.
+TOOLS = [
+    bare("convert_currency", "Convert an amount between currencies.", amount="Amount", to="Target currency"),
+    bare("get_weather", "Current weather for a city.", city="City"),
+    bare(
+        "kubectl_rollout_restart",
+        "Restart a kubernetes deployment with kubectl rollout restart.",
+        deployment="Deployment",
+    ),
+    bare("send_email", "Send an email message.", to="Recipient", body="Text"),
+    bare("create_calendar_event", "Add an event to the calendar.", title="Title", start="Start time"),
+]
+
+
+def user(text: str) -> dict[str, Any]:
+    return {"role": "user", "content": text}
+
+
+def calls(*names: str) -> dict[str, Any]:
+    return {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [
+            {"id": f"call_{i}", "type": "function", "function": {"name": n, "arguments": "{}"}}
+            for i, n in enumerate(names)
+        ],
+    }
+
+
+async def route(client: httpx.AsyncClient, namespace: str, text: str, **extra: Any) -> dict[str, Any]:
+    body = {"namespace": namespace, "messages": [user(text)], "max_functions": 5, **extra}
+    response = await client.post("/v1/route", json=body)
+    assert response.status_code == 200, response.text
+    return dict(response.json())
+
+
+@pytest.fixture
+async def served(serve: Callable[..., Any]) -> Any:
+    async with serve() as running:
+        for namespace, functions in (("models", MODELS), ("tools", TOOLS)):
+            response = await running.client.put(f"/v1/catalogs/{namespace}", json={"functions": functions})
+            assert response.status_code == 200, response.text
+        yield running
+
+
+async def test_explain_gives_each_function_the_parts_of_its_score(served: Served) -> None:
+    answer = await route(served.client, "tools", "restart the kubernetes deployment", explain=True)
+    first = answer["functions"][0]
+    assert first["name"] == "kubectl_rollout_restart"
+    for function in answer["functions"]:
+        explanation = function["explanation"]
+        assert set(explanation) >= {
+            "dense",
+            "lexical",
+            "lexical_raw",
+            "example",
+            "context_weight",
+            "recent",
+            "weights",
+        }
+        assert -1.0 <= explanation["dense"] <= 1.0
+        assert 0.0 <= explanation["lexical"] <= 1.0
+        assert explanation["example"] is None  # nothing learned yet
+        assert explanation["context_weight"] == 0.0
+        assert explanation["recent"] is None
+        weights = explanation["weights"]
+        assert weights["dense"] + weights["lexical"] == pytest.approx(1.0)
+        # The score is the parts put together.
+        semantic = explanation["dense"]
+        expected = weights["dense"] * semantic + weights["lexical"] * explanation["lexical"]
+        assert function["score"] == pytest.approx(expected, abs=1e-6)
+    assert first["explanation"]["lexical"] == 1.0
+    assert first["explanation"]["lexical_raw"] > 0
+
+
+async def test_explanations_are_absent_unless_asked(served: Served) -> None:
+    answer = await route(served.client, "tools", "restart the kubernetes deployment")
+    assert all(f["explanation"] is None for f in answer["functions"])
+    schema = (await served.client.get("/openapi.json")).json()["components"]["schemas"]
+    assert schema["RouteIn"]["properties"]["explain"]["default"] is False
+    assert {"dense", "lexical", "lexical_raw", "example", "context_weight", "recent", "weights"} <= set(
+        schema["Explanation"]["properties"]
+    )
+
+
+async def test_the_clients_read_explanations_as_typed_objects(served: Served) -> None:
+    transport = httpx.ASGITransport(app=served.app)
+    async with AsyncRouterClient("http://test", transport=transport) as client:
+        result = await client.route("tools", "restart the kubernetes deployment", max_functions=2, explain=True)
+        plain = await client.route("tools", "restart the kubernetes deployment", max_functions=2)
+    explanation = result.functions[0].explanation
+    assert isinstance(explanation, Explanation)
+    assert explanation.example is None
+    assert explanation.lexical == 1.0
+    assert explanation.weights.dense + explanation.weights.lexical == pytest.approx(1.0)
+    assert all(f.explanation is None for f in plain.functions)
+    # The sync client builds the same body: read a recorded answer through it.
+    body = await route(served.client, "tools", "restart the kubernetes deployment", explain=True)
+    sent: list[dict[str, Any]] = []
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        sent.append(json.loads(request.content))
+        return httpx.Response(200, json=body)
+
+    with RouterClient("http://test", transport=httpx.MockTransport(answer)) as sync:
+        typed = sync.route("tools", "restart the kubernetes deployment", explain=True)
+    assert sent[0]["explain"] is True
+    assert typed.functions[0].explanation is not None
+    assert typed.functions[0].explanation.lexical_raw == body["functions"][0]["explanation"]["lexical_raw"]
+
+
+async def test_words_count_little_where_every_function_shares_them(served: Served) -> None:
+    vague = await route(served.client, "models", "run a pretrained model on this image", explain=True)
+    decisive = await route(served.client, "tools", "kubectl rollout restart for the api deployment", explain=True)
+    vague_share = vague["functions"][0]["explanation"]["weights"]["lexical"]
+    decisive_share = decisive["functions"][0]["explanation"]["weights"]["lexical"]
+    assert vague_share < 0.05
+    assert decisive_share > 0.15
+    # Where words are shared by all, the ranking is the cosine's.
+    dense = [f["explanation"]["dense"] for f in vague["functions"]]
+    assert dense == sorted(dense, reverse=True)
+    assert decisive["functions"][0]["name"] == "kubectl_rollout_restart"
+
+
+async def test_stored_runs_teach_the_ranking_for_requests_like_them(served: Served) -> None:
+    train = [
+        ("how deep is each part of this photo of a hallway", "depth_estimator"),
+        ("which pixels are road and which are sidewalk", "segformer_segmenter"),
+        ("give me a one-line summary of what is in this picture", "caption_writer"),
+    ]
+    test = [
+        ("how deep is each part of this photo of a garden", "depth_estimator"),
+        ("which pixels are sky and which are buildings", "segformer_segmenter"),
+        ("give me a one-line summary of what is in this snapshot", "caption_writer"),
+    ]
+
+    def position(answer: dict[str, Any], name: str) -> int:
+        return [f["name"] for f in answer["functions"]].index(name)
+
+    cold = [position(await route(served.client, "models", text), name) for text, name in test]
+    for i, (text, name) in enumerate(train):
+        body = {"namespace": "models", "messages": [user(text), calls(name)]}
+        response = await served.client.post(f"/v1/sessions/train-{i}/messages", json=body)
+        assert response.status_code == 200, response.text
+    for text, name in test:
+        answer = await route(served.client, "models", text, explain=True)
+        first = answer["functions"][0]
+        assert first["name"] == name, (text, cold)
+        example = first["explanation"]["example"]
+        assert example is not None
+        assert example["similarity"] > 0.5
+        assert example["text"] in {t for t, _ in train}
+
+
+async def test_the_readme_follow_up_books_the_flight(serve: Callable[..., Any], tmp_path: Path) -> None:
+    travel = json.loads((EXAMPLES / "travel.json").read_text(encoding="utf-8"))
+    async with serve() as running:
+        client = running.client
+        assert (await client.put("/v1/catalogs/travel", json=travel)).status_code == 200
+        run = {
+            "namespace": "travel",
+            "user_id": "u-42",
+            "messages": [
+                user("Find me a flight from Lisbon to Rome next Friday. I prefer aisle seats."),
+                {
+                    "role": "assistant",
+                    "content": "I found 3 flights: TP 840 at 9:00, AZ 201 at 13:00, FR 123 at 18:00.",
+                },
+            ],
+        }
+        assert (await client.post("/v1/sessions/s-1/messages", json=run)).status_code == 200
+        body = {
+            "namespace": "travel",
+            "session_id": "s-1",
+            "user_id": "u-42",
+            "messages": [user("Book the first one for John")],
+            "explain": True,
+        }
+        response = await client.post("/v1/route", json=body)
+    assert response.status_code == 200, response.text
+    functions = response.json()["functions"]
+    assert functions[0]["name"] == "book_flight"
+    assert functions[0]["explanation"]["context_weight"] > 0
+    assert functions[0]["explanation"]["recent"] is not None
