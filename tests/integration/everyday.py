@@ -44,7 +44,7 @@ CATALOG: list[dict[str, Any]] = [
     ),
     _function(
         "get_distance",
-        "Distance and travel time between two places by car, train or on foot.",
+        "How far it is between two places: the distance and the travel time by car, train or on foot.",
         origin="start",
         destination="end",
         units="kilometers or miles",
@@ -74,7 +74,8 @@ CATALOG: list[dict[str, Any]] = [
     ),
     _function(
         "book_taxi",
-        "Book a taxi or ride from a pickup point to a destination, with the vehicle type.",
+        "Book a taxi or a ride that takes the user from a pickup point to a destination such as a station, "
+        "an airport or an address, choosing the vehicle type.",
         pickup="where to be picked up",
         destination="where to go",
         vehicle="standard, large, wheelchair-accessible",
@@ -88,7 +89,8 @@ CATALOG: list[dict[str, Any]] = [
     ),
     _function(
         "recommend_movies",
-        "Recommend movies to watch by genre, mood and audience, with age ratings.",
+        "Recommend movies and films to watch, for a movie night alone or with family and kids, by genre, "
+        "mood and audience, with age ratings.",
         genre="e.g. comedy, animation",
         audience="who is watching: adults, children and their ages",
     ),
