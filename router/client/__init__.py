@@ -29,9 +29,11 @@ from router.client._models import (
     CatalogChanges,
     CatalogInfo,
     Health,
+    MemoriesDeleted,
     Memory,
     RoutedFunction,
     RouteResult,
+    StoredMemory,
     StoredMessages,
 )
 from router.client._retry import RetryPolicy
@@ -45,6 +47,7 @@ __all__ = [
     "CatalogChanges",
     "CatalogInfo",
     "Health",
+    "MemoriesDeleted",
     "Memory",
     "NotFoundError",
     "PermissionDeniedError",
@@ -53,6 +56,7 @@ __all__ = [
     "RoutedFunction",
     "RouterClient",
     "RouterClientError",
+    "StoredMemory",
     "StoredMessages",
     "TransportError",
     "UnavailableError",

@@ -70,7 +70,9 @@ async def test_each_everyday_memory_comes_back_for_the_request_it_matters_to(
         assert missed == []
 
 
-async def test_with_all_ten_memories_nearly_every_request_gets_its_own(serve: Callable[..., Any], catalog: Path) -> None:
+async def test_with_all_ten_memories_nearly_every_request_gets_its_own(
+    serve: Callable[..., Any], catalog: Path
+) -> None:
     async with serve(catalog=catalog) as served:
         for number, case in enumerate(CASES):
             assert await say(served.client, f"week-{number}", "busy", case.said) == 1
