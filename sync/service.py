@@ -14,6 +14,7 @@ from router.meta import CatalogRecord, MetaStore
 from router.metrics import Metrics
 from router.retrieval.index import ActiveIndex, FunctionStore, Generation
 from router.retrieval.texts import template
+from router.sessions.reembed import drop_memories, reembed_memories
 from router.storage.base import Storage
 from sync.diff import Plan, Summary, plan
 
@@ -170,10 +171,15 @@ class CatalogService:
             new = await asyncio.to_thread(FunctionStore.open, self._storage, target)
             embedder = await self._embedders.get(target.model)
             copied = await self._copy(old, new, embedder)
+            memories = (previous.model, previous.dimension) if previous is not None else None
+            if memories is not None:
+                await reembed_memories(self._storage, source=memories, target=embedder)
             async with self._lock:
                 # Catch up with writes that landed in the old generation while the copy ran,
                 # deletions included.
                 listed = await self._copy(old, new, embedder)
+                if memories is not None:
+                    await reembed_memories(self._storage, source=memories, target=embedder)
                 for namespace in copied - listed:
                     await self._reconcile(new, embedder, namespace, [])
                 await asyncio.to_thread(meta.set_active_generation, target)
@@ -183,6 +189,9 @@ class CatalogService:
             if previous is not None and previous.id != target.id:
                 await asyncio.to_thread(self._storage.drop, previous.spec.name)
                 if previous.model != target.model:
+                    await asyncio.to_thread(
+                        drop_memories, self._storage, model=previous.model, dimension=previous.dimension
+                    )
                     self._embedders.release(previous.model)
 
     async def _copy(self, old: FunctionStore | None, new: FunctionStore, embedder: Embedder) -> set[str]:

@@ -200,6 +200,10 @@ class MemoryStore:
         self._collection.delete([found[0].id])
         return True
 
+    def delete_ids(self, ids: Sequence[str]) -> None:
+        """Delete memories by id, whatever their scope (unknown ids are ignored)."""
+        self._collection.delete(list(ids))
+
     def forget(self, scope: str) -> int:
         """Delete every memory of a scope; returns how many there were."""
         count = self._collection.count({"scope": scope})
