@@ -239,7 +239,7 @@ class TurnRouter:
                 start=max(0, len(window) - len(stored)),
                 lexical_weight=self.settings.lexical_weight,
             )
-        facts = [fact for text in memory_candidates(messages) for fact in self._extractor.extract(text)]
+        facts = await asyncio.to_thread(self._facts, messages)
         scope = scope_of(session_id=session_id, user_id=user_id)
         if not facts or scope is None:
             return stored, 0
@@ -250,6 +250,10 @@ class TurnRouter:
             memories.add, scope, namespace or ANY_NAMESPACE, facts, vectors, session_id=session_id
         )
         return stored, added
+
+    def _facts(self, messages: Sequence[Mapping[str, Any]]) -> list[str]:
+        # Off the event loop: a model-based extractor may take a while.
+        return list(dict.fromkeys(f for text in memory_candidates(messages) for f in self._extractor.extract(text)))
 
     async def session(self, session_id: str, *, limit: int | None = None) -> list[dict[str, Any]]:
         """A session's history, oldest first (the last ``limit`` messages when given)."""

@@ -15,6 +15,10 @@ from typing import Any
 import httpx
 import pytest
 
+from router.embedding import EmbedderPool
+from router.routing import Turn
+from router.runtime import Runtime
+from router.settings import Settings, StorageSettings, SyncSettings
 from tests.integration.everyday import CASES, CATALOG
 
 pytestmark = pytest.mark.integration
@@ -95,3 +99,36 @@ async def test_a_memory_that_matters_to_nothing_in_the_turn_stays_out(serve: Cal
         assert texts(await route(served.client, "two", "solo", "Book a flight to Oslo on Friday")) == [
             "I prefer aisle seats."
         ]
+
+
+class ListedFacts:
+    """A stand-in for a model-based extractor: the facts a model would list, one per line."""
+
+    def __init__(self) -> None:
+        self.seen: list[str] = []
+
+    def extract(self, text: str) -> list[str]:
+        self.seen.append(text)
+        return ["The user is vegetarian.", "The user is allergic to peanuts."] if "vegetarian" in text else []
+
+
+async def test_another_extractor_plugs_in_through_the_runtime(
+    tmp_path: Path, catalog: Path, embedders: EmbedderPool
+) -> None:
+    extractor = ListedFacts()
+    settings = Settings(storage=StorageSettings(data=tmp_path / "data"), sync=SyncSettings(catalog=catalog))
+    runtime = Runtime(settings, embedders=embedders, extractor=extractor)
+    await runtime.start()
+    try:
+        await runtime.wait_ready()
+        run = [
+            {"role": "user", "content": "Please remember that I am vegetarian and allergic to peanuts."},
+            {"role": "assistant", "content": "I am vegetarian too."},
+        ]
+        _, added = await runtime.turns.record("s", run, user_id="vera", namespace=NAMESPACE)
+        assert (added, extractor.seen) == (2, [run[0]["content"]])
+        turn = Turn(NAMESPACE, [{"role": "user", "content": "Recommend a restaurant near the Louvre"}], user_id="vera")
+        routed = await runtime.turns.route(turn)
+        assert "The user is vegetarian." in [m.text for m in routed.memories]
+    finally:
+        await runtime.stop()
