@@ -38,7 +38,7 @@ _IDS = uuid.UUID("9a7b6c5d-4e3f-4a1b-8c2d-1e0f9a8b7c6d")
 # Memories posted without a namespace hold in every namespace of their scope.
 ANY_NAMESPACE = "*"
 # A route reads at most this many memories of a scope (the newest when there are more).
-SCAN_LIMIT = 1000
+SCAN_LIMIT = 256
 _FIELDS = ("text", "namespace", "created_at", "session_id", "vector")
 
 

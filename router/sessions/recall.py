@@ -155,16 +155,23 @@ def rank(
     settings = settings or RecallSettings()
     if not len(rows) or settings.limit <= 0:
         return []
-    memories = rows.vectors
-    relevance = memories @ np.asarray(turn, dtype=np.float32)
+    # One product for every query vector: small matrices cost their call more than their size.
+    queries = [np.asarray(turn, dtype=np.float32)[None, :]]
     if recent is not None:
-        relevance = np.maximum(relevance, settings.context_weight * (memories @ np.asarray(recent, dtype=np.float32)))
+        queries.append(np.asarray(recent, dtype=np.float32)[None, :])
+    queries += [np.asarray(facets, dtype=np.float32) for _, facets in functions]
+    scores = rows.vectors @ np.concatenate(queries).T
+    relevance: np.ndarray = scores[:, 0]
+    if recent is not None:
+        relevance = np.maximum(relevance, settings.context_weight * scores[:, 1])
     if functions:
         best = max(score for score, _ in functions)
         through = np.full(len(rows), -1.0, dtype=np.float32)
+        column = len(queries) - len(functions)
         for score, facets in functions:
             weight = float(np.clip(score / best, 0.0, 1.0)) if best > 0 else 1.0
-            through = np.maximum(through, weight * (memories @ facets.T).max(axis=1))
+            through = np.maximum(through, weight * scores[:, column : column + len(facets)].max(axis=1))
+            column += len(facets)
         relevance = (relevance + settings.function_weight * through) / (1.0 + settings.function_weight)
     order = np.argsort(-relevance, kind="stable")[: settings.limit]
     top = float(relevance[order[0]])
