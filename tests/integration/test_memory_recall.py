@@ -8,17 +8,20 @@ whose parameters it matters to (``dietary_restrictions``), and the memory comes 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
+from fastapi import FastAPI
 
 from router.embedding import EmbedderPool
 from router.routing import Turn
 from router.runtime import Runtime
 from router.settings import Settings, StorageSettings, SyncSettings
+from tests.conftest import ROOT
 from tests.integration.everyday import CASES, CATALOG
 
 pytestmark = pytest.mark.integration
@@ -132,3 +135,29 @@ async def test_another_extractor_plugs_in_through_the_runtime(
         assert "The user is vegetarian." in [m.text for m in routed.memories]
     finally:
         await runtime.stop()
+
+
+def test_the_documented_extractor_reads_a_models_list() -> None:
+    (block,) = re.findall(r"^```python\n(.*?)^```", readme_section("Memory"), re.MULTILINE | re.DOTALL)
+    prompts: list[str] = []
+
+    def ask_my_model(prompt: str) -> str:
+        prompts.append(prompt)
+        return "Here they are:\n- The user is vegetarian.\n- The user lives in Porto.\n"
+
+    namespace: dict[str, Any] = {"ask_my_model": ask_my_model, "__name__": "__docs__"}
+    exec(compile(block, "README.md", "exec"), namespace)  # noqa: S102
+    assert isinstance(namespace["app"], FastAPI)
+    extractor = namespace["ModelExtractor"](ask_my_model)
+    assert extractor.extract("I'm vegetarian and I live in Porto.") == [
+        "The user is vegetarian.",
+        "The user lives in Porto.",
+    ]
+    assert "I'm vegetarian and I live in Porto." in prompts[-1]
+
+
+def readme_section(title: str) -> str:
+    text = (ROOT / "README.md").read_text()
+    match = re.search(rf"^## {re.escape(title)}\n(.*?)(?=^## |\Z)", text, re.MULTILINE | re.DOTALL)
+    assert match, title
+    return match.group(1)
