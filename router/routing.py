@@ -209,7 +209,10 @@ class TurnRouter:
             margin=self.settings.memory_margin,
             min_score=self.settings.memory_min_score,
         )
-        return await recall(rows, vectors, routed, encoder=index.embedder, cache=self._facets, settings=settings)
+        store = await self.memories(index)
+        return await recall(
+            rows, vectors, routed, encoder=index.embedder, cache=self._facets, store=store, settings=settings
+        )
 
     async def record(
         self,

@@ -18,6 +18,7 @@ a few small matrix products in numpy.
 
 from __future__ import annotations
 
+import asyncio
 import re
 import threading
 from collections import OrderedDict
@@ -29,7 +30,7 @@ import numpy as np
 
 from router.catalog import FunctionDef
 from router.embedding import Vectors
-from router.sessions.memory import Memory, MemoryRows
+from router.sessions.memory import Memory, MemoryRows, MemoryStore
 
 __all__ = ["FacetCache", "RecallSettings", "facet_texts", "rank", "recall"]
 
@@ -153,7 +154,8 @@ def rank(
         settings: ranking and cut-off.
     """
     settings = settings or RecallSettings()
-    if not len(rows) or settings.limit <= 0:
+    count = len(rows.texts)
+    if not count or settings.limit <= 0:
         return []
     # One product for every query vector: small matrices cost their call more than their size.
     queries = [np.asarray(turn, dtype=np.float32)[None, :]]
@@ -166,7 +168,7 @@ def rank(
         relevance = np.maximum(relevance, settings.context_weight * scores[:, 1])
     if functions:
         best = max(score for score, _ in functions)
-        through = np.full(len(rows), -1.0, dtype=np.float32)
+        through = np.full(count, -1.0, dtype=np.float32)
         column = len(queries) - len(functions)
         for score, facets in functions:
             weight = float(np.clip(score / best, 0.0, 1.0)) if best > 0 else 1.0
@@ -179,6 +181,15 @@ def rank(
     return [Memory(rows.texts[i], float(relevance[i])) for i in order if relevance[i] >= least]
 
 
+async def _embed_missing(rows: MemoryRows, encoder: Encoder, store: MemoryStore | None) -> MemoryRows:
+    # Memories stored by a version that kept no vector in the payload: embedded once, then kept.
+    ids, texts = [i for i, _ in rows.unembedded], [t for _, t in rows.unembedded]
+    vectors = await encoder.embed(texts, kind="memory")
+    if store is not None:
+        await asyncio.to_thread(store.keep_vectors, ids, vectors)
+    return rows.with_vectors(texts, vectors)
+
+
 async def recall(
     rows: MemoryRows,
     vectors: Vectors,
@@ -186,6 +197,7 @@ async def recall(
     *,
     encoder: Encoder,
     cache: FacetCache,
+    store: MemoryStore | None = None,
     settings: RecallSettings | None = None,
 ) -> list[Memory]:
     """Rank the scope's memories for a turn routed to ``functions``.
@@ -196,10 +208,13 @@ async def recall(
         functions: the routed functions (pinned ones left out) with their scores.
         encoder: embeds facets not cached yet.
         cache: facet vectors already embedded.
+        store: where memories stored without a vector in their payload get it (once).
         settings: ranking and cut-off.
     """
     if not len(rows):
         return []
+    if rows.unembedded:
+        rows = await _embed_missing(rows, encoder, store)
     texts = [facet_texts(f) for f, _ in functions]
     flat = await cache.vectors(encoder, [t for group in texts for t in group])
     facets: list[tuple[float, np.ndarray]] = []

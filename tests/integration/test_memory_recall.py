@@ -21,6 +21,7 @@ from router.embedding import EmbedderPool
 from router.routing import Turn
 from router.runtime import Runtime
 from router.settings import Settings, StorageSettings, SyncSettings
+from router.storage.base import PointData
 from tests.conftest import ROOT
 from tests.integration.everyday import CASES, CATALOG
 
@@ -161,3 +162,28 @@ def readme_section(title: str) -> str:
     match = re.search(rf"^## {re.escape(title)}\n(.*?)(?=^## |\Z)", text, re.MULTILINE | re.DOTALL)
     assert match, title
     return match.group(1)
+
+
+async def test_memories_stored_without_a_vector_in_their_payload_get_one_on_their_first_route(
+    tmp_path: Path, catalog: Path, embedders: EmbedderPool
+) -> None:
+    settings = Settings(storage=StorageSettings(data=tmp_path / "data"), sync=SyncSettings(catalog=catalog))
+    runtime = Runtime(settings, embedders=embedders)
+    await runtime.start()
+    try:
+        await runtime.wait_ready()
+        turns, text = runtime.turns, "I prefer aisle seats."
+        await turns.record("s", [{"role": "user", "content": text}], user_id="old", namespace=NAMESPACE)
+        collection = (await turns.user_memories())._collection
+        (record,) = list(collection.scroll({"scope": "user:old"}))
+        older = {k: v for k, v in record.payload.items() if k != "vector"}  # as an earlier version stored it
+        dense = (await runtime.service.index.embedder.embed([text], kind="memory"))[0].tolist()
+        collection.upsert([PointData(id=record.id, payload=older, dense=dense)])
+
+        turn = Turn(NAMESPACE, [{"role": "user", "content": "Book a flight to Oslo on Friday"}], user_id="old")
+        assert [m.text for m in (await turns.route(turn)).memories] == [text]
+        (after,) = list(collection.scroll({"scope": "user:old"}))
+        assert set(after.payload) == {*older, "vector"}, "kept for the next routes"
+        assert [m.text for m in (await turns.route(turn)).memories] == [text]
+    finally:
+        await runtime.stop()
