@@ -185,7 +185,9 @@ async def measure(data: Path, *, sample: int | None) -> str:
     questions = [p.question for p in pairs]
     bfcl = bfcl_questions()
     lines = [
-        f"Command: `{COMMAND}`. PrefEval development set: {len(pairs)} pairs, {len({p.topic for p in pairs})} topics.",
+        f"Command: `{COMMAND}` (`PREFEVAL=<dir>` when the data is not at `../shared/data/prefeval-dev`). "
+        f"PrefEval development set: {len(pairs)} pairs, {len({p.topic for p in pairs})} topics. "
+        "Quality figures: they do not depend on the machine's load.",
         "",
         "| stored as memories | now | before |",
         "| --- | --- | --- |",
