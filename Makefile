@@ -9,7 +9,7 @@ DATA   ?= data
 
 export HF_HUB_OFFLINE := 1
 
-.PHONY: install run test lint typecheck unit bench bench-sync bench-quality bench-perf bench-storage bench-load bench-index clean
+.PHONY: install run test lint typecheck unit bench bench-sync bench-quality bench-perf bench-storage bench-load bench-index bench-memory clean
 
 install: $(STAMP)
 
@@ -43,7 +43,7 @@ $(BENCH_STAMP): $(STAMP)
 	$(BIN)/python -m pip install --quiet --no-deps 'bfcl-eval==2026.3.23'
 	touch $(BENCH_STAMP)
 
-bench: bench-sync bench-quality bench-perf bench-storage bench-load bench-index
+bench: bench-sync bench-quality bench-perf bench-storage bench-load bench-index bench-memory
 
 bench-sync: $(BENCH_STAMP)
 	$(BIN)/python -m benchmarks.sync_bench
@@ -63,6 +63,11 @@ bench-load: $(BENCH_STAMP)
 
 bench-index: $(BENCH_STAMP)
 	$(BIN)/python -m benchmarks.index_recall
+
+# PrefEval's development set, from the project root (../shared/data/prefeval-dev by default).
+PREFEVAL ?= ../shared/data/prefeval-dev
+bench-memory: $(BENCH_STAMP)
+	$(BIN)/python -m benchmarks.memory --data $(PREFEVAL)
 
 clean:
 	rm -rf $(VENV) $(DATA) .mypy_cache .pytest_cache .ruff_cache

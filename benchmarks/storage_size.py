@@ -15,6 +15,7 @@ is per shard (and per replica) on a server. ``--functions-store`` reports a stor
 from __future__ import annotations
 
 import argparse
+import base64
 import json
 import random
 import tempfile
@@ -165,6 +166,9 @@ def write_points(
     return measure(root, collection.spec.name, what, total, payload_json=size)
 
 
+_MEMORY_VECTOR = base64.b64encode(bytes(range(256)) * 6).decode("ascii")
+
+
 def memory_payload(n: int) -> dict[str, Any]:
     return {
         "scope": f"user:user-{n // 5}",
@@ -172,6 +176,8 @@ def memory_payload(n: int) -> dict[str, Any]:
         "text": f"I prefer aisle seats and vegetarian meals on flight number {n}.",
         "session_id": f"session-{n // 3}",
         "created_at": time.time(),
+        # Memories keep their vector in the payload too (384 float32, base64) for recall's scroll.
+        "vector": _MEMORY_VECTOR,
     }
 
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from router.catalog import FunctionDef
+from router.embedding import Vectors
 from router.errors import InvalidRequest
 from router.messages import context_texts
 from router.meta import CatalogRecord
@@ -25,7 +26,8 @@ from router.retrieval.scored import Candidate, ScoredFunction
 from router.retrieval.sparse import query_vector
 from router.sessions.extraction import MemoryExtractor, StatementExtractor, memory_candidates
 from router.sessions.history import HistoryStore, as_message
-from router.sessions.memory import ANY_NAMESPACE, Memory, MemoryStore, scope_of
+from router.sessions.memory import ANY_NAMESPACE, Memory, MemoryRows, MemoryStore, scope_of
+from router.sessions.recall import FacetCache, RecallSettings, recall
 from router.settings import RouteSettings
 from router.storage.base import Storage, StorageUnavailable
 from sync.service import CatalogService
@@ -87,6 +89,7 @@ class TurnRouter:
         self._extractor = extractor or StatementExtractor()
         self._history: HistoryStore | None = None
         self._memories: dict[str, MemoryStore] = {}
+        self._facets = FacetCache()
 
     async def history(self) -> HistoryStore:
         """The history store (opened on first use)."""
@@ -102,6 +105,10 @@ class TurnRouter:
                 MemoryStore.open, self._storage, model=model, dimension=dimension
             )
         return self._memories[model]
+
+    async def user_memories(self) -> MemoryStore:
+        """The memories of the model currently serving (what ``/v1/users/{id}/memories`` manages)."""
+        return await self.memories(self._service.index)
 
     async def route(self, turn: Turn) -> Routed:
         """The functions that matter for ``turn``, plus history and memories.
@@ -143,7 +150,7 @@ class TurnRouter:
         scope = scope_of(session_id=turn.session_id, user_id=turn.user_id)
         memory_store = await self.memories(index) if scope is not None and self.settings.max_memories else None
         pinned_names = list(dict.fromkeys([*record.pinned, *turn.pinned]))
-        found, pinned, memories = await asyncio.to_thread(
+        found, pinned, rows = await asyncio.to_thread(
             self._search, index, turn, texts, [v.tolist() for v in vectors], pinned_names, memory_store
         )
         _check_pinned(turn.pinned, {p.function.name for p in pinned})
@@ -161,6 +168,7 @@ class TurnRouter:
         if turn.min_score is not None:
             chosen = [f for f in chosen if f.score >= turn.min_score]
         chosen = chosen[: turn.max_functions]
+        memories = await self._recall(index, rows, chosen, vectors)
         return Routed(
             functions=chosen,
             pinned=pinned,
@@ -186,7 +194,7 @@ class TurnRouter:
         vectors: Sequence[list[float]],
         pinned_names: Sequence[str],
         memory_store: MemoryStore | None,
-    ) -> tuple[list[list[Candidate]], list[ScoredFunction], list[Memory]]:
+    ) -> tuple[list[list[Candidate]], list[ScoredFunction], MemoryRows | None]:
         limit = max(self.settings.candidates, turn.max_functions * 4)
         examples = self.settings.learn_from_usage
         found = [
@@ -194,12 +202,25 @@ class TurnRouter:
             for v, t in zip(vectors, texts, strict=True)
         ]
         pinned = index.store.score_names(turn.namespace, vectors[0], pinned_names)
-        memories: list[Memory] = []
         scope = scope_of(session_id=turn.session_id, user_id=turn.user_id)
-        if memory_store is not None and scope is not None:
-            limit, least = self.settings.max_memories, self.settings.memory_min_score
-            memories = memory_store.search(scope, turn.namespace, vectors[0], limit=limit, min_score=least)
-        return found, pinned, memories
+        rows = memory_store.rows(scope, [turn.namespace]) if memory_store is not None and scope is not None else None
+        return found, pinned, rows
+
+    async def _recall(
+        self, index: ActiveIndex, rows: MemoryRows | None, functions: Sequence[ScoredFunction], vectors: Vectors
+    ) -> list[Memory]:
+        if not rows:
+            return []
+        routed = [(f.function, f.score) for f in functions]
+        settings = RecallSettings(
+            limit=self.settings.max_memories,
+            margin=self.settings.memory_margin,
+            min_score=self.settings.memory_min_score,
+        )
+        store = await self.memories(index)
+        return await recall(
+            rows, vectors, routed, encoder=index.embedder, cache=self._facets, store=store, settings=settings
+        )
 
     async def record(
         self,
@@ -229,7 +250,7 @@ class TurnRouter:
                 start=max(0, len(window) - len(stored)),
                 lexical_weight=self.settings.lexical_weight,
             )
-        facts = [fact for text in memory_candidates(messages) for fact in self._extractor.extract(text)]
+        facts = await asyncio.to_thread(self._facts, messages)
         scope = scope_of(session_id=session_id, user_id=user_id)
         if not facts or scope is None:
             return stored, 0
@@ -240,6 +261,10 @@ class TurnRouter:
             memories.add, scope, namespace or ANY_NAMESPACE, facts, vectors, session_id=session_id
         )
         return stored, added
+
+    def _facts(self, messages: Sequence[Mapping[str, Any]]) -> list[str]:
+        # Off the event loop: a model-based extractor may take a while.
+        return list(dict.fromkeys(f for text in memory_candidates(messages) for f in self._extractor.extract(text)))
 
     async def session(self, session_id: str, *, limit: int | None = None) -> list[dict[str, Any]]:
         """A session's history, oldest first (the last ``limit`` messages when given)."""

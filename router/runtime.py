@@ -12,6 +12,7 @@ from router.embedding import Embedder, EmbedderPool
 from router.fallback import PinnedFunctions, read_pins
 from router.metrics import Metrics
 from router.routing import TurnRouter
+from router.sessions.extraction import MemoryExtractor
 from router.settings import EmbeddingSettings, Settings, StorageSettings
 from router.storage.base import Storage, StorageUnavailable
 from sync.service import CatalogService, ProgressFactory
@@ -82,6 +83,7 @@ class Runtime:
         storage: an already open storage to use instead of the configured one.
         embedders: an embedder pool to share (tests reuse one loaded model).
         progress: progress callback factory for large embeddings.
+        extractor: what turns user input into memories (``StatementExtractor`` when None).
 
     Attributes:
         metrics: this process's metrics (its own registry).
@@ -94,8 +96,10 @@ class Runtime:
         storage: Storage | None = None,
         embedders: EmbedderPool | None = None,
         progress: ProgressFactory | None = None,
+        extractor: MemoryExtractor | None = None,
     ) -> None:
         self.settings = settings
+        self._extractor = extractor
         self._storage = storage
         self._owns_storage = storage is None
         self.embedders = embedders or EmbedderPool(embedder_loader(settings.embedding))
@@ -161,7 +165,7 @@ class Runtime:
                     service.pins = await read_pins(await service.catalogs(), service.index.store)
             self.metrics.catalogs.read = service.meta.catalogs
             self._service = service
-            self._turns = TurnRouter(service, self._storage, self.settings.route)
+            self._turns = TurnRouter(service, self._storage, self.settings.route, extractor=self._extractor)
             if service.rebuild_pending:
                 self._spawn(service.rebuild(), "rebuild")
             catalog = self.settings.sync.catalog

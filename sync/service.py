@@ -15,6 +15,7 @@ from router.metrics import Metrics
 from router.retrieval.examples import reembed
 from router.retrieval.index import ActiveIndex, FunctionStore, Generation
 from router.retrieval.texts import template
+from router.sessions.reembed import drop_memories, reembed_memories
 from router.storage.base import Storage
 from sync.diff import Plan, StoredHashes, Summary, plan
 
@@ -180,10 +181,15 @@ class CatalogService:
             embedder = await self._embedders.get(target.model)
             copied = await self._copy(old, new, embedder)
             examples = await self._reembed_examples(old, new, embedder)
+            memories = (previous.model, previous.dimension) if previous is not None else None
+            if memories is not None:
+                await reembed_memories(self._storage, source=memories, target=embedder)
             async with self._lock:
                 # Catch up with writes that landed in the old generation while the copy ran,
                 # deletions included.
                 listed = await self._copy(old, new, embedder)
+                if memories is not None:
+                    await reembed_memories(self._storage, source=memories, target=embedder)
                 for namespace in copied - listed:
                     await self._reconcile(new, embedder, namespace, [])
                 await self._reembed_examples(old, new, embedder, after=examples)
@@ -194,6 +200,9 @@ class CatalogService:
             if previous is not None and previous.id != target.id:
                 await asyncio.to_thread(self._storage.drop, previous.spec.name)
                 if previous.model != target.model:
+                    await asyncio.to_thread(
+                        drop_memories, self._storage, model=previous.model, dimension=previous.dimension
+                    )
                     self._embedders.release(previous.model)
 
     @staticmethod

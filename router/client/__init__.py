@@ -31,10 +31,12 @@ from router.client._models import (
     ExampleMatch,
     Explanation,
     Health,
+    MemoriesDeleted,
     Memory,
     RoutedFunction,
     RouteResult,
     SignalWeights,
+    StoredMemory,
     StoredMessages,
 )
 from router.client._retry import RetryPolicy
@@ -50,6 +52,7 @@ __all__ = [
     "ExampleMatch",
     "Explanation",
     "Health",
+    "MemoriesDeleted",
     "Memory",
     "NotFoundError",
     "PermissionDeniedError",
@@ -59,6 +62,7 @@ __all__ = [
     "RouterClient",
     "RouterClientError",
     "SignalWeights",
+    "StoredMemory",
     "StoredMessages",
     "TransportError",
     "UnavailableError",

@@ -14,7 +14,16 @@ import httpx
 from router.client import _calls as calls
 from router.client._calls import DEFAULT_URL, Call, Messages
 from router.client._errors import TransportError, UnavailableError
-from router.client._models import Catalog, CatalogChanges, CatalogInfo, Health, RouteResult, StoredMessages
+from router.client._models import (
+    Catalog,
+    CatalogChanges,
+    CatalogInfo,
+    Health,
+    MemoriesDeleted,
+    RouteResult,
+    StoredMemory,
+    StoredMessages,
+)
 from router.client._retry import NO_RETRY, Attempts, RetryPolicy
 
 T = TypeVar("T")
@@ -93,6 +102,23 @@ class AsyncRouterClient:
     async def get_messages(self, session_id: str) -> list[dict[str, Any]]:
         """A session's stored messages, oldest first (empty for an unknown session)."""
         return await self._send(calls.get_messages(session_id))
+
+    async def list_memories(self, user_id: str, *, namespace: str | None = None) -> list[StoredMemory]:
+        """A user's memories, oldest first: text, namespace (``*``: every one), when, from which session.
+
+        Args:
+            user_id: the user the memories were stored for.
+            namespace: only the memories stored in this namespace.
+        """
+        return await self._send(calls.list_memories(user_id, namespace=namespace))
+
+    async def delete_memory(self, user_id: str, memory_id: str) -> MemoriesDeleted:
+        """Forget one memory of a user (``NotFoundError`` when the user has no memory of that id)."""
+        return await self._send(calls.delete_memory(user_id, memory_id))
+
+    async def delete_memories(self, user_id: str) -> MemoriesDeleted:
+        """Forget every memory of a user, in every namespace."""
+        return await self._send(calls.delete_memories(user_id))
 
     async def list_catalogs(self) -> list[CatalogInfo]:
         """Every known catalog."""

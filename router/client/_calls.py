@@ -15,9 +15,12 @@ from router.client._models import (
     CatalogChanges,
     CatalogInfo,
     Health,
+    MemoriesDeleted,
     RouteResult,
+    StoredMemory,
     StoredMessages,
     catalogs_from_json,
+    memories_from_json,
     messages_from_json,
 )
 
@@ -122,6 +125,23 @@ def add_messages(
 def get_messages(session_id: str) -> Call[list[dict[str, Any]]]:
     """``GET /v1/sessions/{session_id}/messages``."""
     return Call("GET", f"/v1/sessions/{_segment(session_id)}/messages", messages_from_json)
+
+
+def list_memories(user_id: str, *, namespace: str | None) -> Call[list[StoredMemory]]:
+    """``GET /v1/users/{user_id}/memories``."""
+    query = f"?namespace={_segment(namespace)}" if namespace is not None else ""
+    return Call("GET", f"/v1/users/{_segment(user_id)}/memories{query}", memories_from_json)
+
+
+def delete_memory(user_id: str, memory_id: str) -> Call[MemoriesDeleted]:
+    """``DELETE /v1/users/{user_id}/memories/{memory_id}``: not retried (a second try would find nothing)."""
+    path = f"/v1/users/{_segment(user_id)}/memories/{_segment(memory_id)}"
+    return Call("DELETE", path, MemoriesDeleted.from_json, retry=False)
+
+
+def delete_memories(user_id: str) -> Call[MemoriesDeleted]:
+    """``DELETE /v1/users/{user_id}/memories``."""
+    return Call("DELETE", f"/v1/users/{_segment(user_id)}/memories", MemoriesDeleted.from_json)
 
 
 def list_catalogs() -> Call[list[CatalogInfo]]:

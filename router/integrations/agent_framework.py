@@ -48,7 +48,7 @@ except ImportError as exc:  # the extra is not installed
         "router.integrations.agent_framework needs agent-framework-core: pip install 'tool-router[agent-framework]'"
     ) from exc
 
-from router.client import AsyncRouterClient, RouterClientError, RouteResult
+from router.client import AsyncRouterClient, MemoriesDeleted, RouterClientError, RouteResult, StoredMemory
 from router.integrations._af_messages import from_router, to_router
 
 __all__ = ["RouterContextProvider", "tool_definitions"]
@@ -121,6 +121,39 @@ class RouterContextProvider(ContextProvider):
     def bind_user(self, session: AgentSession, user_id: str) -> None:
         """Route and store this session's runs for ``user_id`` (kept in the session's state)."""
         session.state.setdefault(self.source_id, {})["user_id"] = user_id
+
+    def _whose(self, session: AgentSession | None, user_id: str | None) -> str:
+        if user_id is not None:
+            return user_id
+        state = session.state.get(self.source_id, {}) if session is not None else {}
+        whose = state.get("user_id", self.user_id) if isinstance(state, Mapping) else self.user_id
+        if whose is None:
+            raise ValueError("no user: pass user_id, bind_user the session, or give the provider a user_id")
+        return str(whose)
+
+    async def list_memories(
+        self, *, user_id: str | None = None, session: AgentSession | None = None, namespace: str | None = None
+    ) -> list[StoredMemory]:
+        """What the sidecar remembers of a user (the session's bound user, else the provider's).
+
+        Args:
+            user_id: the user; the session's bound user or the provider's ``user_id`` when None.
+            session: the session whose bound user is meant.
+            namespace: only the memories stored in this namespace.
+        """
+        return await self.client.list_memories(self._whose(session, user_id), namespace=namespace)
+
+    async def forget_memory(
+        self, memory_id: str, *, user_id: str | None = None, session: AgentSession | None = None
+    ) -> MemoriesDeleted:
+        """Forget one memory of the user (``NotFoundError`` when unknown)."""
+        return await self.client.delete_memory(self._whose(session, user_id), memory_id)
+
+    async def forget_memories(
+        self, *, user_id: str | None = None, session: AgentSession | None = None
+    ) -> MemoriesDeleted:
+        """Forget everything the sidecar remembers of the user, in every namespace."""
+        return await self.client.delete_memories(self._whose(session, user_id))
 
     async def before_run(
         self, *, agent: SupportsAgentRun, session: AgentSession, context: SessionContext, state: dict[str, Any]

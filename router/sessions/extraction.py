@@ -3,6 +3,13 @@
 Memories come from external user input only: never from assistant text, nor from
 messages that were themselves loaded from history or added by a context provider, so
 the router never feeds its own output back into what it remembers.
+
+``StatementExtractor`` reads each sentence of a user message and keeps the ones that say
+something lasting about the user: preferences and dislikes, constraints (allergies, budgets,
+accessibility), people and relations, places, identifiers ("our production cluster is
+prod-eu-1") and standing instructions ("always use metric units"). Questions, requests
+("book a flight", "I'd like a table for two") and one-off plans ("I'm in Rome tonight") are not
+memories. A model-based extractor can take its place through the ``MemoryExtractor`` protocol.
 """
 
 from __future__ import annotations
@@ -14,18 +21,124 @@ from typing import Any, Protocol
 from router.messages import message_text
 from router.sessions.history import message_source
 
-__all__ = ["MemoryExtractor", "StatementExtractor", "memory_candidates"]
+__all__ = ["MemoryExtractor", "StatementExtractor", "is_memory", "memory_candidates"]
 
-_SENTENCE = re.compile(r"(?<=[.!?;])\s+|\n+")
-_FIRST_PERSON = re.compile(
-    r"\b(i am|i'm|i was|i have|i've|my|i prefer|i'd rather|i like|i love|i enjoy|i hate|i dislike|"
-    r"i don't like|i do not like|i can't|i cannot|i usually|i always|i never|i live|i work|i study|"
-    r"call me|remember|we are|we're|our)\b",
-    re.IGNORECASE,
+_SENTENCE = re.compile(r"(?<=[.!?;])\s+|\n+|(?<=\w)\s*[:]\s+(?=[A-Z])")
+_FLAGS = re.IGNORECASE
+# "Please remember that ...", "FYI, ...": what follows is meant to be kept.
+_KEEP_PREFIX = re.compile(
+    r"^(?:(?:please|also|and|btw|by the way|oh)[\s,]+)*"
+    r"(?:(?:remember|note|keep in mind|don't forget|do not forget|never forget|make a note|take note)"
+    r"(?:\s+(?:this|that|for later|for the future))?(?:\s*(?:that|:|,))?|fyi|for the record|just so you know|"
+    r"for (?:your )?(?:context|reference|information))[\s,:]+",
+    _FLAGS,
 )
-_REMEMBER = re.compile(r"^(please\s+)?(remember|note|keep in mind)\s+(that\s+)?", re.IGNORECASE)
-_REQUEST = re.compile(
-    r"^(can|could|would|will) you\b|^(please\s+)?(find|book|show|get|send|search|tell)\b", re.IGNORECASE
+_SELF = re.compile(r"\b(?:i|me|my|mine|myself|we|our|ours|us)\b", _FLAGS)
+_QUESTION = re.compile(
+    r"^(?:what|whats|how|where|which|who|whom|whose|when|why|is there|are there|is it|"
+    r"do you|does|did you|can i|could i|should i|shall|may i|am i|do i|will i)\b",
+    _FLAGS,
+)
+# A sentence opening on a verb addressed to the assistant is a request ...
+_IMPERATIVE = re.compile(
+    r"^(?:(?:please|kindly|now|ok|okay|then|also|and|so|hey|hi|hello)[\s,]+)*"
+    r"(?:can|could|would|will|please|pls|help|find|search|look|book|reserve|order|buy|get|give|show|"
+    r"tell|list|send|email|text|call|message|page|notify|ping|remind|schedule|set|create|make|add|put|"
+    r"open|close|cancel|delete|remove|update|change|move|check|compute|calculate|convert|translate|"
+    r"recommend|suggest|plan|write|draft|compose|summarize|summarise|explain|describe|compare|"
+    r"fetch|retrieve|run|start|stop|restart|deploy|roll|scale|merge|upload|download|share|use|let|"
+    r"lets|go|try|sort|filter|display|play|turn|pick|choose|select|generate|predict|"
+    r"estimate|determine|identify|analyze|analyse|provide|return|fix|do|don't|is|are|"
+    r"i would like you|i want you|i need you)\b",
+    _FLAGS,
+)
+# ... and so is "I would like ...", "I am looking for ...", "could you", "I need ...".
+_ASKING = re.compile(
+    r"\b(?:i|we)\s+(?:would like|would love|want|wanna|need|am looking|are looking|am trying|are trying|"
+    r"am planning|are planning|plan to|am going to|are going to|will(?! not| never| only)|wonder|"
+    r"was wondering|am wondering|am curious|am interested in knowing|hope you|am hoping|"
+    r"would appreciate|am searching|am thinking|am considering|am about to|just got|just bought|"
+    r"have a question|have some questions|have a few questions|am in need|are in need|am in the market|"
+    r"are in the market|am interested in (?:starting|exploring|trying|learning|getting|finding|buying|visiting)|"
+    r"am visiting|are visiting|am going on|are going on|am heading|are heading|am traveling to|"
+    r"are traveling to|am travelling to|are travelling to|am flying to|are flying to|have been looking|"
+    r"would prefer|am in the mood|are in the mood|feel like|fancy|am craving|are craving|could use|"
+    r"am interested in \w+ing|are interested in \w+ing|am open to|are open to|am not picky|am not \w* ?concerned|"
+    r"do not care|am (?:now|currently|still) in|are (?:now|currently|still) in|am starting from|"
+    r"am having trouble|am having issues|am having problems|am needing|noticed|heard|hear|was told|"
+    r"have been told|forgot|received|recently received|ordered|purchased|bought|just|had|made a|"
+    r"have (?:a|an|the|some) (?:\w+ )?(?:query|question|request|task|problem|issue|error|experiment|urgency|"
+    r"leisure|day off|meeting|appointment)|have completed|have planned|am done|am finished|believe (?!in\b)|"
+    r"am interested in|are interested in|am (?:\w+ )?in (?:\w+ )?need|am after|am getting (?:a|an|the)|"
+    r"am (?:travel+ing|coming|driving|leaving|departing) (?:from|to)|am at|wish)\b"
+    r"|\b(?:and|but|so)\s+(?:want|need|would like|am looking|looking)\b|\blooking (?:for|to)\b"
+    r"|\b(?:can|could|would|will)\s+you\b|\byou\s+(?:can|could|should|would|must|need to)\b|\blet me know\b"
+    r"|\bhelp me\b",
+    _FLAGS,
+)
+# A standing instruction or a habit holds beyond this turn, whatever its form.
+_STANDING = re.compile(
+    r"\b(?:always|never|usually|generally|normally|typically|from now on|going forward|in the future|"
+    r"by default|whenever|every time|each time|at all times|as a rule|in general|any time|anytime|"
+    r"ever)\b",
+    _FLAGS,
+)
+# "Always use metric units", "from now on, answer in French": a standing instruction.
+_INSTRUCTION = re.compile(
+    r"^(?:please[\s,]+)?(?:always|never|from now on|going forward|in the future|by default|whenever|"
+    r"every time|each time|at all times|as a rule)\b|^(?:please[\s,]+)?call me\b",
+    _FLAGS,
+)
+_ORDER = re.compile(
+    r"\b(?:always|from now on|going forward|in the future|by default|every time|each time|at all times|ever)\b",
+    _FLAGS,
+)
+# A reason makes a need lasting: "due to my allergies, I need ...".
+_REASON = re.compile(r"\b(?:due to|because|since i|since we|as i|as we|so i|so we|given my|given our)\b", _FLAGS)
+# A clause of refusal or preference keeps a sentence that also asks ("..., but I despise hybrids").
+_FIRM = re.compile(
+    r"\b(?:but|and|although|though|because|as|since)\s+(?:i|we)\s+(?:\w+ly\s+)?(?:despise|hate|avoid|dislike|"
+    r"am allergic|are allergic|can not|do not|prefer|refuse|never|always|only)\b",
+    _FLAGS,
+)
+# A fact about today only: not durable unless a standing marker says so.
+_ONE_OFF = re.compile(
+    r"\b(?:today|tonight|tomorrow|yesterday|this (?:morning|afternoon|evening|week|weekend|month|time)|"
+    r"next (?:week|month|year|monday|tuesday|wednesday|thursday|friday|saturday|sunday|weekend)|"
+    r"next (?:semester|season|spring|summer|fall|autumn|winter|trip)|for the first time|"
+    r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.? \d{1,2}\b|"
+    r"on the \d{1,2}(?:st|nd|rd|th)?|\d{1,2}(?:st|nd|rd|th)? of \w+|(?:19|20)\d\d|lately|"
+    r"right now|at the moment|coming up|upcoming|in \d+ (?:minutes|hours|days)|soon)\b",
+    _FLAGS,
+)
+# Secrets are never kept, whoever asks; conditions and pasted data are not facts about the user.
+_NEVER = re.compile(
+    r"\b(?:passwords?|passcodes?|passphrases?|pin(?: code)?|api keys?|tokens?|secrets?|credentials|"
+    r"credit cards?|card numbers?|cvv|cvc|iban|social security|ssn)\b"
+    r"|^(?:if|suppose|supposing|assuming|assume|imagine|let us say|say|here is|here are|given)\b",
+    _FLAGS,
+)
+# Data handed over for one computation ("I have a list [1, 2, 3]") is not about the user.
+_DATA = re.compile(r"[\[\]{}=<>`|\\]|\b\d+(?:\.\d+)?\s*[-+*/^]\s*\d|(?:\d[\d.,]*\D+){4,}\d")
+# A statement about the user: "I <verb>" (after requests are ruled out), "my X is ...", "X is my Y".
+_STATEMENT = re.compile(
+    r"\b(?:i|we)\s+(?:\w+ly\s+){0,2}(?!\w+ly\b)\w+"
+    r"|\b(?:my|our)\s+[\w-]+(?:\s+[\w-]+){0,5}\s+(?:is|are|was|were|has|have|had|\w+s|can not|cannot|"
+    r"does not|do not)\b"
+    r"|\b(?:is|are)\s+(?:my|our|mine|ours)\b|\bcall me\b|^(?:as|being|having)\s+(?:a|an|someone|somebody)\b",
+    _FLAGS,
+)
+_CONTRACTIONS = (
+    (re.compile(r"\b(i|we|you|they)'m\b", _FLAGS), r"\1 am"),
+    (re.compile(r"\b(i|we|you|they)'re\b", _FLAGS), r"\1 are"),
+    (re.compile(r"\b(i|we|you|they)'ve\b", _FLAGS), r"\1 have"),
+    (re.compile(r"\b(i|we|you|they)'d\b", _FLAGS), r"\1 would"),
+    (re.compile(r"\b(i|we|you|they)'ll\b", _FLAGS), r"\1 will"),
+    (re.compile(r"\bwon't\b", _FLAGS), "will not"),
+    (re.compile(r"\bcan't\b", _FLAGS), "can not"),
+    (re.compile(r"\b(\w+)n't\b", _FLAGS), r"\1 not"),
+    (re.compile(r"\b(what|it|that|there|here|he|she)'s\b", _FLAGS), r"\1 is"),
+    (re.compile(r"\b(\w+)'s\b", _FLAGS), r"\1 is"),
 )
 
 
@@ -36,30 +149,67 @@ class MemoryExtractor(Protocol):
         """The memories stated in ``text`` (may be empty)."""
 
 
-class StatementExtractor:
-    """Keeps first-person statements (facts, preferences, standing instructions).
+def _clean(raw: str) -> str:
+    return " ".join(raw.replace("\u2019", "'").split()).strip(" -*•>\"'")
 
-    Questions and one-off requests ("can you book ...") are skipped. A model-based
-    extractor can replace this one through the ``MemoryExtractor`` protocol.
+
+def _expanded(text: str) -> str:
+    for pattern, replacement in _CONTRACTIONS:
+        text = pattern.sub(replacement, text)
+    return text
+
+
+def is_memory(sentence: str) -> bool:
+    """Whether one sentence states something lasting about the user (a preference, a fact, a rule)."""
+    text = _expanded(_clean(sentence).rstrip(".!;"))
+    if not text or text.endswith("?") or _QUESTION.search(text) or _DATA.search(text) or _NEVER.search(text):
+        return False
+    if _INSTRUCTION.search(text):
+        return True
+    lasting = bool(_STANDING.search(text))
+    if _ONE_OFF.search(text) and not lasting:
+        return False
+    if _IMPERATIVE.search(text):
+        # "Book me aisle seats from now on": a standing instruction (not "find one who never ...").
+        return bool(_ORDER.search(text)) and not re.search(r"\b(?:can|could|would|will)\s+you\b", text, _FLAGS)
+    reason = _REASON.search(text) and not re.search(r"\byou\b", text, _FLAGS)
+    if _ASKING.search(text) and not (lasting or reason or _FIRM.search(text)):
+        return False
+    return bool(_SELF.search(text) and _STATEMENT.search(text))
+
+
+class StatementExtractor:
+    """Keeps the durable statements a user makes about themselves, one sentence each.
+
+    A sentence the user asks to be remembered ("please remember that ...") is kept whatever
+    its form; otherwise ``is_memory`` decides.
+
+    Args:
+        min_words: shorter sentences are not kept.
+        max_chars: longer sentences are not kept (pasted text, not a statement).
     """
 
-    def __init__(self, *, min_words: int = 3, max_chars: int = 300) -> None:
+    def __init__(self, *, min_words: int = 2, max_chars: int = 400) -> None:
         self._min_words = min_words
         self._max_chars = max_chars
 
     def extract(self, text: str) -> list[str]:
-        """The first-person statements of ``text``."""
+        """The durable statements of ``text``, in order, each once."""
         found: list[str] = []
         for raw in _SENTENCE.split(text):
-            sentence = " ".join(raw.split()).strip(" -*")
-            if not sentence or sentence.endswith("?") or _REQUEST.search(sentence):
+            sentence = _clean(raw)
+            if not sentence:
                 continue
-            if not _FIRST_PERSON.search(sentence) or len(sentence.split()) < self._min_words:
+            kept = _KEEP_PREFIX.sub("", sentence, count=1)
+            asked = kept != sentence and not kept.endswith("?")
+            if not asked and not is_memory(sentence):
                 continue
-            sentence = _REMEMBER.sub("", sentence)
-            sentence = sentence[0].upper() + sentence[1:]
-            if len(sentence) <= self._max_chars and sentence not in found:
-                found.append(sentence)
+            kept = kept.strip(" ,")
+            if len(kept.split()) < self._min_words or len(kept) > self._max_chars:
+                continue
+            kept = kept[0].upper() + kept[1:]
+            if kept not in found:
+                found.append(kept)
         return found
 
 

@@ -1,31 +1,56 @@
-"""Memories: durable facts the user stated, kept per scope and namespace, found again by similarity.
+"""Memories: durable facts the user stated, kept per scope and namespace.
 
-What becomes a memory is decided by ``router.sessions.extraction``.
+What becomes a memory is decided by ``router.sessions.extraction``; which memories come back
+with a turn by ``router.sessions.recall``. Each memory keeps its vector in its payload too, so
+a route reads a scope's memories with their vectors in one scroll and ranks them in numpy.
 """
 
 from __future__ import annotations
 
+import base64
+import builtins
 import hashlib
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from itertools import islice
 from typing import Any
 
-from router.embedding import Vectors
-from router.storage.base import Collection, CollectionSpec, PointData, Storage
+import numpy as np
 
-__all__ = ["ANY_NAMESPACE", "Memory", "MemoryStore", "memory_context", "memory_spec", "scope_of"]
+from router.embedding import Vectors
+from router.storage.base import Collection, CollectionSpec, PointData, Record, Storage
+
+__all__ = [
+    "ANY_NAMESPACE",
+    "Memory",
+    "MemoryRows",
+    "MemoryStore",
+    "StoredMemory",
+    "memory_context",
+    "memory_spec",
+    "scope_of",
+    "user_scope",
+]
 
 _IDS = uuid.UUID("9a7b6c5d-4e3f-4a1b-8c2d-1e0f9a8b7c6d")
 # Memories posted without a namespace hold in every namespace of their scope.
 ANY_NAMESPACE = "*"
+# A route reads at most this many memories of a scope (the newest when there are more).
+SCAN_LIMIT = 256
+_FIELDS = ("text", "namespace", "created_at", "session_id", "vector")
+
+
+def user_scope(user_id: str) -> str:
+    """The scope of a user's memories (across their sessions)."""
+    return f"user:{user_id}"
 
 
 def scope_of(*, session_id: str | None, user_id: str | None) -> str | None:
     """Memories belong to the user when known (across sessions), otherwise to the session."""
     if user_id is not None:
-        return f"user:{user_id}"
+        return user_scope(user_id)
     return f"session:{session_id}" if session_id is not None else None
 
 
@@ -37,11 +62,60 @@ class Memory:
     score: float
 
 
+@dataclass(frozen=True)
+class StoredMemory:
+    """A memory as stored: what it says, where it holds, when and from which session it came."""
+
+    id: str
+    text: str
+    namespace: str
+    created_at: float
+    session_id: str | None
+
+
+@dataclass(frozen=True)
+class MemoryRows:
+    """A scope's memories with their vectors, ready to rank (rows of ``vectors`` match ``texts``)."""
+
+    texts: list[str]
+    vectors: np.ndarray
+    # Memories stored before vectors were kept in payloads: (id, text), to embed once.
+    unembedded: tuple[tuple[str, str], ...] = ()
+
+    def __len__(self) -> int:
+        return len(self.texts) + len(self.unembedded)
+
+    def with_vectors(self, texts: Sequence[str], vectors: Vectors) -> MemoryRows:
+        """These rows plus ``texts`` with their ``vectors``, nothing left to embed."""
+        if not len(texts):
+            return MemoryRows(self.texts, self.vectors)
+        return MemoryRows([*self.texts, *texts], np.concatenate([self.vectors, np.asarray(vectors, dtype=np.float32)]))
+
+
 def memory_spec(model: str, dimension: int) -> CollectionSpec:
     """The memories collection of one embedding model (vectors of two models never mix)."""
     key = hashlib.sha256(f"{model}|{dimension}".encode()).hexdigest()[:12]
     return CollectionSpec(
         name=f"memories-{key}", dense_size=dimension, tenant_field="scope", keyword_fields=("namespace",)
+    )
+
+
+def _encode(vector: np.ndarray) -> str:
+    return base64.b64encode(np.asarray(vector, dtype="<f4").tobytes()).decode("ascii")
+
+
+def _decode(text: str, dimension: int) -> np.ndarray | None:
+    try:
+        vector = np.frombuffer(base64.b64decode(text), dtype="<f4")
+    except (ValueError, TypeError):
+        return None
+    return vector if vector.shape == (dimension,) else None
+
+
+def _stored(record: Record) -> StoredMemory:
+    p = record.payload
+    return StoredMemory(
+        record.id, p["text"], p.get("namespace", ANY_NAMESPACE), p.get("created_at", 0.0), p.get("session_id")
     )
 
 
@@ -56,43 +130,115 @@ class MemoryStore:
     def __init__(self, collection: Collection, *, duplicate_score: float = 0.95) -> None:
         self._collection = collection
         self._duplicate = duplicate_score
+        self._dimension = collection.spec.dense_size or 0
 
     @classmethod
     def open(cls, storage: Storage, *, model: str, dimension: int) -> MemoryStore:
         """Open the memories collection of ``model``."""
         return cls(storage.collection(memory_spec(model, dimension)))
 
-    def add(self, scope: str, namespace: str, texts: Sequence[str], vectors: Vectors, *, session_id: str | None) -> int:
-        """Store new memories; returns how many were new."""
+    def add(
+        self,
+        scope: str,
+        namespace: str,
+        texts: Sequence[str],
+        vectors: Vectors,
+        *,
+        session_id: str | None,
+        created_at: Sequence[float] | None = None,
+    ) -> int:
+        """Store new memories; returns how many were new.
+
+        ``created_at`` keeps the original times when memories are copied (a model change).
+        """
         points: list[PointData] = []
-        for text, vector in zip(texts, vectors, strict=True):
+        for position, (text, vector) in enumerate(zip(texts, vectors, strict=True)):
             near = self._collection.search(
                 dense=vector.tolist(), match={"scope": scope, "namespace": namespace}, limit=1
             )
             if near and near[0].score >= self._duplicate:
                 continue
             key = f"{scope}\x00{namespace}\x00{' '.join(text.lower().split())}"
+            when = created_at[position] if created_at is not None else time.time()
             payload: dict[str, Any] = {"scope": scope, "namespace": namespace, "text": text}
-            payload.update(session_id=session_id, created_at=time.time())
+            payload.update(session_id=session_id, created_at=when, vector=_encode(vector))
             points.append(PointData(id=str(uuid.uuid5(_IDS, key)), payload=payload, dense=vector.tolist()))
         self._collection.upsert(points)
         return len(points)
 
-    def search(
-        self, scope: str, namespace: str, vector: Sequence[float], *, limit: int, min_score: float
-    ) -> list[Memory]:
-        """The memories of the scope most similar to ``vector``, above ``min_score``."""
-        where = {"scope": scope, "namespace": [namespace, ANY_NAMESPACE]}
-        hits = self._collection.search(dense=vector, match=where, limit=limit)
-        return [Memory(h.payload["text"], h.score) for h in hits if h.score >= min_score]
+    def rows(self, scope: str, namespaces: Iterable[str], *, limit: int = SCAN_LIMIT) -> MemoryRows:
+        """The scope's memories that hold in ``namespaces`` (``*`` ones included), with their vectors."""
+        where = {"scope": scope, "namespace": sorted({*namespaces, ANY_NAMESPACE})}
+        records = list(islice(self._collection.scroll(where, fields=("text", "vector", "created_at")), limit * 4))
+        if len(records) > limit:
+            records = sorted(records, key=lambda r: r.payload.get("created_at", 0.0))[-limit:]
+        texts: list[str] = []
+        vectors: list[np.ndarray] = []
+        unembedded: list[tuple[str, str]] = []
+        for record in records:
+            vector = _decode(record.payload.get("vector", ""), self._dimension)
+            if vector is not None:
+                texts.append(record.payload["text"])
+                vectors.append(vector)
+            else:
+                unembedded.append((record.id, record.payload["text"]))
+        matrix = np.stack(vectors) if vectors else np.zeros((0, self._dimension), dtype=np.float32)
+        return MemoryRows(texts, matrix, tuple(unembedded))
 
-    def forget(self, scope: str) -> None:
-        """Delete every memory of a scope."""
+    def keep_vectors(self, ids: Sequence[str], vectors: Vectors) -> None:
+        """Write the vectors of memories stored without one in their payload."""
+        found = {r.id: r for r in self._collection.retrieve(list(ids))}
+        points = [
+            PointData(id=i, payload={**found[i].payload, "vector": _encode(v)}, dense=v.tolist())
+            for i, v in zip(ids, vectors, strict=True)
+            if i in found
+        ]
+        self._collection.upsert(points)
+
+    def list(self, scope: str, *, namespace: str | None = None) -> list[StoredMemory]:
+        """Every memory of a scope (of one namespace when given), oldest first."""
+        where: dict[str, str] = {"scope": scope}
+        if namespace is not None:
+            where["namespace"] = namespace
+        records = self._collection.scroll(where, fields=[f for f in _FIELDS if f != "vector"])
+        return sorted((_stored(r) for r in records), key=lambda m: (m.created_at, m.id))
+
+    def namespaces(self, scope: str) -> set[str]:
+        """The namespaces the scope's memories are stored in (``*`` for every namespace)."""
+        return {
+            r.payload.get("namespace", ANY_NAMESPACE)
+            for r in self._collection.scroll({"scope": scope}, fields=["namespace"])
+        }
+
+    def delete(self, scope: str, memory_id: str) -> bool:
+        """Delete one memory of the scope; False when the scope holds no memory of that id."""
+        try:
+            found = self._collection.retrieve([str(uuid.UUID(memory_id))])
+        except ValueError:
+            return False
+        if not found or found[0].payload.get("scope") != scope:
+            return False
+        self._collection.delete([found[0].id])
+        return True
+
+    def delete_ids(self, ids: Sequence[str]) -> None:
+        """Delete memories by id, whatever their scope (unknown ids are ignored)."""
+        self._collection.delete(list(ids))
+
+    def forget(self, scope: str) -> int:
+        """Delete every memory of a scope; returns how many there were."""
+        count = self._collection.count({"scope": scope})
         self._collection.delete_where({"scope": scope})
+        return count
 
-    def all(self, scope: str, namespace: str) -> list[str]:
-        """Every memory text of a scope."""
-        return [r.payload["text"] for r in self._collection.scroll({"scope": scope, "namespace": namespace})]
+    def all(self, scope: str, namespace: str) -> builtins.list[str]:
+        """Every memory text of a scope and namespace."""
+        return [m.text for m in self.list(scope, namespace=namespace)]
+
+    def every(self) -> builtins.list[tuple[str, StoredMemory]]:
+        """Every memory of every scope, with its scope (to copy them to another model)."""
+        records = self._collection.scroll(None, fields=["scope", *[f for f in _FIELDS if f != "vector"]])
+        return [(r.payload["scope"], _stored(r)) for r in records]
 
 
 def memory_context(memories: Sequence[Memory]) -> str:

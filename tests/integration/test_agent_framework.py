@@ -197,6 +197,25 @@ async def test_history_and_memories_come_back_attributed(router: AsyncRouterClie
     assert "book_flight" in second.requests[0].tools
 
 
+async def test_the_provider_lists_and_forgets_the_users_memories(router: AsyncRouterClient) -> None:
+    provider = RouterContextProvider(router, namespace="travel", user_id="default-user")
+    user = f"user-{time.time_ns()}"
+    session = AgentSession(session_id=session_id())
+    provider.bind_user(session, user)
+    await agent_with(ScriptedChatClient(Message("assistant", ["Noted."])), provider, Tools()).run(
+        "I prefer aisle seats.", session=session
+    )
+    memories = await provider.list_memories(session=session)
+    assert [(m.text, m.namespace, m.session_id) for m in memories] == [
+        ("I prefer aisle seats.", "travel", session.session_id)
+    ]
+    assert await provider.list_memories() == [], "the provider's own user has none"
+    assert (await provider.forget_memory(memories[0].id, user_id=user)).deleted == 1
+    assert (await provider.forget_memories(session=session)).deleted == 0
+    with pytest.raises(ValueError, match="no user"):
+        await RouterContextProvider(router).list_memories()
+
+
 async def test_auto_history_defers_to_the_agents_own(router: AsyncRouterClient) -> None:
     chat = ScriptedChatClient(Message("assistant", ["Here are flights."]), Message("assistant", ["Booked."]))
     agent = agent_with(chat, RouterContextProvider(router, namespace="travel"), Tools())

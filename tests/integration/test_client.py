@@ -6,6 +6,7 @@ pointed at this server.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import re
 import shutil
@@ -158,6 +159,29 @@ def test_session_messages_history_and_memories(router: RouterClient) -> None:
     assert any("aisle" in m.text for m in result.memories)
     assert "aisle" in result.memory_context
     assert router.get_messages("no-such-session") == []
+
+
+def test_a_users_memories_are_listed_and_forgotten(router: RouterClient, live: LiveServer) -> None:
+    user = f"memories-{time.time_ns()}"
+    router.add_messages(f"{user}-a", "I prefer aisle seats.", user_id=user, namespace="travel")
+    router.add_messages(f"{user}-b", "Our production cluster is prod-eu-1.", user_id=user, namespace="devops")
+    memories = router.list_memories(user)
+    assert [(m.text, m.namespace, m.session_id) for m in memories] == [
+        ("I prefer aisle seats.", "travel", f"{user}-a"),
+        ("Our production cluster is prod-eu-1.", "devops", f"{user}-b"),
+    ]
+    assert [m.text for m in router.list_memories(user, namespace="devops")] == ["Our production cluster is prod-eu-1."]
+    assert router.delete_memory(user, memories[0].id).deleted == 1
+    with pytest.raises(NotFoundError):
+        router.delete_memory(user, memories[0].id)
+
+    async def forget_all() -> tuple[int, int]:
+        async with AsyncRouterClient(live.url) as client:
+            left = await client.list_memories(user)
+            return len(left), (await client.delete_memories(user)).deleted
+
+    assert asyncio.run(forget_all()) == (1, 1)
+    assert router.list_memories(user) == []
 
 
 def test_messages_with_ids_are_stored_once(router: RouterClient) -> None:

@@ -1,0 +1,105 @@
+"""``/v1/users/{user_id}/memories``: what the router remembers of a user, to read and to forget.
+
+A user's memories are the ones stored with their ``user_id`` (memories of a session without
+a user belong to that session and go with it). API keys reach them as they reach sessions: a
+key limited to namespaces may read or delete a user's memories only when every one of them was
+stored in one of its namespaces (memories stored without a namespace hold in every namespace,
+so only a key for every namespace reaches them).
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+from fastapi import APIRouter, Depends, Path, Query
+from pydantic import BaseModel, Field
+
+from router.access import Access
+from router.api.auth import AccessDep, get_access
+from router.api.deps import TurnRouterDep
+from router.api.errors import responses
+from router.errors import Forbidden, NotFound
+from router.limits import check_body
+from router.routing import TurnRouter
+from router.schemas import IDENTIFIER, NAMESPACE
+from router.sessions.memory import ANY_NAMESPACE, user_scope
+
+router = APIRouter(prefix="/v1/users", tags=["memories"], dependencies=[Depends(get_access), Depends(check_body)])
+UserPath = Path(pattern=IDENTIFIER, description="the user id memories were stored with")
+
+
+class MemoryItem(BaseModel):
+    """One stored memory."""
+
+    id: str
+    text: str
+    namespace: str = Field(description=f"the catalog it holds in; {ANY_NAMESPACE!r} for every namespace")
+    created_at: float = Field(description="when it was stored (Unix seconds)")
+    session_id: str | None = Field(description="the session it was said in")
+
+
+class UserMemoriesOut(BaseModel):
+    """A user's memories, oldest first."""
+
+    user_id: str
+    memories: list[MemoryItem]
+
+
+class MemoriesDeletedOut(BaseModel):
+    """How many memories a deletion removed."""
+
+    user_id: str
+    deleted: int
+
+
+async def check_user(access: Access, turns: TurnRouter, user_id: str) -> None:
+    """Raise ``Forbidden`` when a limited key may not reach the user's memories."""
+    if access.namespaces is None:
+        return
+    store = await turns.user_memories()
+    outside = await asyncio.to_thread(store.namespaces, user_scope(user_id)) - access.namespaces
+    if outside:
+        raise Forbidden(f"user {user_id!r} has memories of namespaces this API key may not use")
+
+
+@router.get("/{user_id}/memories", responses=responses(401, 403, 422, 503))
+async def list_memories(
+    access: AccessDep,
+    turns: TurnRouterDep,
+    user_id: str = UserPath,
+    namespace: str | None = Query(None, pattern=NAMESPACE, description="only the memories stored in this namespace"),
+) -> UserMemoriesOut:
+    """The user's memories: text, namespace, when and from which session, oldest first."""
+    if namespace is not None:
+        access.check(namespace)
+    await check_user(access, turns, user_id)
+    store = await turns.user_memories()
+    found = await asyncio.to_thread(store.list, user_scope(user_id), namespace=namespace)
+    items = [
+        MemoryItem(id=m.id, text=m.text, namespace=m.namespace, created_at=m.created_at, session_id=m.session_id)
+        for m in found
+    ]
+    return UserMemoriesOut(user_id=user_id, memories=items)
+
+
+@router.delete("/{user_id}/memories/{memory_id}", responses=responses(401, 403, 404, 422, 503))
+async def delete_memory(
+    access: AccessDep,
+    turns: TurnRouterDep,
+    user_id: str = UserPath,
+    memory_id: str = Path(pattern=IDENTIFIER, description="a memory's id, from the list"),
+) -> MemoriesDeletedOut:
+    """Forget one memory of the user (404 when the user has no memory of that id)."""
+    await check_user(access, turns, user_id)
+    store = await turns.user_memories()
+    if not await asyncio.to_thread(store.delete, user_scope(user_id), memory_id):
+        raise NotFound(f"memory_id: user {user_id!r} has no memory {memory_id!r}")
+    return MemoriesDeletedOut(user_id=user_id, deleted=1)
+
+
+@router.delete("/{user_id}/memories", responses=responses(401, 403, 422, 503))
+async def delete_memories(access: AccessDep, turns: TurnRouterDep, user_id: str = UserPath) -> MemoriesDeletedOut:
+    """Forget every memory of the user, in every namespace (the right to be forgotten)."""
+    await check_user(access, turns, user_id)
+    store = await turns.user_memories()
+    return MemoriesDeletedOut(user_id=user_id, deleted=await asyncio.to_thread(store.forget, user_scope(user_id)))

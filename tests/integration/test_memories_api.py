@@ -1,0 +1,133 @@
+"""``/v1/users/{user_id}/memories`` over HTTP with API keys: list, forget one, forget all.
+
+The app runs with its lifespan, the real model and embedded storage, over the example
+catalog, with one key for every namespace and two limited ones.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from typing import Any
+
+import httpx
+import pytest
+
+from router.access import AuthSettings
+from tests.conftest import EXAMPLES, Served
+
+pytestmark = pytest.mark.integration
+
+ADMIN = "admin-7f3a9c1e5b2d4f6a8c0e"
+TRAVEL = "travel-2b4d6f8a0c1e3a5c7e9b"
+DEVOPS = "devops-9e7c5a3f1d2b4c6e8a0f"
+KEYS = {ADMIN: "*", TRAVEL: ["travel"], DEVOPS: ["devops"]}
+
+
+@asynccontextmanager
+async def keyed(serve: Callable[..., Any]) -> AsyncIterator[Served]:
+    async with serve(catalog=EXAMPLES, auth=AuthSettings(api_keys=json.dumps(KEYS))) as served:
+        yield served
+
+
+async def call(served: Served, method: str, path: str, body: Any = None, *, key: str | None) -> httpx.Response:
+    headers = {"authorization": f"Bearer {key}"} if key is not None else {}
+    return await served.client.request(method, path, json=body, headers=headers, params=None)
+
+
+async def say(served: Served, session: str, text: str, *, key: str, **fields: Any) -> None:
+    body = {"messages": [{"role": "user", "content": text}], **fields}
+    response = await call(served, "POST", f"/v1/sessions/{session}/messages", body, key=key)
+    assert response.status_code == 200, response.text
+    assert response.json()["memories_added"] == 1, text
+
+
+async def listed(served: Served, user: str, *, key: str = ADMIN, **params: str) -> list[dict[str, Any]]:
+    response = await served.client.get(
+        f"/v1/users/{user}/memories", params=params, headers={"authorization": f"Bearer {key}"}
+    )
+    assert response.status_code == 200, response.text
+    body = response.json()
+    assert body["user_id"] == user
+    return list(body["memories"])
+
+
+async def test_a_users_memories_are_listed_with_where_and_when_they_were_said(serve: Callable[..., Any]) -> None:
+    async with keyed(serve) as served:
+        started = time.time()
+        await say(served, "trip", "I prefer aisle seats.", key=TRAVEL, user_id="ana", namespace="travel")
+        await say(served, "ops", "Our production cluster is prod-eu-1.", key=DEVOPS, user_id="ana", namespace="devops")
+        await say(served, "any", "My name is Ana Silva.", key=ADMIN, user_id="ana")
+        await say(served, "alone", "I live in Porto.", key=ADMIN, namespace="travel")  # a session's, not ana's
+
+        memories = await listed(served, "ana")
+        assert [(m["text"], m["namespace"], m["session_id"]) for m in memories] == [
+            ("I prefer aisle seats.", "travel", "trip"),
+            ("Our production cluster is prod-eu-1.", "devops", "ops"),
+            ("My name is Ana Silva.", "*", "any"),
+        ]
+        assert all(set(m) == {"id", "text", "namespace", "created_at", "session_id"} for m in memories)
+        assert all(started <= m["created_at"] <= time.time() for m in memories)
+        assert len({m["id"] for m in memories}) == 3
+        assert [m["text"] for m in await listed(served, "ana", namespace="devops")] == [
+            "Our production cluster is prod-eu-1."
+        ]
+        assert await listed(served, "nobody") == []
+
+
+async def test_limited_keys_reach_only_users_whose_memories_are_all_theirs(serve: Callable[..., Any]) -> None:
+    async with keyed(serve) as served:
+        await say(served, "t1", "I prefer window seats.", key=TRAVEL, user_id="tom", namespace="travel")
+        await say(served, "a1", "I prefer aisle seats.", key=TRAVEL, user_id="ana", namespace="travel")
+        await say(served, "a2", "Our production cluster is prod-eu-1.", key=DEVOPS, user_id="ana", namespace="devops")
+
+        assert [m["text"] for m in await listed(served, "tom", key=TRAVEL)] == ["I prefer window seats."]
+        base = "/v1/users/ana/memories"
+        for method, path in (("GET", base), ("DELETE", base), ("DELETE", f"{base}/whatever")):
+            assert (await call(served, method, path, key=None)).status_code == 401
+            refused = await call(served, method, path, key=TRAVEL)
+            assert refused.status_code == 403, (method, path)
+            assert set(refused.json()) == {"error", "detail", "request_id"}
+        other = await served.client.get(
+            base, params={"namespace": "devops"}, headers={"authorization": f"Bearer {TRAVEL}"}
+        )
+        assert other.status_code == 403
+        assert "namespace" in other.json()["detail"]
+        assert (await call(served, "GET", "/v1/users/tom/memories", key=DEVOPS)).status_code == 403
+        assert len(await listed(served, "ana")) == 2, "a refused request changes nothing"
+
+
+async def test_one_memory_is_forgotten_then_all_of_them(serve: Callable[..., Any]) -> None:
+    async with keyed(serve) as served:
+        for session, text in (("s1", "I am vegetarian."), ("s2", "I prefer aisle seats."), ("s3", "I live in Porto.")):
+            await say(served, session, text, key=TRAVEL, user_id="eve", namespace="travel")
+        await say(served, "z", "I live in Lyon.", key=TRAVEL, user_id="zoe", namespace="travel")
+        memories = await listed(served, "eve", key=TRAVEL)
+        first = memories[0]["id"]
+
+        deleted = await call(served, "DELETE", f"/v1/users/eve/memories/{first}", key=TRAVEL)
+        assert deleted.status_code == 200, deleted.text
+        assert deleted.json() == {"user_id": "eve", "deleted": 1}
+        assert [m["text"] for m in await listed(served, "eve")] == ["I prefer aisle seats.", "I live in Porto."]
+        again = await call(served, "DELETE", f"/v1/users/eve/memories/{first}", key=TRAVEL)
+        assert again.status_code == 404
+        assert set(again.json()) == {"error", "detail", "request_id"}
+        zoes = (await listed(served, "zoe"))[0]["id"]
+        not_hers = await call(served, "DELETE", f"/v1/users/eve/memories/{zoes}", key=ADMIN)
+        assert not_hers.status_code == 404, "a memory of another user is not found through this one"
+        assert (await call(served, "DELETE", "/v1/users/eve/memories/not-an-id", key=ADMIN)).status_code == 404
+
+        route = {"namespace": "travel", "user_id": "eve", "messages": [{"role": "user", "content": "Any veggie food?"}]}
+        answer = await call(served, "POST", "/v1/route", route, key=TRAVEL)
+        assert "I am vegetarian." not in [m["text"] for m in answer.json()["memories"]]
+
+        everything = await call(served, "DELETE", "/v1/users/eve/memories", key=TRAVEL)
+        assert everything.json() == {"user_id": "eve", "deleted": 2}
+        assert await listed(served, "eve") == []
+        route["messages"] = [{"role": "user", "content": "Where do I live? Which seat do I like?"}]
+        assert (await call(served, "POST", "/v1/route", route, key=TRAVEL)).json()["memories"] == []
+        assert [m["text"] for m in await listed(served, "zoe")] == ["I live in Lyon."], "other users keep theirs"
+        nothing = await call(served, "DELETE", "/v1/users/eve/memories", key=TRAVEL)
+        assert nothing.json() == {"user_id": "eve", "deleted": 0}

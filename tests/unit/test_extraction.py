@@ -1,0 +1,112 @@
+"""What becomes a memory: durable statements about the user, never requests or questions."""
+
+from __future__ import annotations
+
+import pytest
+
+from router.sessions.extraction import StatementExtractor, is_memory, memory_candidates
+
+DURABLE = [
+    # preferences and dislikes
+    "I prefer aisle seats.",
+    "I strictly avoid red meat.",
+    "I can't stand horror films.",
+    "Spicy food is not for me, I really dislike it.",
+    "I'm a huge fan of jazz.",
+    "I like my coffee black.",
+    # constraints: allergies, diets, budgets, accessibility
+    "I am vegetarian and allergic to peanuts.",
+    "I'm vegan.",
+    "I'm lactose intolerant.",
+    "My budget is 300 euros per night.",
+    "We never spend more than 2000 dollars on a holiday.",
+    "I use a wheelchair, so step-free access matters to me.",
+    "I get motion sick on boats.",
+    "Due to a back injury, I need to avoid heavy lifting.",
+    # people and relations
+    "My wife is called Ana.",
+    "Ana is my manager.",
+    "My daughter Lea is seven.",
+    "We have two kids and a dog.",
+    "I have a golden retriever named Max.",
+    # places
+    "I live in Lyon.",
+    "Our office is in Berlin, near Alexanderplatz.",
+    "I work from home on Fridays.",
+    # identifiers
+    "Our production cluster is prod-eu-1.",
+    "My employee number is 44871.",
+    "Our on-call team is payments-sre.",
+    "The payments on-call rotation is ours: payments-sre.",
+    "Our main repository is acme/checkout.",
+    # standing instructions and habits
+    "Always use metric units.",
+    "Never book me on red-eye flights.",
+    "From now on, answer in French.",
+    "I use metric units.",
+    "I usually fly with Air France.",
+    "Call me Sam.",
+    "We deploy on Tuesdays only.",
+]
+
+NOT_MEMORIES = [
+    "Recommend a restaurant near the Louvre for tonight.",
+    "Book a flight from Lisbon to Rome next Friday.",
+    "Can you find me a hotel in Rome?",
+    "What is the weather in Oslo?",
+    "How far is Lyon from Paris?",
+    "I'd like a table for two at eight.",
+    "I want to book a hotel for three nights.",
+    "I need a taxi to the airport.",
+    "I'm looking for a good sushi place.",
+    "I'm flying to Rome tomorrow.",
+    "I have a list of numbers [3, 5, 7] and want their mean.",
+    "Page the on-call engineer for the checkout service.",
+    "Send the report to my manager.",
+    "Find my last order.",
+    "Could you convert 450 euros to dollars?",
+    "Is there a direct train to Milan?",
+    "Please deploy version 2.4.1 to production.",
+    "I was wondering if you could check my booking.",
+    "Help me write an email to the team.",
+    "Tell me a joke.",
+    "Thanks, that's great.",
+    "Show me the seat map of TP 840",
+    "I'm visiting Madrid next spring and would like ideas.",
+]
+
+
+@pytest.mark.parametrize("sentence", DURABLE)
+def test_durable_statements_about_the_user_are_kept(sentence: str) -> None:
+    assert is_memory(sentence) or StatementExtractor().extract(sentence), sentence
+
+
+@pytest.mark.parametrize("sentence", NOT_MEMORIES)
+def test_requests_questions_and_one_off_plans_are_not(sentence: str) -> None:
+    assert StatementExtractor().extract(sentence) == [], sentence
+
+
+def test_a_message_keeps_its_statements_and_drops_its_requests() -> None:
+    text = "Please remember that I am vegetarian and allergic to peanuts. Recommend a restaurant near the Louvre."
+    assert StatementExtractor().extract(text) == ["I am vegetarian and allergic to peanuts."]
+    assert StatementExtractor().extract("Remember: the staging cluster is stage-2.") == [
+        "The staging cluster is stage-2."
+    ]
+    mixed = "I'm looking for a fuel-efficient car, but I despise the look of hybrids."
+    assert StatementExtractor().extract(mixed) == [mixed]
+
+
+def test_each_statement_is_kept_once_and_cleaned() -> None:
+    text = "  I prefer window seats.\n\nI prefer window seats.  - my name is Frida Kahlo."
+    assert StatementExtractor().extract(text) == ["I prefer window seats.", "My name is Frida Kahlo."]
+
+
+def test_only_external_user_messages_are_candidates() -> None:
+    messages = [
+        {"role": "assistant", "content": "I am vegetarian too."},
+        {"role": "user", "content": "I live in Porto.", "source": "context_provider"},
+        {"role": "user", "content": "I work at a bank.", "source": "history"},
+        {"role": "user", "content": "I love Rome."},
+        {"role": "system", "content": "I am the system."},
+    ]
+    assert memory_candidates(messages) == ["I love Rome."]
