@@ -36,6 +36,7 @@ from router.client._models import (
 )
 from router.client._retry import RetryPolicy
 from router.client._sync import RouterClient
+from router.client._tool_models import CatalogTools, FoundFunction, ToolSearchResult
 
 __all__ = [
     "APIError",
@@ -44,6 +45,8 @@ __all__ = [
     "Catalog",
     "CatalogChanges",
     "CatalogInfo",
+    "CatalogTools",
+    "FoundFunction",
     "Health",
     "Memory",
     "NotFoundError",
@@ -54,6 +57,7 @@ __all__ = [
     "RouterClient",
     "RouterClientError",
     "StoredMessages",
+    "ToolSearchResult",
     "TransportError",
     "UnavailableError",
     "ValidationError",

@@ -231,3 +231,40 @@ def test_the_documented_examples_run(live: LiveServer, capsys: pytest.CaptureFix
     printed = capsys.readouterr().out
     assert "search_flights" in printed
     assert "NamespaceNotFound" in printed
+
+
+def test_tool_search_and_tool_lists(router: RouterClient) -> None:
+    found = router.tool_search("travel", "Find me a flight from Lisbon to Rome", call_id="call_1")
+    assert found.names[0] == "search_flights"
+    assert (found.item["type"], found.item["call_id"]) == ("tool_search_output", "call_1")
+    assert [t["name"] for t in found.item["tools"]] == found.names
+    assert all(f.namespace == "travel" and 0 < f.score <= 1 for f in found.functions)
+    both = router.tool_search(["travel", "commerce"], "Refund my order", format="anthropic", call_id="toolu_1")
+    assert both.item["tool_use_id"] == "toolu_1"
+    assert both.functions[0].namespace == "commerce"
+    assert router.tool_search("travel", "Convert euros to dollars", format="plain", max_functions=1).names == [
+        "convert_currency"
+    ]
+    with pytest.raises(ValidationError, match="call_id"):
+        router.tool_search("travel", "Find a flight", format="anthropic")
+    with pytest.raises(NotFoundError):
+        router.tool_search("no-such-namespace", "Find a flight")
+    listed = router.tools("travel", format="anthropic", load=["book_flight"])
+    assert (listed.namespace, listed.format) == ("travel", "anthropic")
+    assert [t["name"] for t in listed.tools[:2]] == ["tool_search", "book_flight"]
+    assert all(t["defer_loading"] for t in listed.tools[2:])
+    assert router.tools("travel") == router.tools("travel")
+    routed = router.route("travel", "Find me a flight from Lisbon to Rome", defer_rest=True)
+    assert routed.tools[0]["type"] == "tool_search"
+    assert len(routed.tools) == 16
+
+
+async def test_the_async_client_searches_too(live: LiveServer) -> None:
+    async with AsyncRouterClient(live.url) as router:
+        found = await router.tool_search("devops", "Roll back the payments service", format="mcp")
+        assert found.names[0] == "rollback_deployment"
+        assert found.item["tools"][0]["name"] == "rollback_deployment"
+        listed = await router.tools("devops")
+        assert listed.tools[0]["type"] == "tool_search"
+        routed = await router.route("devops", "Roll back the payments service", defer_rest=True, format="anthropic")
+        assert routed.tools[0]["name"] == "tool_search"
