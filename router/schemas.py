@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic_core import InitErrorDetails
 
 NAMESPACE = r"^[A-Za-z0-9_.-]{1,64}$"
 # Session and user ids: 1-256 characters, no control characters, no "/" (a session id is a path segment).
@@ -80,12 +81,31 @@ class CatalogsOut(BaseModel):
 
 
 class Message(BaseModel):
-    """A chat message; fields beyond role and content (tool calls, names, ids) are kept."""
+    """A chat message, or an item of OpenAI's Responses API (a ``type``, with or without a role).
+
+    Fields beyond role and content (tool calls, names, ids, an item's own fields) are kept.
+    """
 
     model_config = ConfigDict(extra="allow")
 
-    role: str = Field(min_length=1, examples=["user"])
+    role: str | None = Field(
+        None, min_length=1, examples=["user"], description="required, except for a Responses item with a `type`"
+    )
     content: Any = Field(None, description="text, or a list of content parts")
+
+    def as_dict(self) -> dict[str, Any]:
+        """The message as posted (a Responses item without a role stays without one)."""
+        return self.model_dump(exclude={"role"} if self.role is None else None)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _role_or_type(cls, data: Any) -> Any:
+        if isinstance(data, dict) and data.get("role") is None and not isinstance(data.get("type"), str):
+            # Reported as the role field missing, as when role was required of every message.
+            raise ValidationError.from_exception_data(
+                "Message", [InitErrorDetails(type="missing", loc=("role",), input=data)]
+            )
+        return data
 
 
 class RouteIn(BaseModel):
