@@ -45,9 +45,12 @@ def _words(name: str) -> list[str]:
 
 def topics(functions: Sequence[FunctionDef], *, limit: int = TOPICS) -> list[str]:
     """The words of the functions' names that say what they act on, most functions first."""
+    named = [{w for w in _words(f.name) if w not in _COMMON and not w.isdigit() and len(w) > 1} for f in functions]
+    seen = set().union(*named) if named else set()
     counts: Counter[str] = Counter()
-    for function in functions:
-        counts.update({w for w in _words(function.name) if w not in _COMMON and not w.isdigit() and len(w) > 1})
+    for words in named:
+        # A plural counts as its singular when the catalog uses that too ("flights", "flight").
+        counts.update({w[:-1] if w.endswith("s") and w[:-1] in seen else w for w in words})
     ranked = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
     return [word for word, _ in ranked[:limit]]
 

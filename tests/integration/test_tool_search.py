@@ -250,3 +250,18 @@ async def test_a_key_limited_to_namespaces_may_search_only_those(serve: Callable
         listed = await app.client.get("/v1/catalogs/devops/tools", headers=headers)
         assert error(listed, 403)
         assert (await app.client.post("/v1/tool_search", json=both)).status_code == 401
+
+
+async def test_the_openapi_document_describes_the_tool_search_endpoints(served: Served) -> None:
+    document = (await served.client.get("/openapi.json")).json()
+    search = document["paths"]["/v1/tool_search"]["post"]
+    listing = document["paths"]["/v1/catalogs/{namespace}/tools"]["get"]
+    assert {"403", "404", "422"} <= set(search["responses"]) & set(listing["responses"])
+    schemas = document["components"]["schemas"]
+    assert schemas["ToolSearchIn"]["examples"][0]["format"] == "openai"
+    assert schemas["ToolSearchOut"]["examples"][0]["item"]["type"] == "tool_search_output"
+    assert schemas["CatalogToolsOut"]["examples"][0]["tools"][0]["name"] == "tool_search"
+    listed = listing["responses"]["200"]["content"]["application/json"]["schema"]
+    assert listed["$ref"].endswith("/CatalogToolsOut")
+    assert {p["name"] for p in listing["parameters"]} >= {"namespace", "format", "load"}
+    assert "defer_rest" in schemas["RouteIn"]["properties"]
