@@ -19,8 +19,8 @@ from router.errors import InvalidRequest
 from router.limits import check_body
 from router.retrieval.scored import ScoredFunction
 from router.routing import Turn, TurnRouter
-from router.schemas import FoundFunction, ToolSearchIn, ToolSearchOut
 from router.tools import search_item
+from router.tools.schemas import FoundFunction, ToolSearchIn, ToolSearchOut
 
 router = APIRouter(prefix="/v1", tags=["tool search"], dependencies=[Depends(get_access), Depends(check_body)])
 MAX_NAMESPACES = 16

@@ -14,8 +14,9 @@ from router.api.deps import ServiceDep
 from router.api.errors import responses
 from router.errors import InvalidRequest
 from router.limits import check_body
-from router.schemas import NAMESPACE, CatalogToolsOut
+from router.schemas import NAMESPACE
 from router.tools import ListFormat, catalog_tools
+from router.tools.schemas import CatalogToolsOut
 
 router = APIRouter(prefix="/v1/catalogs", tags=["tool search"], dependencies=[Depends(get_access), Depends(check_body)])
 
