@@ -8,7 +8,7 @@ from importlib import metadata
 
 from fastapi import FastAPI
 
-from router.api import catalogs, errors, health, route, sessions, users
+from router.api import catalogs, errors, health, route, sessions, tool_search, tools, users
 from router.api.auth import AuthMiddleware
 from router.api.observe import Observe
 from router.limits import BodyLimitMiddleware
@@ -60,4 +60,6 @@ def create_app(settings: Settings | None = None, *, runtime: Runtime | None = No
     app.include_router(sessions.router)
     app.include_router(users.router)
     app.include_router(catalogs.router)
+    app.include_router(tool_search.router)
+    app.include_router(tools.router)
     return app

@@ -127,6 +127,12 @@ class Metrics:
             "Routes answered with the pinned functions only, storage being down.",
             registry=registry,
         )
+        self.routes = Counter(
+            "router_routes",
+            "Turns routed, by endpoint: route (POST /v1/route) or tool_search (POST /v1/tool_search).",
+            ["endpoint"],
+            registry=registry,
+        )
         self.catalogs = _Catalogs()
         registry.register(self.catalogs)
         ProcessCollector(registry=registry)
@@ -134,6 +140,10 @@ class Metrics:
     def request(self, method: str, path: str, status: int, seconds: float) -> None:
         """Record one HTTP request."""
         self.requests.labels(method, path, str(status)).observe(seconds)
+
+    def routed(self, endpoint: str) -> None:
+        """Record one routed turn (a route, or a model's search call)."""
+        self.routes.labels(endpoint).inc()
 
     def error(self, kind: str, status: int) -> None:
         """Record one error answer."""

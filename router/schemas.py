@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic_core import InitErrorDetails
 
 NAMESPACE = r"^[A-Za-z0-9_.-]{1,64}$"
 # Session and user ids: 1-256 characters, no control characters, no "/" (a session id is a path segment).
@@ -80,12 +81,31 @@ class CatalogsOut(BaseModel):
 
 
 class Message(BaseModel):
-    """A chat message; fields beyond role and content (tool calls, names, ids) are kept."""
+    """A chat message, or an item of OpenAI's Responses API (a ``type``, with or without a role).
+
+    Fields beyond role and content (tool calls, names, ids, an item's own fields) are kept.
+    """
 
     model_config = ConfigDict(extra="allow")
 
-    role: str = Field(min_length=1, examples=["user"])
+    role: str | None = Field(
+        None, min_length=1, examples=["user"], description="required, except for a Responses item with a `type`"
+    )
     content: Any = Field(None, description="text, or a list of content parts")
+
+    def as_dict(self) -> dict[str, Any]:
+        """The message as posted (a Responses item without a role stays without one)."""
+        return self.model_dump(exclude={"role"} if self.role is None else None)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _role_or_type(cls, data: Any) -> Any:
+        if isinstance(data, dict) and data.get("role") is None and not isinstance(data.get("type"), str):
+            # Reported as the role field missing, as when role was required of every message.
+            raise ValidationError.from_exception_data(
+                "Message", [InitErrorDetails(type="missing", loc=("role",), input=data)]
+            )
+        return data
 
 
 class RouteIn(BaseModel):
@@ -120,6 +140,14 @@ class RouteIn(BaseModel):
         None, ge=0, le=1000, description="session messages returned in `history` (default 20)"
     )
     explain: bool = Field(False, description="add to each function the parts of its score (`explanation`)")
+    defer_rest: bool = Field(
+        False,
+        description="`tools` holds the routed functions loaded, every other catalog function deferred "
+        "(`defer_loading`) and the client-executed search tool, in the shape of `format`",
+    )
+    format: Literal["openai", "anthropic"] = Field(
+        "openai", description="with `defer_rest`: the API whose `tools` array to answer (OpenAI Responses or Anthropic)"
+    )
 
 
 class ExampleMatch(BaseModel):
@@ -174,7 +202,10 @@ class RouteOut(BaseModel):
     """The functions that matter for the turn, plus the session's context."""
 
     functions: list[RoutedFunction]
-    tools: list[dict[str, Any]] = Field(description="the same functions as OpenAI tool objects, same order")
+    tools: list[dict[str, Any]] = Field(
+        description="the same functions as OpenAI tool objects, same order; with `defer_rest`, the whole catalog "
+        "as the `tools` array of `format`"
+    )
     history: list[dict[str, Any]] = Field(
         default_factory=list, description="the session's last messages, as chat messages (store fields removed)"
     )

@@ -40,7 +40,8 @@ def _body(
 
 
 def _location(loc: tuple[Any, ...]) -> str:
-    parts = [str(p) for p in loc if p not in ("body", "query", "path")]
+    # Only the first part says where the field is: a body field may itself be named "query".
+    parts = [str(p) for p in (loc[1:] if loc and loc[0] in ("body", "query", "path", "header") else loc)]
     text = ""
     for part in parts:
         text += f"[{part}]" if part.isdigit() else (f".{part}" if text else part)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from fastapi import APIRouter, Depends
 
 from router.api.auth import AccessDep, check_session, get_access
-from router.api.deps import TurnRouterDep
+from router.api.deps import RuntimeDep, TurnRouterDep
 from router.api.errors import responses
 from router.limits import check_body
 from router.retrieval.explanation import Explanation
@@ -13,12 +13,13 @@ from router.routing import Turn, pinned_first
 from router.schemas import ExampleMatch, MemoryOut, RoutedFunction, RouteIn, RouteOut, SignalWeights
 from router.schemas import Explanation as ExplanationOut
 from router.sessions.memory import memory_context
+from router.tools import catalog_tools
 
 router = APIRouter(prefix="/v1", tags=["route"], dependencies=[Depends(get_access), Depends(check_body)])
 
 
 @router.post("/route", responses=responses(400, 401, 403, 404, 413, 422, 503))
-async def route(body: RouteIn, access: AccessDep, turns: TurnRouterDep) -> RouteOut:
+async def route(body: RouteIn, access: AccessDep, turns: TurnRouterDep, runtime: RuntimeDep) -> RouteOut:
     """Return the top functions for the turn (scores, schemas verbatim), the history and memories."""
     access.check(body.namespace)
     if body.session_id is not None:
@@ -39,6 +40,11 @@ async def route(body: RouteIn, access: AccessDep, turns: TurnRouterDep) -> Route
         )
     )
     chosen = pinned_first(routed)
+    runtime.metrics.routed("route")
+    tools = [f.openai_tool() for f, _, _ in chosen]
+    if body.defer_rest and not routed.degraded:
+        catalog = await runtime.service.functions(body.namespace)
+        tools = catalog_tools(body.format, body.namespace, catalog, loaded=[f.name for f, _, _ in chosen])
     return RouteOut(
         functions=[
             RoutedFunction(
@@ -51,7 +57,7 @@ async def route(body: RouteIn, access: AccessDep, turns: TurnRouterDep) -> Route
             )
             for f, score, pinned in chosen
         ],
-        tools=[f.openai_tool() for f, _, _ in chosen],
+        tools=tools,
         history=routed.history,
         memories=[MemoryOut(text=m.text, score=m.score) for m in routed.memories],
         memory_context=memory_context(routed.memories),

@@ -22,7 +22,7 @@ async def post_messages(
     access.check(body.namespace)
     await check_session(access, turns, session_id)
     stored, added = await turns.record(
-        session_id, [m.model_dump() for m in body.messages], user_id=body.user_id, namespace=body.namespace
+        session_id, [m.as_dict() for m in body.messages], user_id=body.user_id, namespace=body.namespace
     )
     return StoredOut(session_id=session_id, stored=len(stored), memories_added=added)
 

@@ -41,6 +41,7 @@ from router.client._models import (
 )
 from router.client._retry import RetryPolicy
 from router.client._sync import RouterClient
+from router.client._tool_models import CatalogTools, FoundFunction, ToolSearchResult
 
 __all__ = [
     "APIError",
@@ -49,8 +50,10 @@ __all__ = [
     "Catalog",
     "CatalogChanges",
     "CatalogInfo",
+    "CatalogTools",
     "ExampleMatch",
     "Explanation",
+    "FoundFunction",
     "Health",
     "MemoriesDeleted",
     "Memory",
@@ -64,6 +67,7 @@ __all__ = [
     "SignalWeights",
     "StoredMemory",
     "StoredMessages",
+    "ToolSearchResult",
     "TransportError",
     "UnavailableError",
     "ValidationError",

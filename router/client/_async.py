@@ -25,6 +25,7 @@ from router.client._models import (
     StoredMessages,
 )
 from router.client._retry import NO_RETRY, Attempts, RetryPolicy
+from router.client._tool_models import CatalogTools, ListFormat, SearchFormat, ToolSearchResult
 
 T = TypeVar("T")
 log = logging.getLogger("router.client")
@@ -71,6 +72,8 @@ class AsyncRouterClient:
         pinned: Sequence[str] = (),
         history_messages: int | None = None,
         explain: bool = False,
+        defer_rest: bool = False,
+        format: ListFormat | None = None,
     ) -> RouteResult:
         """The functions that matter for a turn, with the session's history and memories."""
         return await self._send(
@@ -85,8 +88,38 @@ class AsyncRouterClient:
                 pinned=pinned,
                 history_messages=history_messages,
                 explain=explain,
+                defer_rest=defer_rest,
+                format=format,
             )
         )
+
+    async def tool_search(
+        self,
+        namespace: str | Sequence[str],
+        query: str,
+        *,
+        format: SearchFormat = "openai",
+        call_id: str | None = None,
+        max_functions: int | None = None,
+        session_id: str | None = None,
+        user_id: str | None = None,
+    ) -> ToolSearchResult:
+        """Answer a model's search call through the router's search; see ``RouterClient.tool_search``."""
+        return await self._send(
+            calls.tool_search(
+                namespace,
+                query,
+                format=format,
+                call_id=call_id,
+                max_functions=max_functions,
+                session_id=session_id,
+                user_id=user_id,
+            )
+        )
+
+    async def tools(self, namespace: str, *, format: ListFormat = "openai", load: Sequence[str] = ()) -> CatalogTools:
+        """A catalog as one API's ``tools`` array, deferred; see ``RouterClient.tools``."""
+        return await self._send(calls.tools(namespace, format=format, load=load))
 
     async def add_messages(
         self,

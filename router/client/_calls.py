@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
-from urllib.parse import quote
+from urllib.parse import quote, urlencode
 
 import httpx
 
@@ -23,6 +23,7 @@ from router.client._models import (
     memories_from_json,
     messages_from_json,
 )
+from router.client._tool_models import CatalogTools, ListFormat, SearchFormat, ToolSearchResult
 
 T = TypeVar("T")
 Messages = str | Sequence[Mapping[str, Any]]
@@ -96,6 +97,8 @@ def route(
     pinned: Sequence[str],
     history_messages: int | None,
     explain: bool = False,
+    defer_rest: bool = False,
+    format: ListFormat | None = None,
 ) -> Call[RouteResult]:
     """``POST /v1/route``."""
     body = _set(
@@ -111,7 +114,37 @@ def route(
         body["pinned"] = list(pinned)
     if explain:
         body["explain"] = True
-    return Call("POST", "/v1/route", RouteResult.from_json, body)
+    if defer_rest:
+        body["defer_rest"] = True
+    return Call("POST", "/v1/route", RouteResult.from_json, _set(body, format=format))
+
+
+def tool_search(
+    namespace: str | Sequence[str],
+    query: str,
+    *,
+    format: SearchFormat,
+    call_id: str | None,
+    max_functions: int | None,
+    session_id: str | None,
+    user_id: str | None,
+) -> Call[ToolSearchResult]:
+    """``POST /v1/tool_search``."""
+    namespaces = namespace if isinstance(namespace, str) else list(namespace)
+    body = _set(
+        {"namespace": namespaces, "query": query, "format": format},
+        call_id=call_id,
+        max_functions=max_functions,
+        session_id=session_id,
+        user_id=user_id,
+    )
+    return Call("POST", "/v1/tool_search", ToolSearchResult.from_json, body)
+
+
+def tools(namespace: str, *, format: ListFormat, load: Sequence[str]) -> Call[CatalogTools]:
+    """``GET /v1/catalogs/{namespace}/tools``."""
+    query = urlencode([("format", format), *(("load", name) for name in load)])
+    return Call("GET", f"/v1/catalogs/{_segment(namespace)}/tools?{query}", CatalogTools.from_json)
 
 
 def add_messages(

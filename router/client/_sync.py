@@ -24,6 +24,7 @@ from router.client._models import (
     StoredMessages,
 )
 from router.client._retry import NO_RETRY, Attempts, RetryPolicy
+from router.client._tool_models import CatalogTools, ListFormat, SearchFormat, ToolSearchResult
 
 T = TypeVar("T")
 log = logging.getLogger("router.client")
@@ -74,6 +75,8 @@ class RouterClient:
         pinned: Sequence[str] = (),
         history_messages: int | None = None,
         explain: bool = False,
+        defer_rest: bool = False,
+        format: ListFormat | None = None,
     ) -> RouteResult:
         """The functions that matter for a turn, with the session's history and memories.
 
@@ -88,6 +91,9 @@ class RouterClient:
             pinned: functions always included, beside ``max_functions``.
             history_messages: how many session messages come back in ``history`` (default 20).
             explain: add to each function the parts of its score (``RoutedFunction.explanation``).
+            defer_rest: ``tools`` becomes the whole catalog as an API's tools array: the routed
+                functions loaded, every other one deferred, and the search tool (see ``tools``).
+            format: with ``defer_rest``, that API: ``openai`` (Responses, the default) or ``anthropic``.
 
         Raises:
             NotFoundError: no catalog of that namespace.
@@ -107,8 +113,66 @@ class RouterClient:
                 pinned=pinned,
                 history_messages=history_messages,
                 explain=explain,
+                defer_rest=defer_rest,
+                format=format,
             )
         )
+
+    def tool_search(
+        self,
+        namespace: str | Sequence[str],
+        query: str,
+        *,
+        format: SearchFormat = "openai",
+        call_id: str | None = None,
+        max_functions: int | None = None,
+        session_id: str | None = None,
+        user_id: str | None = None,
+    ) -> ToolSearchResult:
+        """Answer a model's search call through the router's search (a route of ``query``).
+
+        Args:
+            namespace: the catalog to search, or several searched together.
+            query: what the model searched for (the search call's ``query`` argument).
+            format: the model's API: ``openai`` (a ``tool_search_output`` item), ``anthropic``
+                (a ``tool_result`` block of ``tool_reference`` blocks), ``mcp`` or ``plain``.
+            call_id: the search call's id: the ``tool_search_call``'s ``call_id`` (OpenAI), the
+                ``tool_use`` block's ``id`` (Anthropic, required).
+            max_functions: how many functions to find (the sidecar's default is 3).
+            session_id: the conversation, whose recent messages add context.
+            user_id: the user, as for a route.
+
+        Returns:
+            ``item`` to hand back to the API unchanged, and the ``functions`` found with their scores.
+
+        Raises:
+            NotFoundError: no catalog of that namespace.
+            ValidationError: a field is out of range (or ``call_id`` is missing for Anthropic).
+        """
+        return self._send(
+            calls.tool_search(
+                namespace,
+                query,
+                format=format,
+                call_id=call_id,
+                max_functions=max_functions,
+                session_id=session_id,
+                user_id=user_id,
+            )
+        )
+
+    def tools(self, namespace: str, *, format: ListFormat = "openai", load: Sequence[str] = ()) -> CatalogTools:
+        """A catalog as one API's ``tools`` array: the search tool first, then the catalog's pinned
+        functions and those of ``load``, then every other function deferred (``defer_loading``).
+
+        The same catalog gives the same list, so the provider's prompt cache holds.
+
+        Args:
+            namespace: the catalog.
+            format: ``openai`` (Responses API) or ``anthropic`` (Messages API).
+            load: functions to load from the start, besides the pinned ones.
+        """
+        return self._send(calls.tools(namespace, format=format, load=load))
 
     def add_messages(
         self,

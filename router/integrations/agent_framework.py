@@ -48,8 +48,9 @@ except ImportError as exc:  # the extra is not installed
         "router.integrations.agent_framework needs agent-framework-core: pip install 'tool-router[agent-framework]'"
     ) from exc
 
-from router.client import AsyncRouterClient, MemoriesDeleted, RouterClientError, RouteResult, StoredMemory
+from router.client import AsyncRouterClient, MemoriesDeleted, RouterClientError, StoredMemory
 from router.integrations._af_messages import from_router, to_router
+from router.integrations._af_search import RouterSearch
 
 __all__ = ["RouterContextProvider", "tool_definitions"]
 
@@ -77,6 +78,10 @@ class RouterContextProvider(ContextProvider):
         store_messages: post each run's messages to the session after it succeeds.
         store_context_messages: also post messages other non-history providers added.
         catalog_ttl: seconds the catalog's function names are kept before being read again.
+        search_tool: also give the run a ``tool_search`` tool whose calls go to the router's
+            search: the functions it finds are advertised from the next model call of the run
+            on, so the model starts with the routed functions and can still reach the rest.
+        search_functions: functions one search loads (the sidecar's default is 3).
     """
 
     DEFAULT_SOURCE_ID: ClassVar[str] = "tool_router"
@@ -99,6 +104,8 @@ class RouterContextProvider(ContextProvider):
         store_messages: bool = True,
         store_context_messages: bool = False,
         catalog_ttl: float = 60.0,
+        search_tool: bool = False,
+        search_functions: int | None = None,
     ) -> None:
         super().__init__(source_id)
         self.client = client
@@ -114,6 +121,10 @@ class RouterContextProvider(ContextProvider):
         self.store_messages = store_messages
         self.store_context_messages = store_context_messages
         self.catalog_ttl = catalog_ttl
+        self.search_tool = search_tool
+        self.search_functions = search_functions
+        # The router's summary of the catalog, for the search tool's description: catalog state too.
+        self._search_descriptions: dict[str, tuple[float, str]] = {}
         # The catalog's names, shared by every session: catalog state, not session state.
         self._catalog: tuple[float, frozenset[str]] | None = None
         self._warned_no_middleware = False
@@ -182,7 +193,17 @@ class RouterContextProvider(ContextProvider):
             log.warning("tool router unavailable, advertising every tool: %s", exc)
             return
         context.metadata[self.source_id] = {"functions": routed.names, "known": len(known)}
-        self._restrict_tools(agent, context, routed, known)
+        advertised = set(routed.names)
+        self._restrict_tools(agent, context, advertised, known)
+        if self.search_tool:
+            search = RouterSearch(
+                self,
+                advertised,
+                session_id=session.session_id,
+                user_id=state.get("user_id"),
+                descriptions=self._search_descriptions,
+            )
+            context.extend_tools(self.source_id, [await search.tool()])
         if history and routed.history:
             context.extend_messages(self, from_router(routed.history))
         if self.load_memories and routed.memory_context:
@@ -236,19 +257,19 @@ class RouterContextProvider(ContextProvider):
         return True
 
     def _restrict_tools(
-        self, agent: SupportsAgentRun, context: SessionContext, routed: RouteResult, known: frozenset[str]
+        self, agent: SupportsAgentRun, context: SessionContext, advertised: set[str], known: frozenset[str]
     ) -> None:
         client = getattr(agent, "client", None)
         if client is not None and not isinstance(client, ChatMiddlewareLayer) and not self._warned_no_middleware:
             self._warned_no_middleware = True
             log.warning("%s has no chat middleware layer: every tool is advertised", type(client).__name__)
-        context.extend_middleware(self.source_id, [_RoutedTools(frozenset(routed.names), known)])
+        context.extend_middleware(self.source_id, [_RoutedTools(advertised, known)])
 
 
 class _RoutedTools(ChatMiddleware):
-    """Drops, from one run's chat requests, the catalog's tools that were not routed."""
+    """Drops, from one run's chat requests, the catalog's tools that were not routed (nor found since)."""
 
-    def __init__(self, routed: frozenset[str], known: frozenset[str]) -> None:
+    def __init__(self, routed: set[str], known: frozenset[str]) -> None:
         self.routed = routed
         self.known = known
 

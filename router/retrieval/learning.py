@@ -39,10 +39,12 @@ _LEADING = re.compile(r"^" + _CONNECTIVE + r"\s*", re.IGNORECASE)
 def called_functions(message: Mapping[str, Any]) -> list[str]:
     """The names of the functions a message calls.
 
-    Reads OpenAI ``tool_calls`` (and the older ``function_call``), and ``tool_use`` content
-    parts as Anthropic's API writes them.
+    Reads OpenAI ``tool_calls`` (and the older ``function_call``), Responses API
+    ``function_call`` items, and ``tool_use`` content parts as Anthropic's API writes them.
     """
     names: list[str] = []
+    if message.get("type") == "function_call" and isinstance(message.get("name"), str):
+        names.append(message["name"])
     for call in message.get("tool_calls") or []:
         function = call.get("function") if isinstance(call, Mapping) else None
         if isinstance(function, Mapping) and isinstance(function.get("name"), str):
@@ -72,8 +74,9 @@ def usage_examples(messages: Sequence[Mapping[str, Any]], *, roles: Sequence[str
     in_request = False
     examples: list[Example] = []
     for position, message in enumerate(messages):
-        if message.get("role") in roles:
-            text = message_text(message)
+        text = message_text(message) if message.get("role") in roles else ""
+        # A user message of tool results only (Anthropic's tool_result blocks) goes on the turn.
+        if message.get("role") in roles and (text or not _results_only(message)):
             if not in_request:
                 request = []
             if text:
@@ -84,6 +87,15 @@ def usage_examples(messages: Sequence[Mapping[str, Any]], *, roles: Sequence[str
         if position >= start and request:
             examples += [Example(name, "\n".join(request)) for name in called_functions(message)]
     return list(dict.fromkeys(examples))
+
+
+def _results_only(message: Mapping[str, Any]) -> bool:
+    content = message.get("content")
+    return (
+        isinstance(content, list)
+        and bool(content)
+        and all(isinstance(p, Mapping) and p.get("type") == "tool_result" for p in content)
+    )
 
 
 def clauses(text: str) -> list[str]:

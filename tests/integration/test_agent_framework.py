@@ -331,3 +331,29 @@ def test_the_documented_example_runs(live: LiveServer, capsys: pytest.CaptureFix
     assert "search_flights" in tools
     assert "escalate_to_human" in tools
     assert len(tools) == 3
+
+
+async def test_a_search_tool_loads_more_functions_during_the_run(
+    router: AsyncRouterClient, sync_router: RouterClient
+) -> None:
+    money = {"amount": 100, "from_currency": "EUR", "to_currency": "USD"}
+    chat, tools = (
+        ScriptedChatClient(
+            call("tool_search", {"query": "convert 100 euros to dollars"}, "call_s"),
+            call("convert_currency", money, "call_c"),
+            Message("assistant", ["100 euros are about 108 dollars."]),
+        ),
+        Tools(),
+    )
+    provider = RouterContextProvider(router, namespace="travel", max_functions=1, search_tool=True, search_functions=2)
+    agent = agent_with(chat, provider, tools)
+    await agent.run(FLIGHT, session=agent.create_session(session_id=session_id()))
+    assert set(chat.requests[0].tools) == {"search_flights", "escalate_to_human", "tool_search"}
+    found = sync_router.tool_search("travel", "convert 100 euros to dollars", max_functions=2).names
+    assert "convert_currency" in found
+    assert set(chat.requests[1].tools) == {"search_flights", "escalate_to_human", "tool_search", *found}
+    assert ("convert_currency", money) in tools.invoked
+    search_results = [c.result for m in chat.requests[1].messages for c in m.contents if c.type == "function_result"]
+    assert "convert_currency" in str(search_results[0])
+    description = (await router.tools("travel", format="anthropic")).tools[0]["description"]
+    assert "'travel'" in description

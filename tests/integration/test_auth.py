@@ -37,6 +37,8 @@ OPERATIONS: list[tuple[str, str, dict[str, Any] | None]] = [
     ("POST", "/v1/route", {"namespace": "travel", "messages": TURN}),
     ("GET", "/v1/catalogs", None),
     ("GET", "/v1/catalogs/travel", None),
+    ("GET", "/v1/catalogs/travel/tools", None),
+    ("POST", "/v1/tool_search", {"namespace": "travel", "query": "Find me a flight"}),
     ("POST", "/v1/sessions/s-1/messages", {"namespace": "travel", "messages": TURN}),
     ("GET", "/v1/sessions/s-1/messages", None),
     ("DELETE", "/v1/sessions/s-1", None),

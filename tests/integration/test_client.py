@@ -19,7 +19,11 @@ from typing import Any
 
 import pytest
 import uvicorn
+from anthropic.types import ToolUseBlock
+from anthropic.types.message_create_params import MessageCreateParamsNonStreaming
 from conftest import EXAMPLES, ROOT, STOCKS, TIMEZONE, WEATHER
+from openai.types.responses import ResponseToolSearchCall
+from openai.types.responses.response_create_params import ResponseCreateParamsNonStreaming
 
 from router.app import create_app
 from router.client import (
@@ -33,6 +37,7 @@ from router.client import (
 from router.embedding import EmbedderPool
 from router.runtime import Runtime
 from router.settings import Settings, StorageSettings, SyncSettings
+from tests.sdk_types import conforms
 
 pytestmark = pytest.mark.integration
 
@@ -255,3 +260,91 @@ def test_the_documented_examples_run(live: LiveServer, capsys: pytest.CaptureFix
     printed = capsys.readouterr().out
     assert "search_flights" in printed
     assert "NamespaceNotFound" in printed
+
+
+def test_tool_search_and_tool_lists(router: RouterClient) -> None:
+    found = router.tool_search("travel", "Find me a flight from Lisbon to Rome", call_id="call_1")
+    assert found.names[0] == "search_flights"
+    assert (found.item["type"], found.item["call_id"]) == ("tool_search_output", "call_1")
+    assert [t["name"] for t in found.item["tools"]] == found.names
+    assert all(f.namespace == "travel" and 0 < f.score <= 1 for f in found.functions)
+    both = router.tool_search(["travel", "commerce"], "Refund my order", format="anthropic", call_id="toolu_1")
+    assert both.item["tool_use_id"] == "toolu_1"
+    assert both.functions[0].namespace == "commerce"
+    assert router.tool_search("travel", "Convert euros to dollars", format="plain", max_functions=1).names == [
+        "convert_currency"
+    ]
+    with pytest.raises(ValidationError, match="call_id"):
+        router.tool_search("travel", "Find a flight", format="anthropic")
+    with pytest.raises(NotFoundError):
+        router.tool_search("no-such-namespace", "Find a flight")
+    listed = router.tools("travel", format="anthropic", load=["book_flight"])
+    assert (listed.namespace, listed.format) == ("travel", "anthropic")
+    assert [t["name"] for t in listed.tools[:2]] == ["tool_search", "book_flight"]
+    assert all(t["defer_loading"] for t in listed.tools[2:])
+    assert router.tools("travel") == router.tools("travel")
+    routed = router.route("travel", "Find me a flight from Lisbon to Rome", defer_rest=True)
+    assert routed.tools[0]["type"] == "tool_search"
+    assert len(routed.tools) == 16
+
+
+async def test_the_async_client_searches_too(live: LiveServer) -> None:
+    async with AsyncRouterClient(live.url) as router:
+        found = await router.tool_search("devops", "Roll back the payments service", format="mcp")
+        assert found.names[0] == "rollback_deployment"
+        assert found.item["tools"][0]["name"] == "rollback_deployment"
+        listed = await router.tools("devops")
+        assert listed.tools[0]["type"] == "tool_search"
+        routed = await router.route("devops", "Roll back the payments service", defer_rest=True, format="anthropic")
+        assert routed.tools[0]["name"] == "tool_search"
+
+
+def doc_block(name: str) -> str:
+    """The fenced block of ``README.md`` marked ``<!-- test: name -->``."""
+    match = re.search(rf"<!-- test: {re.escape(name)} -->\n```\w+\n(.*?)^```", DOCS.read_text(), re.S | re.M)
+    assert match, f"no block marked 'test: {name}' in {DOCS}"
+    return match.group(1)
+
+
+def run_doc_block(name: str, live: LiveServer) -> dict[str, Any]:
+    block = doc_block(name)
+    assert DOCS_URL in block
+    scope: dict[str, Any] = {"__name__": "__docs__"}
+    exec(compile(block.replace(DOCS_URL, live.url), str(DOCS), "exec"), scope)  # noqa: S102
+    return scope
+
+
+def test_the_documented_openai_tool_search_loop(live: LiveServer, capsys: pytest.CaptureFixture[str]) -> None:
+    scope = run_doc_block("tool-search-openai", live)
+    assert "search_flights" in capsys.readouterr().out
+    first, then = scope["first_request"], scope["next_request"]
+    conforms(ResponseCreateParamsNonStreaming, first)
+    conforms(ResponseCreateParamsNonStreaming, then)
+    ResponseToolSearchCall.model_validate(scope["search_call"])  # what the model's output holds
+    output = then["input"][-1]
+    assert (output["type"], output["call_id"]) == ("tool_search_output", "call_1")
+    loaded = [t["name"] for t in output["tools"]]
+    assert loaded[0] == "search_flights"
+    deferred = {t["name"]: t for t in first["tools"] if t.get("defer_loading")}
+    assert all(tool == deferred[tool["name"]] for tool in output["tools"])  # the same definitions, loaded
+
+
+def test_the_documented_anthropic_tool_search_loop(live: LiveServer, capsys: pytest.CaptureFixture[str]) -> None:
+    scope = run_doc_block("tool-search-anthropic", live)
+    assert "search_flights" in capsys.readouterr().out
+    first, then = scope["first_request"], scope["next_request"]
+    conforms(MessageCreateParamsNonStreaming, first)
+    conforms(MessageCreateParamsNonStreaming, then)
+    ToolUseBlock.model_validate(scope["use"])  # what the model's response holds
+    result = then["messages"][-1]["content"][0]
+    assert result["tool_use_id"] == "toolu_01"
+    referenced = [block["tool_name"] for block in result["content"]]
+    assert referenced[0] == "search_flights"
+    deferred = {t["name"] for t in first["tools"] if t.get("defer_loading")}
+    assert set(referenced) <= deferred  # every reference names a deferred tool of the request
+
+
+def test_the_documented_langgraph_retriever(live: LiveServer, capsys: pytest.CaptureFixture[str]) -> None:
+    scope = run_doc_block("tool-search-langgraph", live)
+    assert "['currency']" in capsys.readouterr().out
+    assert callable(scope["build_agent"])

@@ -30,6 +30,8 @@ FORBIDDEN: dict[str, tuple[str, ...]] = {
     **dict.fromkeys(CORE, ("router.retrieval", "router.sessions", "sync", *APPLICATION)),
     "router.retrieval": ("router.sessions", "sync", *APPLICATION),
     "router.sessions": ("router.retrieval", "sync", *APPLICATION),
+    # The model APIs' shapes of a catalog: pure functions of function definitions.
+    "router.tools": ("router.retrieval", "router.sessions", "sync", *APPLICATION),
     "sync": APPLICATION,
 }
 

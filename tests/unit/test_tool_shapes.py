@@ -1,0 +1,101 @@
+"""The catalog in the model APIs' shapes: pure functions of definitions, checked against the SDKs' types."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from anthropic.types import ToolResultBlockParam, ToolUnionParam
+from mcp import types as mcp_types
+from openai.types.responses import ResponseInputItemParam, ToolParam
+
+from router.catalog import parse_function
+from router.errors import InvalidRequest
+from router.tools import catalog_tools, search_description, search_item
+from router.tools.summary import topics
+from tests.sdk_types import conforms
+
+FUNCTIONS = [
+    parse_function(raw, where=f"functions[{i}]")
+    for i, raw in enumerate([
+        {"type": "function", "function": {"name": "search_flights", "description": "Search flights.", "strict": True,
+                                          "parameters": {"type": "object", "properties": {"to": {"type": "string"}},
+                                                         "required": ["to"], "additionalProperties": False}}},
+        {"name": "book_flight", "description": "Book a flight.", "parameters": {"type": "object", "properties": {}}},
+        {"name": "get_hotel_details", "description": "A hotel.",
+         "inputSchema": {"properties": {"id": {"type": "string"}}}},
+        {"name": "cancelHotelBooking"},
+    ])
+]  # fmt: skip
+
+
+def test_topics_are_what_the_names_act_on_most_common_first() -> None:
+    assert topics(FUNCTIONS) == ["flight", "hotel", "book", "booking"]
+    assert topics(FUNCTIONS, limit=2) == ["flight", "hotel"]
+
+
+def test_the_description_says_what_the_catalog_holds() -> None:
+    text = search_description("travel", FUNCTIONS)
+    assert "'travel'" in text
+    assert "4 functions about: flight, hotel, book, booking." in text
+    assert "no functions" in search_description("empty", [])
+    assert "1 function " in search_description("one", FUNCTIONS[:1])
+
+
+@pytest.mark.parametrize(("format", "kind"), [("openai", ToolParam), ("anthropic", ToolUnionParam)])
+def test_a_tool_list_is_stable_and_valid(format: str, kind: object) -> None:
+    tools = catalog_tools(format, "travel", FUNCTIONS, loaded=["get_hotel_details"])  # type: ignore[arg-type]
+    shuffled = catalog_tools(format, "travel", FUNCTIONS[::-1], loaded=["get_hotel_details"])  # type: ignore[arg-type]
+    assert json.dumps(tools) == json.dumps(shuffled)
+    for tool in tools:
+        conforms(kind, tool)
+    names = [t.get("name") for t in tools]
+    assert names[1:] == ["get_hotel_details", "book_flight", "cancelHotelBooking", "search_flights"]
+    assert [bool(t.get("defer_loading")) for t in tools] == [False, False, True, True, True]
+
+
+def test_openai_function_tools_keep_strict_and_the_schema() -> None:
+    tools = catalog_tools("openai", "travel", FUNCTIONS)
+    flights = next(t for t in tools if t.get("name") == "search_flights")
+    assert flights["strict"] is True
+    assert flights["parameters"]["additionalProperties"] is False
+    bare = next(t for t in tools if t.get("name") == "cancelHotelBooking")
+    assert (bare["strict"], bare["parameters"], "description" in bare) == (
+        False,
+        {"type": "object", "properties": {}},
+        False,
+    )
+    hotel = next(t for t in tools if t.get("name") == "get_hotel_details")
+    assert hotel["parameters"] == {"type": "object", "properties": {"id": {"type": "string"}}}
+
+
+def test_search_items_in_every_format() -> None:
+    found = FUNCTIONS[:2]
+    openai = conforms(ResponseInputItemParam, search_item("openai", found, call_id="call_1"))
+    assert [t["name"] for t in openai["tools"]] == ["search_flights", "book_flight"]
+    assert "call_id" not in search_item("openai", found, call_id=None)
+    anthropic = conforms(ToolResultBlockParam, search_item("anthropic", found, call_id="toolu_1"))
+    assert anthropic["content"] == [
+        {"type": "tool_reference", "tool_name": "search_flights"},
+        {"type": "tool_reference", "tool_name": "book_flight"},
+    ]
+    nothing = conforms(ToolResultBlockParam, search_item("anthropic", [], call_id="toolu_2"))
+    assert nothing["content"][0]["type"] == "text"
+    with pytest.raises(InvalidRequest, match="call_id"):
+        search_item("anthropic", found, call_id=None)
+    listed = mcp_types.ListToolsResult.model_validate(search_item("mcp", found, call_id=None))
+    assert [t.name for t in listed.tools] == ["search_flights", "book_flight"]
+    plain = search_item("plain", found, call_id=None)
+    assert plain["functions"][1] == {
+        "name": "book_flight",
+        "description": "Book a flight.",
+        "parameters": {"type": "object", "properties": {}},
+    }
+
+
+def test_a_shape_the_sdk_does_not_know_is_caught() -> None:
+    tool = catalog_tools("openai", "travel", FUNCTIONS)[1]
+    with pytest.raises(AssertionError, match="not a"):
+        conforms(ToolParam, {**tool, "defer": True})
+    with pytest.raises(ValueError, match="tool_reference"):
+        conforms(ToolResultBlockParam, {"type": "tool_result", "tool_use_id": "t", "content": [{"type": "tool_ref"}]})
