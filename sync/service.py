@@ -16,6 +16,7 @@ from router.retrieval.index import ActiveIndex, FunctionStore, Generation
 from router.retrieval.texts import template
 from router.storage.base import Storage
 from sync.diff import Plan, Summary, plan
+from sync.status import SyncLog
 
 log = logging.getLogger(__name__)
 ProgressFactory = Callable[[str, int], Progress]
@@ -72,6 +73,7 @@ class CatalogService:
         metrics: where reconciles are counted.
 
     Attributes:
+        log: each namespace's last sync in this process, and the embeddings under way.
         pins: the pinned functions kept for routes that cannot reach storage (None unless
             routes fail open); kept equal to what is written.
     """
@@ -94,6 +96,7 @@ class CatalogService:
         self._progress = progress
         self.metrics = metrics or Metrics()
         self.pins: PinnedFunctions | None = None
+        self.log = SyncLog()
         self._lock = asyncio.Lock()
         self._rebuilding = asyncio.Lock()
         self._meta: MetaStore | None = None
@@ -214,10 +217,12 @@ class CatalogService:
                     )
                 if self.pins is not None:
                     self.pins.written(namespace, functions, pinned)
-        except Exception:
+        except Exception as exc:
             self.metrics.sync_failed(source)
+            self.log.failed(namespace, source, str(exc) or type(exc).__name__)
             raise
         self.metrics.synced(source, summary)
+        self.log.synced(source, summary)
         if summary.changed:
             log.info("catalog reconciled", extra={"source": source, **summary.counts(), "namespace": namespace})
         return summary
@@ -234,6 +239,7 @@ class CatalogService:
             if self.pins is not None:
                 self.pins.deleted(namespace)
         self.metrics.synced(record.source, summary)
+        self.log.synced(record.source, summary)
         log.info("catalog deleted", extra={"namespace": namespace, "removed": summary.removed})
         return summary
 
@@ -263,14 +269,19 @@ class CatalogService:
         todo, texts, embedded = await asyncio.to_thread(_prepare, store, namespace, functions, embedder.batch_size)
         if embedded:
             progress = self._progress_for(f"{namespace}", len(texts))
-            # Written chunk by chunk: an interrupted sync keeps what it embedded, and the
-            # next reconcile's hash diff resumes with the rest.
-            for start in range(0, len(embedded), WRITE_CHUNK):
-                chunk = slice(start, start + WRITE_CHUNK)
-                done = _offset(progress, start, len(texts))
-                vectors = await embedder.embed(texts[chunk], progress=done)
-                await asyncio.to_thread(store.upsert, namespace, embedded[chunk], vectors)
-                self.metrics.written.inc(len(vectors))
+            running = self.log.started(namespace, len(texts))
+            try:
+                # Written chunk by chunk: an interrupted sync keeps what it embedded, and the
+                # next reconcile's hash diff resumes with the rest.
+                for start in range(0, len(embedded), WRITE_CHUNK):
+                    chunk = slice(start, start + WRITE_CHUNK)
+                    done = _offset(progress, start, len(texts))
+                    vectors = await embedder.embed(texts[chunk], progress=done)
+                    await asyncio.to_thread(store.upsert, namespace, embedded[chunk], vectors)
+                    self.metrics.written.inc(len(vectors))
+                    running.done += len(vectors)
+            finally:
+                self.log.finished(namespace)
         if todo.updated:
             # A changed function may no longer do what its past callers wanted.
             await asyncio.to_thread(store.forget_examples, namespace, [f.name for f in todo.updated])

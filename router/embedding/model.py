@@ -9,7 +9,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from time import perf_counter
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 
@@ -161,6 +161,11 @@ class Embedder:
             for observe in tuple(self.observers):
                 observe(kind, len(batch), seconds)
         return vectors
+
+    def describe(self) -> dict[str, Any]:
+        """The model, its dimension and the backend serving each kind of call (and their timings, when measured)."""
+        backends = dict.fromkeys(("query", "batch", "catalog"), self.backend)
+        return {"model": self.model_name, "dimension": self.dimension, "backends": backends, "timings_ms": {}}
 
     def close(self) -> None:
         """Stop the model's thread."""

@@ -1,0 +1,18 @@
+"""The console's static files (a page, its script and its style sheet), served by ``router.api.console``."""
+
+from __future__ import annotations
+
+from importlib import resources
+
+ASSETS = {"index.html": "text/html", "app.js": "text/javascript", "app.css": "text/css"}
+
+
+def asset(name: str) -> bytes:
+    """The bytes of one of the console's files.
+
+    Raises:
+        KeyError: ``name`` is not one of them.
+    """
+    if name not in ASSETS:
+        raise KeyError(name)
+    return resources.files(__package__).joinpath(name).read_bytes()
