@@ -359,7 +359,7 @@ function renderRoute(body, routed) {
   if (routed.history.length === 0) history.append(el("li", { class: "muted", text: "none" }));
   const memories = clear($("try-memories"));
   for (const memory of routed.memories) {
-    memories.append(el("li", {}, el("span", { text: memory.text }), el("span", { class: "muted", text: ` ${fixed(memory.score)}` })));
+    memories.append(el("li", {}, el("span", { class: "memory-text", text: memory.text }), el("span", { class: "muted", text: ` ${fixed(memory.score)}` })));
   }
   if (routed.memories.length === 0) memories.append(el("li", { class: "muted", text: "none" }));
   $("route-body").textContent = JSON.stringify(body, null, 2);
