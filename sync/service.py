@@ -58,6 +58,17 @@ def _offset(progress: Progress | None, start: int, total: int) -> Progress | Non
     return lambda done, _chunk_total: progress(start + done, total)
 
 
+def _both(first: Progress | None, second: Progress) -> Progress:
+    if first is None:
+        return second
+
+    def report(done: int, total: int) -> None:
+        first(done, total)
+        second(done, total)
+
+    return report
+
+
 class CatalogService:
     """Keeps the stored catalogs equal to what sources ask for.
 
@@ -275,11 +286,11 @@ class CatalogService:
                 # next reconcile's hash diff resumes with the rest.
                 for start in range(0, len(embedded), WRITE_CHUNK):
                     chunk = slice(start, start + WRITE_CHUNK)
-                    done = _offset(progress, start, len(texts))
+                    done = _offset(_both(progress, running.embedded), start, len(texts))
                     vectors = await embedder.embed(texts[chunk], progress=done)
                     await asyncio.to_thread(store.upsert, namespace, embedded[chunk], vectors)
                     self.metrics.written.inc(len(vectors))
-                    running.done += len(vectors)
+                    running.written += len(vectors)
             finally:
                 self.log.finished(namespace)
         if todo.updated:

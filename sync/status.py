@@ -33,16 +33,27 @@ class SyncResult:
 
 @dataclass
 class SyncProgress:
-    """An embedding in progress: how many of the namespace's functions are written so far."""
+    """An embedding in progress: how many of the namespace's functions are embedded, and written, so far."""
 
     namespace: str
     total: int
     done: int = 0
+    written: int = 0
     started_at: float = field(default_factory=time.time)
+
+    def embedded(self, done: int, _total: int) -> None:
+        """A progress callback: ``done`` of the functions are embedded."""
+        self.done = max(self.done, done)
 
     def as_dict(self) -> dict[str, Any]:
         """The progress as JSON."""
-        return {"namespace": self.namespace, "done": self.done, "total": self.total, "started_at": self.started_at}
+        return {
+            "namespace": self.namespace,
+            "done": self.done,
+            "written": self.written,
+            "total": self.total,
+            "started_at": self.started_at,
+        }
 
 
 class SyncLog:

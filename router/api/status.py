@@ -80,7 +80,7 @@ def _written(runtime: Runtime) -> int:
     return 0
 
 
-@router.get("/status", responses=responses(401, 422))
+@router.get("/status", responses=responses(401))
 async def status(request: Request, access: AccessDep, runtime: RuntimeDep) -> StatusOut:
     """The catalogs (with last sync and progress), generation, readiness, storage, embedding backend and traffic."""
     checks = runtime.readiness()

@@ -138,8 +138,12 @@ function renderCatalogs(status) {
   for (const catalog of status.catalogs) {
     const progress = el("td", { class: "progress" });
     if (catalog.progress) {
-      const { done, total } = catalog.progress;
-      progress.append(el("progress", { max: String(total), value: String(done) }), ` ${done} / ${total}`);
+      const { done, written, total } = catalog.progress;
+      progress.append(
+        el("progress", { max: String(total), value: String(done) }),
+        ` ${done} / ${total}`,
+        el("span", { class: "muted", text: ` (${written} written)` }),
+      );
     }
     const sync = catalog.last_sync;
     const row = el(

@@ -7,6 +7,7 @@ under ``test-artifacts/console/``.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import shutil
 from collections.abc import AsyncIterator, Iterator
@@ -16,7 +17,7 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.conftest import EXAMPLE_COUNTS, EXAMPLES, ROOT, RouterProcess, start_router
+from tests.conftest import EXAMPLE_COUNTS, EXAMPLES, ROOT, RouterProcess, large_catalog, start_router
 
 playwright_api = pytest.importorskip("playwright.async_api", reason="Playwright for Python is not installed")
 
@@ -44,6 +45,9 @@ RUN = [
 ]
 FOLLOW_UP = "Book the first one for John, with an aisle seat"
 TIMEOUT_MS = 60_000
+# Enough functions that their embedding lasts a few seconds on an idle machine (minutes under load).
+BIG = 800
+SYNC_MS = 900_000
 
 
 def _serve(directory: Path, *, env: dict[str, str] | None = None) -> Iterator[RouterProcess]:
@@ -312,3 +316,33 @@ async def test_console_never_renders_catalog_text_as_html(keyed: RouterProcess, 
     assert await page.locator("#ranked script, #ranked img, #ranked b").count() == 0
     assert await page.evaluate("window.__pwned") is None
     await shot(page, "hostile")
+
+
+async def test_console_shows_the_progress_of_a_large_sync(router: RouterProcess, page: Any) -> None:
+    functions = large_catalog(BIG)
+    await page.goto(f"{router.url}/console")
+    await page.locator("#catalogs tbody tr").first.wait_for()
+    async with httpx.AsyncClient(base_url=router.url, timeout=SYNC_MS / 1000) as client:
+        put = asyncio.create_task(client.put("/v1/catalogs/big", json={"functions": functions}))
+        try:
+            async with asyncio.timeout(120):
+                while not (await client.get("/v1/status")).json()["sync"]["running"]:
+                    assert not put.done(), put.result().text if put.done() else ""
+                    await asyncio.sleep(0.02)
+            # Changing view reads the status again; from then on the page polls every second.
+            await page.evaluate("window.dispatchEvent(new HashChangeEvent('hashchange'))")
+            bar = page.locator("tr[data-namespace=big] progress")
+            await bar.wait_for()
+            assert await bar.get_attribute("max") == str(BIG)
+            assert int(await bar.get_attribute("value") or -1) < BIG
+            await shot(page, "catalogs-syncing")
+            assert (await put).status_code == 200
+            # The page polls every second while a sync runs, and shows the result when it ends.
+            await bar.wait_for(state="detached", timeout=SYNC_MS)
+            row = page.locator("tr[data-namespace=big]")
+            assert await row.locator("td.count").text_content() == str(BIG)
+            assert f"changed ({BIG} added)" in await row.text_content()
+        finally:
+            if not put.done():
+                await put
+            await client.delete("/v1/catalogs/big")

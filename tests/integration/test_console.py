@@ -187,6 +187,7 @@ async def test_status_shows_the_progress_of_an_embedding_under_way(
     assert catalog["count"] == 0  # a first sync: nothing is recorded until it is written
     assert catalog["progress"]["total"] == 40
     assert 0 <= catalog["progress"]["done"] < 40
+    assert catalog["progress"]["written"] == 0  # held inside the first chunk
     assert during["sync"]["running"] == [catalog["progress"]]
     (done,) = after["catalogs"]
     assert done["count"] == 40
