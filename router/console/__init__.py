@@ -1,10 +1,11 @@
-"""The console's static files (a page, its script and its style sheet), served by ``router.api.console``."""
+"""The console's static files (a page, its scripts and its style sheet), served by ``router.api.console``."""
 
 from __future__ import annotations
 
 from importlib import resources
 
-ASSETS = {"index.html": "text/html", "app.js": "text/javascript", "app.css": "text/css"}
+SCRIPTS = ("app.js", "core.js", "catalogs.js", "turn.js", "sessions.js")
+ASSETS = {"index.html": "text/html", "app.css": "text/css", **dict.fromkeys(SCRIPTS, "text/javascript")}
 
 
 def asset(name: str) -> bytes:

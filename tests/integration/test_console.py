@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import tomllib
 from collections.abc import Callable
 from pathlib import Path
@@ -17,7 +18,7 @@ import httpx
 import pytest
 
 from router.access import AuthSettings
-from router.console import ASSETS, asset
+from router.console import ASSETS, SCRIPTS, asset
 from router.embedding import EmbedderPool
 from tests.conftest import EXAMPLE_COUNTS, EXAMPLES, ROOT, CountingEmbedder, large_catalog, write_catalog
 
@@ -42,7 +43,7 @@ async def test_the_page_and_its_assets_are_served_with_a_content_security_policy
 
     assert page.status_code == 200
     assert page.headers["content-type"] == "text/html; charset=utf-8"
-    assert '<script src="console/app.js" defer></script>' in page.text
+    assert '<script type="module" src="console/app.js"></script>' in page.text
     for response in (page, script, style):
         policy = response.headers["content-security-policy"]
         assert "default-src 'none'" in policy
@@ -69,11 +70,13 @@ def test_the_console_files_are_package_data() -> None:
         asset("__init__.py")
 
 
-def test_the_script_never_writes_html() -> None:
-    script = asset("app.js").decode()
-
-    for sink in ("innerHTML", "outerHTML", "insertAdjacentHTML", "document.write", "eval(", "new Function"):
-        assert sink not in script, sink
+def test_the_scripts_never_write_html() -> None:
+    for name in SCRIPTS:
+        script = asset(name).decode()
+        for sink in ("innerHTML", "outerHTML", "insertAdjacentHTML", "document.write", "eval(", "new Function"):
+            assert sink not in script, (name, sink)
+        for imported in re.findall(r'from "\./([a-z]+\.js)"', script):
+            assert imported in SCRIPTS, (name, imported)
 
 
 async def test_without_keys_the_console_answers_loopback_only(serve: Callable[..., Any]) -> None:
