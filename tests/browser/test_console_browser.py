@@ -21,9 +21,9 @@ from tests.conftest import EXAMPLE_COUNTS, EXAMPLES, ROOT, RouterProcess, large_
 
 playwright_api = pytest.importorskip("playwright.async_api", reason="Playwright for Python is not installed")
 
-pytestmark = [pytest.mark.integration, pytest.mark.browser]
-
 CHROMIUM = Path("/usr/bin/chromium")
+MISSING = f"Chromium is not installed at {CHROMIUM} (apt-get install chromium)"
+pytestmark = [pytest.mark.integration, pytest.mark.browser, pytest.mark.skipif(not CHROMIUM.exists(), reason=MISSING)]
 # Without the background-networking flags Chromium's own connections are refused by a closed network.
 ARGS = [
     "--headless",
@@ -62,8 +62,11 @@ def _serve(directory: Path, *, env: dict[str, str] | None = None) -> Iterator[Ro
 
 
 @pytest.fixture(scope="module")
-def router(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RouterProcess]:
-    """The example catalog, with session ``s-1`` of user ``u-42`` stored (history and a memory)."""
+def router(browser: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[RouterProcess]:
+    """The example catalog, with session ``s-1`` of user ``u-42`` stored (history and a memory).
+
+    It waits for the browser, so that a Chromium that cannot start skips before a server starts.
+    """
     catalog = Path(shutil.copytree(EXAMPLES, tmp_path_factory.mktemp("open") / "catalog"))
     for running in _serve(catalog):
         body = {"namespace": "travel", "user_id": "u-42", "messages": RUN}
@@ -74,7 +77,7 @@ def router(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RouterProcess]:
 
 
 @pytest.fixture(scope="module")
-def keyed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RouterProcess]:
+def keyed(browser: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[RouterProcess]:
     """The example catalog plus ``hostile``, whose description holds markup; API keys required."""
     catalog = Path(shutil.copytree(EXAMPLES, tmp_path_factory.mktemp("keyed") / "catalog"))
     hostile = [{"name": "erase_disk", "description": HOSTILE, "parameters": {"type": "object", "properties": {}}}]
@@ -83,15 +86,9 @@ def keyed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RouterProcess]:
     yield from _serve(catalog, env={"ROUTER_API_KEYS": keys})
 
 
-def _installed() -> bool:
-    return CHROMIUM.exists()
-
-
 @pytest.fixture(scope="module")
 async def browser() -> AsyncIterator[Any]:
     """Headless Chromium, or a skip saying why it cannot run."""
-    if not _installed():
-        pytest.skip(f"Chromium is not installed at {CHROMIUM} (apt-get install chromium)")
     async with playwright_api.async_playwright() as playwright:
         try:
             launched = await playwright.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
