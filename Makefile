@@ -9,7 +9,7 @@ DATA   ?= data
 
 export HF_HUB_OFFLINE := 1
 
-.PHONY: install run test lint typecheck unit bench bench-sync bench-quality bench-perf bench-storage bench-load bench-index bench-memory clean
+.PHONY: install run test lint typecheck unit browser bench bench-sync bench-quality bench-perf bench-storage bench-load bench-index bench-memory clean
 
 install: $(STAMP)
 
@@ -31,8 +31,16 @@ lint: install
 typecheck: install
 	$(BIN)/mypy
 
-test: install lint typecheck
+test: install lint typecheck browser
 	$(BIN)/python -m pytest
+
+# The console's browser tests drive Debian's chromium (Playwright's own browser download is not
+# used). Installed when missing and apt is there as root; otherwise those tests skip with the reason.
+browser:
+	@if [ ! -x /usr/bin/chromium ] && command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ]; then \
+		(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null) \
+			|| echo "chromium could not be installed: the browser tests will skip"; \
+	fi
 
 unit: install
 	$(BIN)/python -m pytest tests/unit

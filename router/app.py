@@ -8,12 +8,18 @@ from importlib import metadata
 
 from fastapi import FastAPI
 
-from router.api import catalogs, errors, health, route, sessions, tool_search, tools, users
+from router.api import catalogs, console, errors, health, route, sessions, status, tool_search, tools, users
 from router.api.auth import AuthMiddleware
 from router.api.observe import Observe
 from router.limits import BodyLimitMiddleware
 from router.runtime import Runtime
 from router.settings import Settings
+from router.traffic import Traffic
+
+DESCRIPTION = (
+    "The [console](/console) shows the catalogs, tries a turn with the score of each function, "
+    "looks up sessions and memories, and tells the router's health."
+)
 
 
 def _version() -> str:
@@ -45,9 +51,11 @@ def create_app(settings: Settings | None = None, *, runtime: Runtime | None = No
         title="Tool router",
         version=_version(),
         summary="The few functions that matter for each turn of an agent's conversation.",
+        description=DESCRIPTION,
         lifespan=lifespan,
     )
     app.state.metrics = runtime.metrics
+    app.state.traffic = Traffic(runtime.metrics)
     errors.install(app)
     # Keys are checked before the body is read; outermost of all, request ids and metrics cover every answer.
     app.state.api_keys, app.state.limits = runtime.settings.auth.keys, runtime.settings.limits
@@ -62,4 +70,6 @@ def create_app(settings: Settings | None = None, *, runtime: Runtime | None = No
     app.include_router(catalogs.router)
     app.include_router(tool_search.router)
     app.include_router(tools.router)
+    app.include_router(status.router)
+    app.include_router(console.router)
     return app

@@ -18,6 +18,7 @@ from router.retrieval.texts import template
 from router.sessions.reembed import drop_memories, reembed_memories
 from router.storage.base import Storage
 from sync.diff import Plan, StoredHashes, Summary, plan
+from sync.status import SyncLog
 
 log = logging.getLogger(__name__)
 ProgressFactory = Callable[[str, int], Progress]
@@ -66,6 +67,17 @@ def _offset(progress: Progress | None, start: int, total: int) -> Progress | Non
     return lambda done, _chunk_total: progress(start + done, total)
 
 
+def _both(first: Progress | None, second: Progress) -> Progress:
+    if first is None:
+        return second
+
+    def report(done: int, total: int) -> None:
+        first(done, total)
+        second(done, total)
+
+    return report
+
+
 class CatalogService:
     """Keeps the stored catalogs equal to what sources ask for.
 
@@ -81,6 +93,7 @@ class CatalogService:
         metrics: where reconciles are counted.
 
     Attributes:
+        log: each namespace's last sync in this process, and the embeddings under way.
         pins: the pinned functions kept for routes that cannot reach storage (None unless
             routes fail open); kept equal to what is written.
     """
@@ -103,6 +116,7 @@ class CatalogService:
         self._progress = progress
         self.metrics = metrics or Metrics()
         self.pins: PinnedFunctions | None = None
+        self.log = SyncLog()
         self._lock = asyncio.Lock()
         self._rebuilding = asyncio.Lock()
         self._meta: MetaStore | None = None
@@ -248,10 +262,12 @@ class CatalogService:
                 self._hashes.keep(index.store, namespace, record, functions)
                 if self.pins is not None:
                     self.pins.written(namespace, functions, pinned)
-        except Exception:
+        except Exception as exc:
             self.metrics.sync_failed(source)
+            self.log.failed(namespace, source, str(exc) or type(exc).__name__)
             raise
         self.metrics.synced(source, summary)
+        self.log.synced(source, summary)
         if summary.changed:
             log.info("catalog reconciled", extra={"source": source, **summary.counts(), "namespace": namespace})
         return summary
@@ -269,6 +285,7 @@ class CatalogService:
             if self.pins is not None:
                 self.pins.deleted(namespace)
         self.metrics.synced(record.source, summary)
+        self.log.synced(record.source, summary)
         log.info("catalog deleted", extra={"namespace": namespace, "removed": summary.removed})
         return summary
 
@@ -306,14 +323,19 @@ class CatalogService:
         )
         if embedded:
             progress = self._progress_for(f"{namespace}", len(texts))
-            # Written chunk by chunk: an interrupted sync keeps what it embedded, and the
-            # next reconcile's hash diff resumes with the rest.
-            for start in range(0, len(embedded), WRITE_CHUNK):
-                chunk = slice(start, start + WRITE_CHUNK)
-                done = _offset(progress, start, len(texts))
-                vectors = await embedder.embed(texts[chunk], progress=done)
-                await asyncio.to_thread(store.upsert, namespace, embedded[chunk], vectors)
-                self.metrics.written.inc(len(vectors))
+            running = self.log.started(namespace, len(texts))
+            try:
+                # Written chunk by chunk: an interrupted sync keeps what it embedded, and the
+                # next reconcile's hash diff resumes with the rest.
+                for start in range(0, len(embedded), WRITE_CHUNK):
+                    chunk = slice(start, start + WRITE_CHUNK)
+                    done = _offset(_both(progress, running.embedded), start, len(texts))
+                    vectors = await embedder.embed(texts[chunk], progress=done)
+                    await asyncio.to_thread(store.upsert, namespace, embedded[chunk], vectors)
+                    self.metrics.written.inc(len(vectors))
+                    running.written += len(vectors)
+            finally:
+                self.log.finished(namespace)
         if todo.updated:
             # A changed function may no longer do what its past callers wanted.
             await asyncio.to_thread(store.forget_examples, namespace, [f.name for f in todo.updated])

@@ -83,6 +83,7 @@ class DirectorySync:
         if file.error is not None:
             log.error("catalog file rejected", extra={"namespace": namespace, "detail": file.error})
             self._service.metrics.sync_failed(self._source, outcome="rejected")
+            self._service.log.failed(namespace, self._source, file.error, outcome="rejected")
             self._seen.pop(namespace, None)
             return Outcome(namespace, error=file.error)
         if file.empty and not self._allow_delete:

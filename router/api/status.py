@@ -1,0 +1,150 @@
+"""``GET /v1/status``: what the router knows, in one answer (the console's data).
+
+Catalogs with their last sync and any embedding under way, the active generation, readiness,
+storage, the embedding backend and the route traffic of this process. It answers even when
+storage is down or the service is starting: each part says what it could not read.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from fastapi import APIRouter, Depends, Request
+from pydantic import BaseModel, Field
+
+from router.api.auth import AccessDep, get_access
+from router.api.deps import RuntimeDep
+from router.api.errors import responses
+from router.runtime import Runtime
+from router.storage.base import StorageUnavailable
+from router.traffic import Traffic
+from sync.service import CatalogService
+
+log = logging.getLogger(__name__)
+_FAILED = ("failed", "rejected")
+router = APIRouter(prefix="/v1", tags=["status"], dependencies=[Depends(get_access)])
+
+
+class StatusOut(BaseModel):
+    """The router's state as this process sees it."""
+
+    version: str
+    ready: bool
+    checks: dict[str, bool] = Field(description="the readiness conditions of /readyz")
+    storage: dict[str, Any] = Field(description="`mode` (embedded or server), `up`, and `detail` when down")
+    generation: dict[str, Any] | None = Field(
+        description="the active generation: `model`, `text` template, `dimension`, `id`, `rebuild_pending`"
+    )
+    embedding: dict[str, Any] | None = Field(
+        description="the served model's `model`, `dimension`, `backends` and `timings_ms`"
+    )
+    catalogs: list[dict[str, Any]] = Field(
+        description="the catalogs this API key may use, each with `last_sync` (this process's last sync of it: "
+        "`source`, `outcome`, `at`, `counts`, `detail`) and `progress` (functions written of the embedding "
+        "under way)"
+    )
+    sync: dict[str, Any] = Field(description="`running`: embeddings under way; `functions_written` since start")
+    traffic: dict[str, Any] = Field(
+        description="POST /v1/route over the last minute (`recent`) and since start: requests, errors, rate, "
+        "latency percentiles in ms"
+    )
+    auth: dict[str, Any] = Field(description="`keys`: whether API keys are required; `namespaces` this key may use")
+
+
+def _generation(service: CatalogService) -> dict[str, Any] | None:
+    if not service.ready:
+        return None
+    generation = service.index.generation
+    return {
+        "model": generation.model,
+        "text": generation.text,
+        "dimension": generation.dimension,
+        "id": generation.id,
+        "rebuild_pending": service.rebuild_pending,
+    }
+
+
+def _embedding(service: CatalogService) -> dict[str, Any] | None:
+    if not service.ready:
+        return None
+    description: dict[str, Any] = service.index.embedder.describe()
+    return description
+
+
+def _written(runtime: Runtime) -> int:
+    for family in runtime.metrics.written.collect():
+        for sample in family.samples:
+            if sample.name.endswith("_total"):
+                return int(sample.value)
+    return 0
+
+
+@router.get("/status", responses=responses(401))
+async def status(request: Request, access: AccessDep, runtime: RuntimeDep) -> StatusOut:
+    """The catalogs (with last sync and progress), generation, readiness, storage, embedding backend and traffic."""
+    checks = runtime.readiness()
+    mode = "embedded" if runtime.settings.storage.embedded else "server"
+    storage: dict[str, Any] = {"mode": mode, "up": False, "detail": None}
+    catalogs: list[dict[str, Any]] = []
+    generation = embedding = None
+    running: list[dict[str, Any]] = []
+    try:
+        service = runtime.service
+    except StorageUnavailable as exc:
+        storage["detail"] = str(exc)
+    else:
+        generation, embedding = _generation(service), _embedding(service)
+        progress = {n: p for n, p in service.log.running.items() if access.allows(n)}
+        running = [p.as_dict() for p in progress.values()]
+        try:
+            records = await service.catalogs()
+            storage["up"] = True
+        except Exception as exc:  # the status must answer when storage does not
+            log.debug("status: storage unavailable", extra={"detail": str(exc)})
+            records, storage["detail"] = {}, str(exc) or type(exc).__name__
+        results = service.log.results
+        for namespace, record in records.items():
+            if not access.allows(namespace):
+                continue
+            result, underway = results.get(namespace), progress.get(namespace)
+            catalogs.append({
+                "namespace": namespace,
+                "source": record.source,
+                "count": record.count,
+                "updated_at": record.updated_at,
+                "pinned": list(record.pinned),
+                "last_sync": None if result is None else result.as_dict(),
+                "progress": None if underway is None else underway.as_dict(),
+            })  # fmt: skip
+        # A first sync under way, or a refused first file, has no stored record yet.
+        listed = {c["namespace"] for c in catalogs}
+        for namespace in sorted(set(progress) | {n for n, r in results.items() if r.outcome in _FAILED}):
+            if namespace in listed or not access.allows(namespace):
+                continue
+            result, underway = results.get(namespace), progress.get(namespace)
+            catalogs.append({
+                "namespace": namespace,
+                "source": None if result is None else result.source,
+                "count": 0,
+                "updated_at": None,
+                "pinned": [],
+                "last_sync": None if result is None else result.as_dict(),
+                "progress": None if underway is None else underway.as_dict(),
+            })  # fmt: skip
+    traffic: Traffic = request.app.state.traffic
+    return StatusOut(
+        version=request.app.version,
+        ready=all(checks.values()),
+        checks=checks,
+        storage=storage,
+        generation=generation,
+        embedding=embedding,
+        catalogs=catalogs,
+        sync={"running": running, "functions_written": _written(runtime)},
+        traffic=traffic.summary(),
+        auth={
+            "keys": request.app.state.api_keys is not None,
+            "namespaces": None if access.namespaces is None else sorted(access.namespaces),
+        },
+    )

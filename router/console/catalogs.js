@@ -1,0 +1,140 @@
+// The Catalogs and Health views, drawn from GET /v1/status.
+import { $, api, clear, el, fixed, pairs, show, when } from "./core.js";
+
+function describeSync(sync) {
+  if (!sync) return "";
+  const counts = Object.entries(sync.counts || {})
+    .filter(([name, n]) => n && name !== "namespace")
+    .map(([name, n]) => `${n} ${name}`)
+    .join(", ");
+  const detail = sync.detail ? `: ${sync.detail}` : "";
+  return `${sync.outcome}${counts ? ` (${counts})` : ""}${detail} · ${when(sync.at)}`;
+}
+
+export function renderCatalogs(status) {
+  const generation = status.generation;
+  $("generation").textContent = generation
+    ? `Active generation ${generation.id}: model ${generation.model}, text template "${generation.text}", ` +
+      `${generation.dimension} dimensions${generation.rebuild_pending ? " (a rebuild is pending)" : ""}`
+    : "No generation is served yet.";
+  const body = clear($("catalogs").tBodies[0]);
+  for (const catalog of status.catalogs) {
+    const progress = el("td", { class: "progress" });
+    if (catalog.progress) {
+      const { done, written, total } = catalog.progress;
+      progress.append(
+        el("progress", { max: String(total), value: String(done) }),
+        ` ${done} / ${total}`,
+        el("span", { class: "muted", text: ` (${written} written)` }),
+      );
+    }
+    const sync = catalog.last_sync;
+    const row = el(
+      "tr",
+      { "data-namespace": catalog.namespace },
+      el("td", { class: "name", text: catalog.namespace }),
+      el("td", { class: "count", text: String(catalog.count) }),
+      el("td", { text: catalog.source || "" }),
+      el("td", { text: when(catalog.updated_at) }),
+      el("td", { class: sync && sync.outcome.match(/failed|rejected/) ? "error" : "", text: describeSync(sync) }),
+      progress,
+      el("td", {}, el("button", { type: "button", text: "Functions", onclick: () => openCatalog(catalog.namespace) })),
+    );
+    body.append(row);
+  }
+  show($("catalogs-empty"), status.catalogs.length === 0);
+}
+
+// A definition in any of the three accepted shapes: OpenAI tool, bare, MCP.
+
+function definition(item) {
+  const inner = item && item.type === "function" && item.function ? item.function : item;
+  return {
+    name: String(inner.name || ""),
+    description: typeof inner.description === "string" ? inner.description : "",
+    schema: inner.parameters || inner.inputSchema || {},
+  };
+}
+
+async function openCatalog(namespace) {
+  const list = clear($("functions"));
+  $("catalog-title").textContent = `${namespace}: loading…`;
+  show($("catalog"), true);
+  let catalog;
+  try {
+    catalog = await api("GET", `v1/catalogs/${encodeURIComponent(namespace)}`);
+  } catch (error) {
+    $("catalog-title").textContent = `${namespace}: ${error.message}`;
+    return;
+  }
+  $("catalog-title").textContent = `${namespace}: ${catalog.functions.length} functions`;
+  for (const item of catalog.functions) {
+    const fn = definition(item);
+    const schema = el("pre", { class: "schema", text: JSON.stringify(fn.schema, null, 2) });
+    schema.hidden = true;
+    const toggle = el("button", {
+      type: "button",
+      class: "small",
+      text: "Schema",
+      onclick: () => show(schema, schema.hidden),
+    });
+    list.append(
+      el(
+        "li",
+        { class: "function" },
+        el("div", { class: "head" }, el("strong", { class: "fn-name", text: fn.name }), toggle),
+        el("p", { class: "fn-description", text: fn.description }),
+        schema,
+      ),
+    );
+  }
+}
+
+export function renderNamespaces(status) {
+  const names = status.catalogs.map((c) => c.namespace);
+  for (const [id, keep] of [["try-namespace", false], ["memory-namespace", true]]) {
+    const select = $(id);
+    const current = select.value;
+    const fixedOptions = keep ? [select.options[0]] : [];
+    select.replaceChildren(...fixedOptions, ...names.map((n) => el("option", { value: n, text: n })));
+    if (names.includes(current) || (keep && current === "")) select.value = current;
+  }
+}
+
+export function renderHealth(status) {
+  pairs(
+    $("health-ready"),
+    [["ready", status.ready ? "yes" : "no"], ...Object.entries(status.checks).map(([k, v]) => [k, v ? "ok" : "waiting"])],
+  );
+  const storage = status.storage;
+  pairs($("health-storage"), [
+    ["mode", storage.mode],
+    ["state", storage.up ? "up" : "down"],
+    ...(storage.detail ? [["detail", storage.detail]] : []),
+  ]);
+  const embedding = status.embedding;
+  pairs(
+    $("health-embedding"),
+    embedding
+      ? [
+          ["model", embedding.model],
+          ["dimension", String(embedding.dimension)],
+          ...Object.entries(embedding.backends || {}).map(([kind, name]) => [`${kind} backend`, name]),
+          ...Object.entries(embedding.timings_ms || {}).map(([name, ms]) => [`${name} ms`, String(ms)]),
+        ]
+      : [["model", "not loaded yet"]],
+  );
+  const body = clear($("health-traffic").tBodies[0]);
+  for (const [label, figures] of [["last minute", status.traffic.recent], ["since start", status.traffic.since_start]]) {
+    body.append(
+      el(
+        "tr",
+        {},
+        el("th", { text: label }),
+        ...[figures.seconds, figures.requests, figures.errors, figures.rate_per_second, figures.p50_ms, figures.p90_ms, figures.p99_ms].map(
+          (value) => el("td", { text: value === null ? "–" : String(value) }),
+        ),
+      ),
+    );
+  }
+}

@@ -1,0 +1,91 @@
+// Sessions and memories: a session's stored messages, a user's memories and their deletion.
+import { $, api, clear, el, fail, messageItem, show, when } from "./core.js";
+
+export async function lookUpSession(event) {
+  event.preventDefault();
+  show($("session-error"), false);
+  const id = $("session-id").value.trim();
+  let session;
+  try {
+    session = await api("GET", `v1/sessions/${encodeURIComponent(id)}/messages`);
+  } catch (error) {
+    fail($("session-error"), error);
+    show($("session-messages"), false);
+    return;
+  }
+  const body = clear($("session-messages").tBodies[0]);
+  for (const message of session.messages) {
+    const item = messageItem(message);
+    body.append(
+      el(
+        "tr",
+        {},
+        el("td", { text: String(message.seq ?? "") }),
+        el("td", { text: message.role }),
+        el("td", { class: "content", text: item.lastChild.textContent }),
+        el("td", { class: "source", text: message.source || "" }),
+        el("td", { text: message.namespace || "" }),
+        el("td", { text: when(message.stored_at) }),
+      ),
+    );
+  }
+  show($("session-messages"), session.messages.length > 0);
+  show($("session-empty"), session.messages.length === 0);
+}
+
+function memoriesPath(user) {
+  return `v1/users/${encodeURIComponent(user)}/memories`;
+}
+
+export async function loadMemories(event) {
+  if (event) event.preventDefault();
+  show($("memory-error"), false);
+  const user = $("memory-user").value.trim();
+  const namespace = $("memory-namespace").value;
+  let found;
+  try {
+    found = await api("GET", memoriesPath(user) + (namespace ? `?namespace=${encodeURIComponent(namespace)}` : ""));
+  } catch (error) {
+    fail($("memory-error"), error);
+    show($("memory-panel"), false);
+    return;
+  }
+  const list = clear($("memories"));
+  for (const memory of found.memories) {
+    const meta = `${memory.namespace || "every namespace"} · ${when(memory.created_at)}${memory.session_id ? ` · session ${memory.session_id}` : ""}`;
+    list.append(
+      el(
+        "li",
+        { class: "memory", "data-id": memory.id },
+        el("span", { class: "memory-text", text: memory.text }),
+        el("span", { class: "muted", text: ` ${meta} ` }),
+        el("button", { type: "button", class: "small danger", text: "Delete", onclick: () => deleteMemory(user, memory.id) }),
+      ),
+    );
+  }
+  show($("memories-empty"), found.memories.length === 0);
+  show($("delete-all"), found.memories.length > 0);
+  show($("memory-panel"), true);
+}
+
+async function deleteMemory(user, id) {
+  try {
+    await api("DELETE", `${memoriesPath(user)}/${encodeURIComponent(id)}`);
+  } catch (error) {
+    fail($("memory-error"), error);
+    return;
+  }
+  await loadMemories();
+}
+
+export async function deleteAll() {
+  const user = $("memory-user").value.trim();
+  if (!confirm(`Delete every memory of user ${user}?`)) return;
+  try {
+    await api("DELETE", memoriesPath(user));
+  } catch (error) {
+    fail($("memory-error"), error);
+    return;
+  }
+  await loadMemories();
+}
