@@ -185,11 +185,6 @@ class Embedder:
                 observe(kind, len(batch), seconds)
         return vectors
 
-    def describe(self) -> dict[str, Any]:
-        """The model, its dimension and the backend serving each kind of call (and their timings, when measured)."""
-        backends = dict.fromkeys(("query", "batch", "catalog"), self.backend)
-        return {"model": self.model_name, "dimension": self.dimension, "backends": backends, "timings_ms": {}}
-
     def close(self) -> None:
         """Stop the model's thread."""
         self._thread.shutdown(wait=False, cancel_futures=True)
