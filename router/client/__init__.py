@@ -24,6 +24,7 @@ from router.client._errors import (
     UnavailableError,
     ValidationError,
 )
+from router.client._memory_models import MemoriesDeleted, StoredMemory
 from router.client._models import (
     Catalog,
     CatalogChanges,
@@ -31,12 +32,10 @@ from router.client._models import (
     ExampleMatch,
     Explanation,
     Health,
-    MemoriesDeleted,
     Memory,
     RoutedFunction,
     RouteResult,
     SignalWeights,
-    StoredMemory,
     StoredMessages,
 )
 from router.client._retry import RetryPolicy

@@ -14,14 +14,13 @@ import httpx
 from router.client import _calls as calls
 from router.client._calls import DEFAULT_URL, Call, Messages
 from router.client._errors import TransportError, UnavailableError
+from router.client._memory_models import MemoriesDeleted, StoredMemory
 from router.client._models import (
     Catalog,
     CatalogChanges,
     CatalogInfo,
     Health,
-    MemoriesDeleted,
     RouteResult,
-    StoredMemory,
     StoredMessages,
 )
 from router.client._retry import NO_RETRY, Attempts, RetryPolicy

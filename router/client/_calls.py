@@ -10,17 +10,15 @@ from urllib.parse import quote, urlencode
 import httpx
 
 from router.client._errors import APIError, error_from_response
+from router.client._memory_models import MemoriesDeleted, StoredMemory, memories_from_json
 from router.client._models import (
     Catalog,
     CatalogChanges,
     CatalogInfo,
     Health,
-    MemoriesDeleted,
     RouteResult,
-    StoredMemory,
     StoredMessages,
     catalogs_from_json,
-    memories_from_json,
     messages_from_json,
 )
 from router.client._tool_models import CatalogTools, ListFormat, SearchFormat, ToolSearchResult
