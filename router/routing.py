@@ -136,10 +136,13 @@ class TurnRouter:
         return new
 
     async def _route(self, turn: Turn) -> Routed:
-        # Storage is read in two hops off the event loop (before and after the query
-        # embedding): every hop waits for a thread, and under load those waits add up.
-        history_store = await self.history() if turn.session_id is not None else None
-        record, history = await asyncio.to_thread(self._lookup, turn, history_store)
+        # Storage is read off the event loop in at most two hops (before and after the query
+        # embedding): every hop waits for a thread, and under load those waits add up. A turn
+        # without a session needs nothing stored before its embedding, so it takes one.
+        record: CatalogRecord | None = None
+        history: list[dict[str, Any]] = []
+        if turn.session_id is not None:
+            record, history = await asyncio.to_thread(self._lookup, turn, turn.session_id, await self.history())
         roles = self.settings.roles
         new = self._new_texts(turn)
         recent = context_texts(history, roles=roles)[-turn.recent_messages :] if turn.recent_messages else []
@@ -149,13 +152,13 @@ class TurnRouter:
         vectors = await index.embedder.query(texts)
         scope = scope_of(session_id=turn.session_id, user_id=turn.user_id)
         memory_store = await self.memories(index) if scope is not None and self.settings.max_memories else None
-        pinned_names = list(dict.fromkeys([*record.pinned, *turn.pinned]))
-        found, pinned, rows = await asyncio.to_thread(
-            self._search, index, turn, texts, [v.tolist() for v in vectors], pinned_names, memory_store
+        known, found, pinned, rows = await asyncio.to_thread(
+            self._search, index, turn, record, texts, [v.tolist() for v in vectors], memory_store
         )
+        pinned_names = list(dict.fromkeys([*known.pinned, *turn.pinned]))
         _check_pinned(turn.pinned, {p.function.name for p in pinned})
         if self._service.pins is not None:
-            self._service.pins.seen(turn.namespace, record.pinned, [p.function for p in pinned])
+            self._service.pins.seen(turn.namespace, known.pinned, [p.function for p in pinned])
         ranking = rank_turn(
             found,
             lexical_weight=self.settings.lexical_weight,
@@ -179,32 +182,33 @@ class TurnRouter:
             explanations=explain(chosen, found[0], ranking) if turn.explain else {},
         )
 
-    def _lookup(self, turn: Turn, history: HistoryStore | None) -> tuple[CatalogRecord, list[dict[str, Any]]]:
+    def _lookup(self, turn: Turn, session_id: str, history: HistoryStore) -> tuple[CatalogRecord, list[dict[str, Any]]]:
         record = self._service.known(turn.namespace)
-        if history is None or turn.session_id is None:
-            return record, []
         window = max(turn.history_messages, turn.recent_messages * 4)
-        return record, history.messages(turn.session_id, limit=window)
+        return record, history.messages(session_id, limit=window)
 
     def _search(
         self,
         index: ActiveIndex,
         turn: Turn,
+        record: CatalogRecord | None,
         texts: Sequence[str],
         vectors: Sequence[list[float]],
-        pinned_names: Sequence[str],
         memory_store: MemoryStore | None,
-    ) -> tuple[list[list[Candidate]], list[ScoredFunction], MemoryRows | None]:
+    ) -> tuple[CatalogRecord, list[list[Candidate]], list[ScoredFunction], MemoryRows | None]:
+        if record is None:
+            record = self._service.known(turn.namespace)
         limit = max(self.settings.candidates, turn.max_functions * 4)
         examples = self.settings.learn_from_usage
         found = [
             candidates(index.store, turn.namespace, v, query_vector(t), limit=limit, examples=examples)
             for v, t in zip(vectors, texts, strict=True)
         ]
+        pinned_names = list(dict.fromkeys([*record.pinned, *turn.pinned]))
         pinned = index.store.score_names(turn.namespace, vectors[0], pinned_names)
         scope = scope_of(session_id=turn.session_id, user_id=turn.user_id)
         rows = memory_store.rows(scope, [turn.namespace]) if memory_store is not None and scope is not None else None
-        return found, pinned, rows
+        return record, found, pinned, rows
 
     async def _recall(
         self, index: ActiveIndex, rows: MemoryRows | None, functions: Sequence[ScoredFunction], vectors: Vectors

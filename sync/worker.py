@@ -11,6 +11,7 @@ from pathlib import Path
 
 import watchfiles
 
+from router import heap
 from router.storage.base import StorageUnavailable
 from sync.diff import Summary
 from sync.service import CatalogService
@@ -153,8 +154,11 @@ class DirectorySync:
     async def _pass(self, on_pass: Callable[[bool], None] | None = None) -> bool:
         """One pass; False when it failed (and will be tried again)."""
         try:
-            await self.run_once()
+            report = await self.run_once()
             healthy = True
+            if report.outcomes:
+                # The pass's parsed files are garbage now; without this the process keeps their pages.
+                await asyncio.to_thread(heap.release)
         except StorageUnavailable as exc:
             log.warning("catalog sync pass failed; will retry", extra={"detail": str(exc)})
             healthy = False

@@ -7,6 +7,7 @@ from typing import Any
 
 from fastapi import APIRouter, Depends, Path
 
+from router import heap
 from router.api.auth import AccessDep, get_access
 from router.api.deps import ServiceDep
 from router.api.errors import responses
@@ -40,6 +41,7 @@ async def put_catalog(
     # The body's own lists, not a deep copy (model_dump of 100k definitions takes seconds), checked off the loop.
     document = await asyncio.to_thread(parse_document, dict(body), source=f"PUT /v1/catalogs/{namespace}")
     summary = await service.apply(namespace, document.functions, source="api", pinned=document.pinned)
+    heap.release_soon()
     return ReconcileOut(namespace=namespace, **summary.counts())
 
 

@@ -8,11 +8,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from router.catalog import FunctionDef, function_from_payload
+from router.catalog import FunctionDef
+from router.retrieval.definitions import HIT_FIELDS
 from router.retrieval.examples import Nearest
 from router.retrieval.index import FunctionStore
 from router.retrieval.scored import Candidate
-from router.storage.base import Hit, SparseVector
+from router.storage.base import Hit, Search, SparseVector
 
 __all__ = ["candidates", "named"]
 
@@ -39,33 +40,27 @@ def candidates(
         limit: how many to take from each signal.
         examples: whether usage examples count.
     """
-    collection = store.collection
     match = {"namespace": namespace}
-    found: dict[str, FunctionDef] = {}
-    cosine: dict[str, float] = {}
-    lexical: dict[str, float] = {}
-    for hit in collection.search(dense=dense, match=match, limit=limit):
-        found[hit.payload["name"]] = function_from_payload(hit.payload)
-        cosine[hit.payload["name"]] = hit.score
-    complete_lexical = True
+    first = [Search(dense=dense, match=match, limit=limit, fields=HIT_FIELDS)]
     if sparse.indices:
-        hits = collection.search(sparse=sparse, match=match, limit=limit)
-        # A sparse search returns every point sharing a term, up to the limit: below it, the rest score 0.
-        complete_lexical = len(hits) < limit
-        for hit in hits:
-            found.setdefault(hit.payload["name"], function_from_payload(hit.payload))
-            lexical[hit.payload["name"]] = hit.score
+        first.append(Search(sparse=sparse, match=match, limit=limit, fields=HIT_FIELDS))
+    found = store.collection.searches(first)
+    hashes = {h.payload["name"]: h.payload["hash"] for hits in found for h in hits}
+    cosine = {h.payload["name"]: h.score for h in found[0]}
+    lexical = {h.payload["name"]: h.score for h in found[1]} if sparse.indices else {}
+    # A sparse search returns every point sharing a term, up to the limit: below it, the rest score 0.
+    complete_lexical = not sparse.indices or len(found[1]) < limit
     near = store.examples.nearest(namespace, dense, limit=limit) if examples and store.examples else {}
-    unscored = [name for name in dict.fromkeys([*found, *near]) if name not in cosine]
-    for hit in _named(store, namespace, dense, unscored):
-        found.setdefault(hit.payload["name"], function_from_payload(hit.payload))
-        cosine[hit.payload["name"]] = hit.score
-    if not complete_lexical:
-        unmatched = [name for name in found if name not in lexical]
-        lexical.update((h.payload["name"], h.score) for h in _named(store, namespace, sparse, unmatched))
+    union = list(dict.fromkeys([*hashes, *near]))
+    unscored = [name for name in union if name not in cosine]
+    unmatched = [] if complete_lexical else [name for name in union if name not in lexical]
+    for hit in _scores(store, namespace, dense, sparse, unscored, unmatched, cosine, lexical):
+        hashes.setdefault(hit.payload["name"], hit.payload["hash"])
+    functions = store.resolve(namespace, hashes)
     return [
-        _candidate(function, cosine.get(name, 0.0), lexical.get(name, 0.0), near.get(name))
-        for name, function in found.items()
+        _candidate(functions[name], cosine.get(name, 0.0), lexical.get(name, 0.0), near.get(name))
+        for name in hashes
+        if name in functions
     ]
 
 
@@ -73,23 +68,40 @@ def named(
     store: FunctionStore, namespace: str, dense: Sequence[float], sparse: SparseVector, names: Sequence[str]
 ) -> list[Candidate]:
     """The named functions of ``namespace`` with their cosine and BM25 score for a request."""
-    found = {
-        h.payload["name"]: (function_from_payload(h.payload), h.score) for h in _named(store, namespace, dense, names)
-    }
-    matched = _named(store, namespace, sparse, list(found)) if sparse.indices else []
-    lexical = {h.payload["name"]: h.score for h in matched}
-    return [Candidate(function, cosine, lexical.get(name, 0.0)) for name, (function, cosine) in found.items()]
+    cosine: dict[str, float] = {}
+    lexical: dict[str, float] = {}
+    unmatched = names if sparse.indices else []
+    hits = _scores(store, namespace, dense, sparse, names, unmatched, cosine, lexical)
+    functions = store.resolve(namespace, {h.payload["name"]: h.payload["hash"] for h in hits})
+    return [Candidate(functions[n], score, lexical.get(n, 0.0)) for n, score in cosine.items() if n in functions]
 
 
-def _named(
-    store: FunctionStore, namespace: str, query: Sequence[float] | SparseVector, names: Sequence[str]
+def _scores(
+    store: FunctionStore,
+    namespace: str,
+    dense: Sequence[float],
+    sparse: SparseVector,
+    unscored: Sequence[str],
+    unmatched: Sequence[str],
+    cosine: dict[str, float],
+    lexical: dict[str, float],
 ) -> list[Hit]:
-    if not names:
+    """Exact cosine of ``unscored`` and BM25 of ``unmatched`` (in one engine call), added to the dicts."""
+    searches = []
+    if unscored:
+        match = {"namespace": namespace, "name": list(unscored)}
+        searches.append(Search(dense=dense, match=match, limit=len(unscored), fields=HIT_FIELDS))
+    if unmatched:
+        match = {"namespace": namespace, "name": list(unmatched)}
+        searches.append(Search(sparse=sparse, match=match, limit=len(unmatched), fields=HIT_FIELDS))
+    if not searches:
         return []
-    match = {"namespace": namespace, "name": list(names)}
-    if isinstance(query, SparseVector):
-        return store.collection.search(sparse=query, match=match, limit=len(names))
-    return store.collection.search(dense=query, match=match, limit=len(names))
+    found = store.collection.searches(searches)
+    if unscored:
+        cosine.update((h.payload["name"], h.score) for h in found[0])
+    if unmatched:
+        lexical.update((h.payload["name"], h.score) for h in found[-1])
+    return [h for hits in found for h in hits]
 
 
 def _candidate(function: FunctionDef, cosine: float, lexical: float, near: Nearest | None) -> Candidate:

@@ -9,17 +9,18 @@ from __future__ import annotations
 
 import builtins
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from router.catalog import FunctionDef, function_from_payload, point_id
 from router.embedding import Embedder, Vectors
+from router.retrieval.definitions import DEFINITION_FIELDS, HIT_FIELDS, DefinitionCache
 from router.retrieval.examples import ExampleStore
 from router.retrieval.scored import ScoredFunction
 from router.retrieval.sparse import document_vector
 from router.retrieval.texts import TextBuilder, template
-from router.storage.base import Collection, CollectionSpec, Hit, PointData, SparseVector, Storage
+from router.storage.base import Collection, CollectionSpec, Hit, PointData, Record, SparseVector, Storage
 
 # Bump when what a vector means changes (its text pipeline, its sparse part) so stores rebuild.
 # 2: sparse BM25-like vectors from router.retrieval.sparse beside every dense one.
@@ -75,6 +76,7 @@ class FunctionStore:
         self.collection = collection
         self.generation = generation
         self.examples = examples
+        self.definitions = DefinitionCache()
 
     @classmethod
     def open(cls, storage: Storage, generation: Generation) -> FunctionStore:
@@ -150,8 +152,8 @@ class FunctionStore:
 
     def search(self, namespace: str, vector: Sequence[float], *, limit: int) -> builtins.list[ScoredFunction]:
         """The ``limit`` functions of ``namespace`` nearest to ``vector``."""
-        hits = self.collection.search(dense=vector, match={"namespace": namespace}, limit=limit)
-        return [_scored(h) for h in hits]
+        hits = self.collection.search(dense=vector, match={"namespace": namespace}, limit=limit, fields=HIT_FIELDS)
+        return self._scored(namespace, hits)
 
     def score_names(
         self, namespace: str, vector: Sequence[float], names: Sequence[str]
@@ -159,14 +161,20 @@ class FunctionStore:
         """The named functions of ``namespace`` with their similarity to ``vector``, best first."""
         if not names:
             return []
-        hits = self.collection.search(
-            dense=vector, match={"namespace": namespace, "name": list(names)}, limit=len(names)
-        )
-        return [_scored(h) for h in hits]
+        match = {"namespace": namespace, "name": list(names)}
+        hits = self.collection.search(dense=vector, match=match, limit=len(names), fields=HIT_FIELDS)
+        return self._scored(namespace, hits)
 
+    def resolve(self, namespace: str, hashes: Mapping[str, str]) -> dict[str, FunctionDef]:
+        """The definitions of functions that searches returned (name to content hash), mostly from memory."""
+        return self.definitions.resolve(namespace, hashes, self._fetch)
 
-def _scored(hit: Hit) -> ScoredFunction:
-    return ScoredFunction(function_from_payload(hit.payload), hit.score)
+    def _fetch(self, ids: Sequence[str]) -> builtins.list[Record]:
+        return self.collection.retrieve(ids, fields=DEFINITION_FIELDS)
+
+    def _scored(self, namespace: str, hits: Sequence[Hit]) -> builtins.list[ScoredFunction]:
+        found = self.resolve(namespace, {h.payload["name"]: h.payload["hash"] for h in hits})
+        return [ScoredFunction(found[h.payload["name"]], h.score) for h in hits if h.payload["name"] in found]
 
 
 @dataclass(frozen=True)

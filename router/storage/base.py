@@ -90,6 +90,25 @@ class Hit:
     payload: dict[str, Any] = field(default_factory=dict)
 
 
+@dataclass(frozen=True)
+class Search:
+    """One search of a batch: nearest points by the dense vector or by the sparse one.
+
+    Attributes:
+        dense: the dense query (used when given).
+        sparse: the sparse query (used when no dense one is given; empty finds nothing).
+        match: the filter.
+        limit: most hits.
+        fields: the payload keys each hit carries (all when None).
+    """
+
+    dense: Sequence[float] | None = None
+    sparse: SparseVector | None = None
+    match: Match | None = None
+    limit: int = 10
+    fields: Sequence[str] | None = None
+
+
 class Collection(Protocol):
     """One named set of points."""
 
@@ -105,8 +124,8 @@ class Collection(Protocol):
     def delete_where(self, match: Match) -> None:
         """Delete every point whose payload matches."""
 
-    def retrieve(self, ids: Sequence[str]) -> list[Record]:
-        """Return the points that exist among ``ids`` (any order)."""
+    def retrieve(self, ids: Sequence[str], *, fields: Sequence[str] | None = None) -> list[Record]:
+        """Return the points that exist among ``ids`` (any order); ``fields`` as in ``scroll``."""
 
     def scroll(
         self, match: Match | None = None, *, order_by: str | None = None, fields: Sequence[str] | None = None
@@ -131,17 +150,15 @@ class Collection(Protocol):
         limit: int = 10,
         fusion: Fusion = "rrf",
         prefetch_limit: int = 50,
+        fields: Sequence[str] | None = None,
     ) -> list[Hit]:
-        """Nearest points by the dense vector, the sparse one, or both fused."""
+        """Nearest points by the dense vector, the sparse one, or both fused.
 
-    def search_batch(
-        self,
-        dense: Sequence[Sequence[float]],
-        *,
-        match: Match | None = None,
-        limit: int = 10,
-    ) -> list[list[Hit]]:
-        """Dense nearest points for several query vectors at once."""
+        ``fields`` limits the payload of each hit to those keys (all when None).
+        """
+
+    def searches(self, requests: Sequence[Search]) -> list[list[Hit]]:
+        """Several searches in one call to the engine, their hits in the order of ``requests``."""
 
 
 class Storage(Protocol):

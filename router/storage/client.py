@@ -26,6 +26,7 @@ from router.storage.base import (
     Match,
     PointData,
     Record,
+    Search,
     SparseVector,
     StorageUnavailable,
 )
@@ -103,12 +104,13 @@ class ClientCollection:
         with _reachable(self._where):
             self._client.delete(self._name, models.FilterSelector(filter=flt), **self._writes)
 
-    def retrieve(self, ids: Sequence[str]) -> list[Record]:
+    def retrieve(self, ids: Sequence[str], *, fields: Sequence[str] | None = None) -> list[Record]:
         """Return the points that exist among ``ids`` (any order)."""
         if not ids:
             return []
+        payload: bool | list[str] = True if fields is None else list(fields)
         with _reachable(self._where):
-            return to_records(self._client.retrieve(self._name, list(ids), with_payload=True, **self._reads))
+            return to_records(self._client.retrieve(self._name, list(ids), with_payload=payload, **self._reads))
 
     def scroll(
         self, match: Match | None = None, *, order_by: str | None = None, fields: Sequence[str] | None = None
@@ -165,10 +167,12 @@ class ClientCollection:
         limit: int = 10,
         fusion: Fusion = "rrf",
         prefetch_limit: int = 50,
+        fields: Sequence[str] | None = None,
     ) -> list[Hit]:
         """Nearest points by the dense vector, the sparse one, or both fused.
 
         An empty sparse vector counts as absent; with neither vector the result is empty.
+        ``fields`` limits each hit's payload to those keys.
         """
         flt = to_filter(match)
         dense_q = [float(x) for x in dense] if dense is not None else None
@@ -192,29 +196,38 @@ class ClientCollection:
             return []
         with _reachable(self._where):
             found = self._client.query_points(
-                self._name, query_filter=flt, limit=limit, with_payload=True, **args, **self._reads
+                self._name,
+                query_filter=flt,
+                limit=limit,
+                with_payload=True if fields is None else list(fields),
+                **args,
+                **self._reads,
             )
         return to_hits(found.points)
 
-    def search_batch(
-        self,
-        dense: Sequence[Sequence[float]],
-        *,
-        match: Match | None = None,
-        limit: int = 10,
-    ) -> list[list[Hit]]:
-        """Dense nearest points for several query vectors at once."""
-        if not dense:
-            return []
-        flt = to_filter(match)
-        requests = [
-            models.QueryRequest(
-                query=[*map(float, v)], using=DENSE, filter=flt, limit=limit, with_payload=True, params=self._params
-            )
-            for v in dense
-        ]
+    def searches(self, requests: Sequence[Search]) -> list[list[Hit]]:
+        """Several searches in one request to the server, their hits in the order of ``requests``."""
+        queries = {i: q for i, r in enumerate(requests) if (q := self._query(r)) is not None}
+        if not queries:
+            return [[] for _ in requests]
         with _reachable(self._where):
-            return [to_hits(r.points) for r in self._client.query_batch_points(self._name, requests, **self._reads)]
+            results = self._client.query_batch_points(self._name, list(queries.values()), **self._reads)
+        found = dict(zip(queries, results, strict=True))
+        return [to_hits(found[i].points) if i in found else [] for i in range(len(requests))]
+
+    def _query(self, search: Search) -> models.QueryRequest | None:
+        flt = to_filter(search.match)
+        payload: bool | list[str] = True if search.fields is None else list(search.fields)
+        if search.dense is not None:
+            dense = [*map(float, search.dense)]
+            return models.QueryRequest(
+                query=dense, using=DENSE, filter=flt, limit=search.limit, with_payload=payload, params=self._params
+            )
+        if search.sparse is None or not search.sparse.indices:
+            return None
+        return models.QueryRequest(
+            query=to_sparse(search.sparse), using=SPARSE, filter=flt, limit=search.limit, with_payload=payload
+        )
 
 
 class ClientStorage:

@@ -26,6 +26,7 @@ from router.storage.base import (
     Match,
     PointData,
     Record,
+    Search,
     SparseVector,
 )
 from router.storage.edge_index import DEFAULT_INDEX, EdgeIndexer, IndexPolicy
@@ -99,12 +100,12 @@ class EdgeCollection:
         with self._live.writing() as shard:
             shard.update(qe.UpdateOperation.delete_points_by_filter(flt))
 
-    def retrieve(self, ids: Sequence[str]) -> list[Record]:
+    def retrieve(self, ids: Sequence[str], *, fields: Sequence[str] | None = None) -> list[Record]:
         """Return the points that exist among ``ids``."""
         if not ids:
             return []
         with self._live.reading() as shard:
-            found = shard.retrieve(list(ids), True, False)
+            found = shard.retrieve(list(ids), _selector(fields), False)
         return [Record(id=str(r.id), payload=dict(r.payload or {})) for r in found]
 
     def scroll(
@@ -113,7 +114,7 @@ class EdgeCollection:
         """Iterate over every matching point."""
         records: list[Record] = []
         offset: Any = None
-        payload: Any = True if fields is None else qe.PayloadSelector.Include(list(fields))
+        payload = _selector(fields)
         flt = _filter(match)
         while True:
             request = qe.ScrollRequest(offset=offset, limit=_PAGE, filter=flt, with_payload=payload)
@@ -151,9 +152,10 @@ class EdgeCollection:
         limit: int = 10,
         fusion: Fusion = "rrf",
         prefetch_limit: int = 50,
+        fields: Sequence[str] | None = None,
     ) -> list[Hit]:
         """Nearest points by the dense vector, the sparse one, or both fused."""
-        flt = _filter(match)
+        flt, payload = _filter(match), _selector(fields)
         has_sparse = sparse is not None and bool(sparse.indices)
         if dense is not None and sparse is not None and has_sparse:
             request = qe.QueryRequest(
@@ -166,37 +168,43 @@ class EdgeCollection:
                 ],
                 query=_fusion(fusion),
                 filter=flt,
-                with_payload=True,
+                with_payload=payload,
             )
         elif dense is not None:
-            request = self._dense(dense, flt, limit)
+            request = self._dense(dense, flt, limit, payload)
         elif sparse is not None and has_sparse:
             request = qe.QueryRequest(
-                limit=limit, query=qe.Query.Nearest(_sparse(sparse), using=SPARSE), filter=flt, with_payload=True
+                limit=limit, query=qe.Query.Nearest(_sparse(sparse), using=SPARSE), filter=flt, with_payload=payload
             )
         else:
             return []
         with self._live.reading() as shard:
             return [_hit(p) for p in shard.query(request)]
 
-    def search_batch(
-        self,
-        dense: Sequence[Sequence[float]],
-        *,
-        match: Match | None = None,
-        limit: int = 10,
-    ) -> list[list[Hit]]:
-        """Dense nearest points for several query vectors at once."""
-        if not dense:
-            return []
-        flt = _filter(match)
-        batch = qe.QueryBatchRequest([self._dense(v, flt, limit) for v in dense])
+    def searches(self, requests: Sequence[Search]) -> list[list[Hit]]:
+        """Several searches in one engine call, their hits in the order of ``requests``."""
+        queries = {i: q for i, r in enumerate(requests) if (q := self._query(r)) is not None}
+        if not queries:
+            return [[] for _ in requests]
         with self._live.reading() as shard:
-            return [[_hit(p) for p in result] for result in shard.query_batch(batch)]
+            results = shard.query_batch(qe.QueryBatchRequest(list(queries.values())))
+        found = dict(zip(queries, results, strict=True))
+        return [[_hit(p) for p in found.get(i, [])] for i in range(len(requests))]
 
-    def _dense(self, vector: Sequence[float], flt: qe.Filter | None, limit: int) -> qe.QueryRequest:
+    def _query(self, search: Search) -> qe.QueryRequest | None:
+        flt, payload = _filter(search.match), _selector(search.fields)
+        if search.dense is not None:
+            return self._dense(search.dense, flt, search.limit, payload)
+        if search.sparse is None or not search.sparse.indices:
+            return None
+        query = qe.Query.Nearest(_sparse(search.sparse), using=SPARSE)
+        return qe.QueryRequest(limit=search.limit, query=query, filter=flt, with_payload=payload)
+
+    def _dense(
+        self, vector: Sequence[float], flt: qe.Filter | None, limit: int, payload: Any = True
+    ) -> qe.QueryRequest:
         query = qe.Query.Nearest(list(vector), using=DENSE)
-        return qe.QueryRequest(limit=limit, query=query, filter=flt, with_payload=True, params=self._params)
+        return qe.QueryRequest(limit=limit, query=query, filter=flt, with_payload=payload, params=self._params)
 
     def close(self) -> None:
         self._live.close()
@@ -205,6 +213,10 @@ class EdgeCollection:
 def _fusion(kind: Fusion) -> Any:
     # The stubs leave fusions out of QueryRequest.query; the engine accepts them there.
     return qe.Fusion.Rrf(k=60) if kind == "rrf" else qe.Fusion.Dbsf()
+
+
+def _selector(fields: Sequence[str] | None) -> Any:
+    return True if fields is None else qe.PayloadSelector.Include(list(fields))
 
 
 def _hit(point: Any) -> Hit:

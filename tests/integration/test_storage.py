@@ -18,6 +18,7 @@ from router.storage.base import (
     CollectionSpec,
     Fusion,
     PointData,
+    Search,
     SparseVector,
     Storage,
     StorageUnavailable,
@@ -281,21 +282,42 @@ def test_hybrid_search_ranks_point_matching_both_first(storage: Storage, fusion:
     assert {h.payload["name"] for h in hits[1:3]} == {"dense_only", "sparse_only"}
 
 
-def test_search_batch_answers_each_query(storage: Storage) -> None:
+def test_searches_answer_each_request_in_one_call(storage: Storage) -> None:
     coll = storage.collection(make_spec())
     coll.upsert(
         [
-            point(1, [1, 0, 0, 0], namespace="a"),
-            point(2, [0, 1, 0, 0], namespace="a"),
-            point(3, [0, 1, 0, 0], namespace="b"),
+            point(1, [1, 0, 0, 0], namespace="a", name="p1"),
+            PointData(pid(2), {"namespace": "a", "name": "p2"}, [0, 1, 0, 0], SparseVector([7], [1.0])),
+            PointData(pid(3), {"namespace": "b", "name": "p3"}, [0, 1, 0, 0], SparseVector([7], [1.0])),
         ]
     )
+    requests = [
+        Search(dense=[1, 0, 0, 0], match={"namespace": "a"}, limit=1),
+        Search(sparse=SparseVector([], []), limit=5),
+        Search(sparse=SparseVector([7], [1.0]), match={"namespace": "a"}, limit=5, fields=("name",)),
+        Search(dense=[0, 1, 0, 0], match={"namespace": "a", "name": ["p1"]}, limit=5),
+    ]
 
-    results = coll.search_batch([[1, 0, 0, 0], [0, 1, 0, 0]], match={"namespace": "a"}, limit=1)
+    results = coll.searches(requests)
 
-    assert [[h.id for h in hits] for hits in results] == [[pid(1)], [pid(2)]]
+    assert [[h.id for h in hits] for hits in results] == [[pid(1)], [], [pid(2)], [pid(1)]]
     assert results[0][0].score == pytest.approx(1.0, abs=1e-4)
-    assert coll.search_batch([]) == []
+    assert results[3][0].score == pytest.approx(0.0, abs=1e-4)
+    assert set(results[2][0].payload) == {"name"}
+    assert "namespace" in results[0][0].payload
+    assert coll.searches([]) == []
+
+
+def test_payload_fields_limit_search_and_retrieve(storage: Storage) -> None:
+    coll = storage.collection(make_spec())
+    coll.upsert([point(1, [1, 0, 0, 0], namespace="a", name="p1")])
+
+    hit = coll.search(dense=[1, 0, 0, 0], limit=1, fields=("name",))[0]
+    record = coll.retrieve([pid(1)], fields=("namespace",))[0]
+
+    assert hit.payload == {"name": "p1"}
+    assert record.payload == {"namespace": "a"}
+    assert set(coll.retrieve([pid(1)])[0].payload) >= {"name", "namespace"}
 
 
 def test_payload_only_collection(storage: Storage) -> None:
