@@ -1,4 +1,8 @@
-"""Dependency aliases: routes receive the runtime's parts as plain typed parameters."""
+"""Dependency aliases: routes receive the runtime's parts as plain typed parameters.
+
+The providers are ``async``: FastAPI runs a plain ``def`` dependency in a worker thread,
+and a thread hop per attribute read would cost a route more than its searches.
+"""
 
 from __future__ import annotations
 
@@ -11,20 +15,24 @@ from router.runtime import Runtime
 from sync.service import CatalogService
 
 
-def get_runtime(request: Request) -> Runtime:
-    """The runtime opened by the app's lifespan."""
+def _runtime(request: Request) -> Runtime:
     runtime: Runtime = request.app.state.runtime
     return runtime
 
 
-def get_service(request: Request) -> CatalogService:
+async def get_runtime(request: Request) -> Runtime:
+    """The runtime opened by the app's lifespan."""
+    return _runtime(request)
+
+
+async def get_service(request: Request) -> CatalogService:
     """The catalog service (503 while the runtime is starting)."""
-    return get_runtime(request).service
+    return _runtime(request).service
 
 
-def get_turn_router(request: Request) -> TurnRouter:
+async def get_turn_router(request: Request) -> TurnRouter:
     """The turn router (503 while the runtime is starting)."""
-    return get_runtime(request).turns
+    return _runtime(request).turns
 
 
 RuntimeDep = Annotated[Runtime, Depends(get_runtime)]
