@@ -105,7 +105,7 @@ def lexical_share(semantic: np.ndarray, lexical: np.ndarray, *, maximum: float, 
     little; a semantic score that stands out keeps words from overruling it. And a stored
     request as close as ``usage`` (the best example similarity) already speaks for that
     much of this one: the words keep only the rest (a share fading with ``usage**2`` let
-    them overrule what people asked before, ``benchmarks/RESULTS.md``).
+    them overrule stored requests: below the plain nearest-example ranking on APIBench).
     """
     if lexical.size == 0 or float(lexical.max()) <= 0:
         return 0.0
