@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 
 __all__ = ["CAPS", "bfcl_extras", "bounding"]
 
-CAPS = (1, 2, 4, 8)
+CAPS = (1, 4, 16, 64, 256)
 # Context on every turn (clear = 1: a new turn is never clear enough to go without it), or only
 # on turns whose best similarity is below the clear mark (the router's way).
 CONTEXT_VARIANTS: tuple[tuple[float, float, float], ...] = ((0.3, 0.99, 1.0),)

@@ -10,7 +10,7 @@ development set):
   (peak_lexical + peak_semantic)``: a request naming one function's rare words ("final
   velocity") gives the words their share; one whose words every candidate shares ("model",
   "image") gives them little; the closer a stored request is to this one, the less the
-  words add (``x (1 - usage**2)``).
+  words add (``x (1 - usage)``).
 - **usage** (stored requests): a function's semantic score is the larger of its cosine and
   ``example_weight x`` the cosine to its closest usage example; an example counts only where
   it beats the function's own text, so it never lowers a function.
@@ -98,13 +98,14 @@ def peak(scores: np.ndarray) -> float:
 def lexical_share(semantic: np.ndarray, lexical: np.ndarray, *, maximum: float, usage: float = 0.0) -> float:
     """The lexical share for one request.
 
-    ``maximum x peak(lexical) / (peak(lexical) + peak(semantic)) x (1 - usage**2)``: each
+    ``maximum x peak(lexical) / (peak(lexical) + peak(semantic)) x (1 - usage)``: each
     signal counts as much as its best candidate stands out from the rest, in units of its
     own spread. BM25 scores that single one function out earn the words their share; BM25
     scores spread evenly over many candidates (words every function shares) earn them
-    little; a semantic score that stands out keeps words from overruling it. And the closer
-    a stored request is to this one (``usage``, the best example similarity), the less the
-    words have to add to what people asked before.
+    little; a semantic score that stands out keeps words from overruling it. And a stored
+    request as close as ``usage`` (the best example similarity) already speaks for that
+    much of this one: the words keep only the rest (a share fading with ``usage**2`` let
+    them overrule stored requests: below the plain nearest-example ranking on APIBench).
     """
     if lexical.size == 0 or float(lexical.max()) <= 0:
         return 0.0
@@ -112,7 +113,7 @@ def lexical_share(semantic: np.ndarray, lexical: np.ndarray, *, maximum: float, 
     if words + meaning <= 0:
         return 0.0
     known = min(1.0, max(0.0, usage))
-    return maximum * words / (words + meaning) * (1.0 - known * known)
+    return maximum * words / (words + meaning) * (1.0 - known)
 
 
 def _semantic(candidates: Sequence[Candidate], example_weight: float) -> tuple[np.ndarray, bool, float]:
