@@ -63,8 +63,9 @@ class FunctionDef:
 # orjson writes what ``json.dumps(sort_keys=True, separators=(",", ":"), ensure_ascii=False)`` writes,
 # fifty times faster, except for some floats (``2.5e-05`` against ``0.000025``), NaN and infinities
 # (``null``), and integers beyond 64 bits (it refuses them). Stored hashes were made by
-# ``json.dumps``: an output that may hold a float (a digit then "." or "e", anywhere) or a null is
-# made by ``json.dumps`` again. Digits are folded to 0 so that plain substring searches find them.
+# ``json.dumps``: an output holding a float or a null outside its strings is made by ``json.dumps``
+# again. Strings are blanked first, so a description saying "version 2.0" keeps the fast path.
+_STRINGS = re.compile(rb'"(?:[^"\\]|\\.)*"', re.DOTALL)
 _FOLD_DIGITS = bytes.maketrans(b"123456789", b"000000000")
 
 
@@ -74,11 +75,16 @@ def canonical_json(value: Any) -> bytes:
         fast = orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
     except TypeError:
         fast = None
-    if fast is not None and b"null" not in fast:
-        folded = fast.translate(_FOLD_DIGITS)
-        if b"0." not in folded and b"0e" not in folded:
-            return fast
+    if fast is not None and not _float_or_null(fast):
+        return fast
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
+
+
+def _float_or_null(encoded: bytes) -> bool:
+    # Outside the strings; splitting at quotes is exact unless a string holds an escaped quote.
+    outside = _STRINGS.sub(b'""', encoded) if b'\\"' in encoded else b"".join(encoded.split(b'"')[::2])
+    folded = outside.translate(_FOLD_DIGITS)
+    return b"0." in folded or b"0e" in folded or b"0E" in folded or b"null" in folded
 
 
 def point_id(namespace: str, name: str) -> str:
