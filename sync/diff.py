@@ -73,6 +73,26 @@ class Summary:
         return {"added": self.added, "updated": self.updated, "removed": self.removed, "unchanged": self.unchanged}
 
 
+@dataclass(frozen=True)
+class Known:
+    """What the writer knows of a namespace it wrote: each function's content hash and fingerprint."""
+
+    hashes: dict[str, str]
+    fingerprints: dict[str, bytes]
+
+    def prime(self, functions: Sequence[FunctionDef]) -> None:
+        """Give each function whose definition is the one written (same fingerprint) its stored hash.
+
+        Hashing every definition of a large catalog to find the one that changed costs more than
+        the change (2 s for 100k); a fingerprint is several times cheaper, and equal ones have
+        equal content hashes.
+        """
+        for function in functions:
+            if self.fingerprints.get(function.name) == function.fingerprint:
+                # What ``FunctionDef.content_hash`` (a cached property) would compute and keep.
+                function.__dict__.setdefault("content_hash", self.hashes[function.name])
+
+
 class StoredHashes:
     """The stored content hashes of each namespace as the one writer last left them.
 
@@ -83,10 +103,10 @@ class StoredHashes:
     """
 
     def __init__(self) -> None:
-        self._known: dict[str, tuple[object, tuple[Any, ...], dict[str, str]]] = {}
+        self._known: dict[str, tuple[object, tuple[Any, ...], Known]] = {}
 
-    def take(self, store: object, namespace: str, record: CatalogRecord | None) -> dict[str, str] | None:
-        """The hashes of ``namespace`` in ``store`` if nobody wrote it since, else None.
+    def take(self, store: object, namespace: str, record: CatalogRecord | None) -> Known | None:
+        """What is known of ``namespace`` in ``store`` if nobody wrote it since, else None.
 
         Taken out: until ``keep`` is called again (after a successful write) the store is unknown.
         """
@@ -98,9 +118,13 @@ class StoredHashes:
     def keep(
         self, store: object, namespace: str, record: CatalogRecord | None, functions: Sequence[FunctionDef]
     ) -> None:
-        """Remember that ``store`` holds exactly ``functions`` for ``namespace``, as recorded by ``record``."""
+        """Remember that ``store`` holds exactly ``functions`` for ``namespace``, as recorded by ``record``.
+
+        Reads each function's cached hash and fingerprint: the reconcile computed them off the event loop.
+        """
         if record is not None:
-            self._known[namespace] = (store, _stamp(record), {f.name: f.content_hash for f in functions})
+            known = Known({f.name: f.content_hash for f in functions}, {f.name: f.fingerprint for f in functions})
+            self._known[namespace] = (store, _stamp(record), known)
 
     def forget(self, namespace: str) -> None:
         """Drop what is known of ``namespace``."""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 
 from router.catalog import FunctionDef
 from router.embedding import Embedder, EmbedderPool, Progress
@@ -17,7 +17,7 @@ from router.retrieval.index import ActiveIndex, FunctionStore, Generation
 from router.retrieval.texts import template
 from router.sessions.reembed import drop_memories, reembed_memories
 from router.storage.base import Storage
-from sync.diff import Plan, StoredHashes, Summary, plan
+from sync.diff import Known, Plan, StoredHashes, Summary, plan
 from sync.status import SyncLog
 
 log = logging.getLogger(__name__)
@@ -46,13 +46,18 @@ def _prepare(
     namespace: str,
     functions: Sequence[FunctionDef],
     batch_size: int,
-    stored: Mapping[str, str] | None = None,
+    known: Known | None = None,
 ) -> tuple[Plan, list[str], list[FunctionDef]]:
     """The plan, and the texts to embed with their functions (off the event loop: it hashes everything).
 
-    ``stored`` is the namespace's stored hashes when known; otherwise they are read from the store.
+    ``known`` is what this writer last wrote to the namespace; without it, hashes are read from the store.
     """
-    todo = plan(functions, store.hashes(namespace) if stored is None else stored)
+    if known is not None:
+        known.prime(functions)
+    else:
+        for function in functions:
+            function.fingerprint  # noqa: B018 - computed here, off the event loop, for StoredHashes.keep
+    todo = plan(functions, store.hashes(namespace) if known is None else known.hashes)
     builder = template(store.generation.text)
     pairs = [(builder(f), f) for f in todo.to_embed]
     if len(pairs) > batch_size:
@@ -252,8 +257,8 @@ class CatalogService:
             async with self._lock:
                 index = self.index
                 record = await asyncio.to_thread(self.meta.catalog, namespace)
-                stored = self._hashes.take(index.store, namespace, record)
-                summary = await self._reconcile(index.store, index.embedder, namespace, functions, stored=stored)
+                known = self._hashes.take(index.store, namespace, record)
+                summary = await self._reconcile(index.store, index.embedder, namespace, functions, known=known)
                 if summary.changed or record is None or record.source != source or record.pinned != tuple(pinned):
                     await asyncio.to_thread(
                         self.meta.put_catalog, namespace, source=source, count=len(functions), pinned=pinned
@@ -316,10 +321,10 @@ class CatalogService:
         namespace: str,
         functions: Sequence[FunctionDef],
         *,
-        stored: Mapping[str, str] | None = None,
+        known: Known | None = None,
     ) -> Summary:
         todo, texts, embedded = await asyncio.to_thread(
-            _prepare, store, namespace, functions, embedder.batch_size, stored
+            _prepare, store, namespace, functions, embedder.batch_size, known
         )
         if embedded:
             progress = self._progress_for(f"{namespace}", len(texts))

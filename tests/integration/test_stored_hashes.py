@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 from conftest import STOCKS, TIMEZONE, WEATHER
 
+from router import catalog as catalog_module
 from router.catalog import FunctionDef, parse_catalog
 from router.embedding import DEFAULT_MODEL, EmbedderPool
 from router.retrieval.texts import DEFAULT_TEMPLATE
@@ -124,3 +125,29 @@ async def test_a_removed_namespace_is_read_again_when_it_comes_back(
 
     assert back.counts() == {"added": 1, "updated": 0, "removed": 0, "unchanged": 0}
     assert names(service, "tools") == {WEATHER["name"]}
+
+
+async def test_unchanged_definitions_are_not_hashed_again(
+    storage: Storage, counting_pool: EmbedderPool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    service = await open_service(storage, counting_pool)
+    await service.apply("tools", parse(WEATHER, STOCKS, TIMEZONE), source="api")
+    hashed: list[Any] = []
+    original = catalog_module.canonical_json
+
+    def counted(value: Any) -> bytes:
+        hashed.append(value)
+        return original(value)
+
+    monkeypatch.setattr(catalog_module, "canonical_json", counted)
+    edited = {**STOCKS, "description": "Latest stock quote for a ticker symbol, with the day's change"}
+    reordered = dict(reversed(list(TIMEZONE.items())))
+    functions = parse(WEATHER, edited, reordered)
+
+    summary = await service.apply("tools", functions, source="api")
+
+    assert summary.counts() == {"added": 0, "updated": 1, "removed": 0, "unchanged": 2}
+    # The edited one and the reordered one (same content, other bytes) are hashed; the untouched one is not.
+    assert [v["name"] for v in hashed] == [STOCKS["name"], TIMEZONE["name"]]
+    [weather] = [f for f in functions if f.name == WEATHER["name"]]
+    assert weather.content_hash == parse(WEATHER)[0].content_hash

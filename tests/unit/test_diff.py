@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from router.catalog import FunctionDef, parse_function
-from sync.diff import Plan, Summary, plan
+from sync.diff import Known, Plan, Summary, plan
 
 
 def fn(name: str, description: str = "does things", **extra: Any) -> FunctionDef:
@@ -100,3 +100,28 @@ def test_summary_counts_and_changed() -> None:
     assert summary.changed
     assert Summary("travel", removed=1).changed
     assert not Summary("travel", unchanged=4).changed
+
+
+def test_fingerprints_tell_definitions_apart_by_their_bytes() -> None:
+    a = fn("a", parameters={"type": "object", "properties": {"x": {"type": "number", "default": 0.5}}})
+
+    assert fn("a").fingerprint == fn("a").fingerprint
+    assert fn("a").fingerprint != fn("a", "other words").fingerprint
+    assert a.fingerprint != fn("a").fingerprint
+    reordered = parse_function(dict(reversed(list(fn("a").definition.items()))), where="t")
+    assert reordered.fingerprint != fn("a").fingerprint
+    assert reordered.content_hash == fn("a").content_hash
+    assert fn("n", default=float("nan")).fingerprint != fn("n", default=None).fingerprint
+
+
+def test_known_primes_only_what_was_written() -> None:
+    written = [fn("a"), fn("b")]
+    known = Known(stored(*written), {f.name: f.fingerprint for f in written})
+    incoming = [fn("a"), fn("b", "new words"), fn("c")]
+
+    known.prime(incoming)
+
+    assert "content_hash" in vars(incoming[0])
+    assert "content_hash" not in vars(incoming[1])
+    assert "content_hash" not in vars(incoming[2])
+    assert names(plan(incoming, known.hashes).updated) == ["b"]
