@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -36,9 +37,11 @@ class CatalogFile:
         return self.error is None and not self.functions
 
 
-def _load(path: Path) -> tuple[str, object]:
+def _load(path: Path, *, seen: str | None = None) -> tuple[str, object]:
     data = path.read_bytes()
     fingerprint = hashlib.sha256(data).hexdigest()
+    if fingerprint == seen:
+        return fingerprint, None
     text = data.decode("utf-8")
     if not text.strip():
         return fingerprint, []
@@ -48,15 +51,21 @@ def _load(path: Path) -> tuple[str, object]:
     return fingerprint, [] if loaded is None else loaded
 
 
-def read_file(path: Path) -> CatalogFile:
-    """Read and validate one catalog file; errors are returned, never raised."""
+def read_file(path: Path, *, seen: str | None = None) -> CatalogFile:
+    """Read and validate one catalog file; errors are returned, never raised.
+
+    A file whose bytes have the fingerprint ``seen`` is not parsed: it comes back with that
+    fingerprint and no functions (what was applied from it still stands).
+    """
     namespace = path.stem
     try:
         validate_namespace(namespace, source=str(path))
-        fingerprint, document = _load(path)
+        fingerprint, document = _load(path, seen=seen)
     except (OSError, UnicodeDecodeError, json.JSONDecodeError, yaml.YAMLError, CatalogInvalid) as exc:
         detail = exc.detail if isinstance(exc, CatalogInvalid) else f"{path}: cannot be parsed: {exc}"
         return CatalogFile(namespace, path, "", error=detail)
+    if fingerprint == seen:
+        return CatalogFile(namespace, path, fingerprint)
     try:
         parsed = parse_document(document, source=str(path))
     except CatalogInvalid as exc:
@@ -64,17 +73,18 @@ def read_file(path: Path) -> CatalogFile:
     return CatalogFile(namespace, path, fingerprint, functions=parsed.functions, pinned=parsed.pinned)
 
 
-def scan(directory: Path) -> dict[str, CatalogFile]:
+def scan(directory: Path, *, seen: Mapping[str, str] | None = None) -> dict[str, CatalogFile]:
     """Read every catalog file of ``directory``, by namespace.
 
-    Two files for one namespace (``a.json`` and ``a.yaml``) are both rejected.
+    Two files for one namespace (``a.json`` and ``a.yaml``) are both rejected. Files whose
+    fingerprint is the one ``seen`` has for their namespace are not parsed again.
     """
     found: dict[str, CatalogFile] = {}
     duplicates: dict[str, list[Path]] = {}
     for path in sorted(directory.iterdir()):
         if path.suffix not in SUFFIXES or not path.is_file() or path.name.startswith("."):
             continue
-        loaded = read_file(path)
+        loaded = read_file(path, seen=(seen or {}).get(path.stem))
         if loaded.namespace in found:
             duplicates.setdefault(loaded.namespace, [found[loaded.namespace].path]).append(path)
             continue

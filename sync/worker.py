@@ -69,7 +69,7 @@ class DirectorySync:
         """Reconcile every namespace whose file changed since the last pass (all on the first)."""
         if not self._directory.is_dir():
             raise FileNotFoundError(f"catalog directory {self._directory} does not exist")
-        files = await asyncio.to_thread(scan, self._directory)
+        files = await asyncio.to_thread(scan, self._directory, seen=dict(self._seen))
         report = Report()
         for namespace, file in files.items():
             if file.error is None and file.fingerprint == self._seen.get(namespace):
@@ -133,6 +133,7 @@ class DirectorySync:
         """
         delay = retry_seconds
         due = None if await self._pass(on_pass) else time.monotonic() + delay
+        caught_up = False
         async for changes in watchfiles.awatch(
             self._directory,
             debounce=debounce_ms,
@@ -142,7 +143,10 @@ class DirectorySync:
             rust_timeout=max(1, round(min(retry_seconds, 1.0) * 1000)),
             yield_on_timeout=True,
         ):
-            if not changes and (due is None or time.monotonic() < due):
+            # A file written after the first pass but before the watcher started raises no event:
+            # the first tick (a change, or the first timeout) passes again; unchanged files are not parsed.
+            first_tick, caught_up = not caught_up, True
+            if not changes and not first_tick and (due is None or time.monotonic() < due):
                 continue
             if await self._pass(on_pass):
                 delay, due = retry_seconds, None

@@ -195,3 +195,17 @@ def test_source_label_is_the_resolved_directory(catalog_dir: Path, monkeypatch: 
 
     assert source_label(Path(catalog_dir.name)) == f"dir:{catalog_dir.resolve()}"
     assert source_label(Path(catalog_dir.name)) == source_label(catalog_dir)
+
+
+def test_a_file_seen_before_is_not_parsed_again(catalog_dir: Path) -> None:
+    path = write_catalog(catalog_dir, "tools", [WEATHER, STOCKS])
+    first = read_file(path)
+
+    again = read_file(path, seen=first.fingerprint)
+    write_catalog(catalog_dir, "tools", [WEATHER])
+    changed = scan(catalog_dir, seen={"tools": first.fingerprint})["tools"]
+
+    assert len(first.functions) == 2
+    assert (again.fingerprint, again.functions, again.error) == (first.fingerprint, [], None)
+    assert [f.name for f in changed.functions] == [WEATHER["name"]]
+    assert changed.fingerprint != first.fingerprint
