@@ -143,7 +143,7 @@ async def measure_set(report: Report, runtime: Runtime, data: DevSet) -> None:
         "0.9 x cosine to its closest stored request), numpy over the same stored requests, no lexical part. "
         "Runs per function counts the functions the stored runs called.",
     )
-    table.add(score_all(routed, test), "0", "router, cold")
+    cold_test = table.add(score_all(routed, test), "0", "router, cold")
     table.add(
         score_all(dict(zip([q.id for q in test], peers.bigtool.rank(test_vectors), strict=True)), test), "0", BIGTOOL
     )
@@ -166,7 +166,7 @@ async def measure_set(report: Report, runtime: Runtime, data: DevSet) -> None:
         steps.append((label, learned, baseline))
     kept = index.store.examples.count(namespace) if index.store.examples is not None else 0
     table.note += f" {kept:,} usage examples kept after the last step."
-    report.notes += set_targets(data.title, dense, lexical, cold, steps)
+    report.notes += set_targets(data.title, dense, lexical, cold, steps, cold_test=cold_test)
     if data.name == "bfcl":
         await bfcl_extras(report, runtime, data, peers, routed, cold)
     else:

@@ -110,7 +110,13 @@ async def bfcl_extras(
     )
     live_vectors = await embedder.query([q.text for q in live])
     _, _, live_scores = peers.side_by_side(table, live, live_vectors, live_cold)
-    table.add(score_all(live_learned, live), "router, after learning from the development training half")
+    learned = table.add(score_all(live_learned, live), "router, after learning from the development training half")
+    steady = all(learned.recall(k) >= live_scores.recall(k) for k in (1, 5))
+    report.notes.append(
+        f"- BFCL live: after learning R@1 {learned.recall(1):.3f}, R@5 {learned.recall(5):.3f} against cold "
+        f"R@1 {live_scores.recall(1):.3f}, R@5 {live_scores.recall(5):.3f}: "
+        + ("not worse (met)." if steady else "**worse (not met)**.")
+    )
     report.notes += ["", *limits(dev, data.pooled, routed, peers.bigtool, cold, live_scores), ""]
 
 

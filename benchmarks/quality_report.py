@@ -67,11 +67,18 @@ class Report:
 
 
 def set_targets(
-    title: str, dense: Scores, lexical: Scores, cold: Scores, learned: Sequence[tuple[str, Scores, Scores]]
+    title: str,
+    dense: Scores,
+    lexical: Scores,
+    cold: Scores,
+    learned: Sequence[tuple[str, Scores, Scores]],
+    *,
+    cold_test: Scores | None = None,
 ) -> list[str]:
     """The issue's targets on one set: cold 0.02 above the better simple method; learned at the baseline.
 
-    ``learned`` holds, per step of stored runs, its label, the router's scores and the baseline's.
+    ``learned`` holds, per step of stored runs, its label, the router's scores and the baseline's;
+    with ``cold_test`` (the router cold on the same routed requests), learning must not rank worse.
     """
 
     def check(ok: bool) -> str:
@@ -90,6 +97,13 @@ def set_targets(
         lines.append(
             f"- {title}: learned, stored runs {label}, against the nearest-example baseline: {gaps}, {check(reached)}."
         )
+        if cold_test is not None:
+            gaps = ", ".join(f"R@{k} {router.recall(k) - cold_test.recall(k):+.3f}" for k in (1, 5))
+            steady = all(router.recall(k) >= cold_test.recall(k) for k in (1, 5))
+            lines.append(
+                f"- {title}: learned, stored runs {label}, against the router cold on the same requests: {gaps}, "
+                f"{check(steady)}."
+            )
     return lines
 
 

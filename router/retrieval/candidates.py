@@ -108,4 +108,4 @@ def _candidate(function: FunctionDef, cosine: float, lexical: float, near: Neare
     # An example recorded against an older version of the function no longer speaks for it.
     if near is None or near.hash != function.content_hash:
         return Candidate(function, cosine, lexical)
-    return Candidate(function, cosine, lexical, near.similarity, near.text)
+    return Candidate(function, cosine, lexical, near.similarity, near.text, near.words)

@@ -2,7 +2,8 @@
 
 Examples live in their own collection per embedding model (they are queries, so the function
 text template does not matter to them), carry the content hash of the function version they
-were recorded against, and are deleted with their function or when it changes.
+were recorded against and how well the words alone had found their function (``words``), and
+are deleted with their function or when it changes.
 
 A function's examples are bounded without forgetting what kinds of request it serves: a new
 request as close as ``MERGE_SIMILARITY`` to a kept one adds nothing (the kept one already
@@ -44,11 +45,20 @@ class Example:
 
 @dataclass(frozen=True)
 class Nearest:
-    """A function's usage example closest to a request."""
+    """A function's usage example closest to a request.
+
+    Attributes:
+        similarity: cosine similarity of the request to the example.
+        hash: content hash of the function version the example was recorded against.
+        text: the example's request text.
+        words: how well the words found the function for the example's request (its BM25
+            score relative to the best function's, 0..1; 0 for examples recorded without it).
+    """
 
     similarity: float
     hash: str
     text: str
+    words: float = 0.0
 
 
 class ExampleStore:
@@ -75,11 +85,24 @@ class ExampleStore:
             integer_fields=("seq",),
         )
 
-    def add(self, namespace: str, examples: Sequence[tuple[Example, str]], vectors: Vectors) -> int:
+    def add(
+        self,
+        namespace: str,
+        examples: Sequence[tuple[Example, str]],
+        vectors: Vectors,
+        *,
+        words: Sequence[float] | None = None,
+    ) -> int:
         """Keep examples with their function's content hash, merging near-duplicates.
 
         The same request is kept once; one within ``MERGE_SIMILARITY`` of a kept example of
         its function is dropped; at ``MAX_EXAMPLES``, a new one replaces the nearest kept one.
+
+        Args:
+            namespace: the catalog.
+            examples: each example with the content hash of its function.
+            vectors: the examples' embeddings, in the same order.
+            words: per example, how well the words found its function (see ``Nearest.words``).
 
         Returns:
             How many were kept.
@@ -94,12 +117,15 @@ class ExampleStore:
                 continue
             if nearest and self.collection.count(match) >= MAX_EXAMPLES:
                 self.collection.delete([nearest[0].id])
-            self.collection.upsert([self._point(namespace, example, content_hash, vector, seq + i)])
+            fit = float(words[i]) if words is not None else 0.0
+            self.collection.upsert([self._point(namespace, example, content_hash, vector, seq + i, fit)])
             kept += 1
         return kept
 
     @staticmethod
-    def _point(namespace: str, example: Example, content_hash: str, vector: list[float], seq: int) -> PointData:
+    def _point(
+        namespace: str, example: Example, content_hash: str, vector: list[float], seq: int, words: float
+    ) -> PointData:
         return PointData(
             id=str(uuid.uuid5(_IDS, f"{namespace}\x00{example.name}\x00{example.text}")),
             payload={
@@ -108,6 +134,7 @@ class ExampleStore:
                 "text": example.text,
                 "hash": content_hash,
                 "seq": seq,
+                "words": words,
             },
             dense=vector,
         )
@@ -119,7 +146,8 @@ class ExampleStore:
         for hit in hits:
             name = hit.payload["name"]
             if name not in best:
-                best[name] = Nearest(hit.score, hit.payload["hash"], hit.payload["text"])
+                words = float(hit.payload.get("words", 0.0))
+                best[name] = Nearest(hit.score, hit.payload["hash"], hit.payload["text"], words)
         return dict(list(best.items())[:limit])
 
     def texts(self, namespace: str, name: str) -> list[str]:

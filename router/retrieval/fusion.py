@@ -10,7 +10,10 @@ development set):
   (peak_lexical + peak_semantic)``: a request naming one function's rare words ("final
   velocity") gives the words their share; one whose words every candidate shares ("model",
   "image") gives them little; the closer a stored request is to this one, the less the
-  words add (``x (1 - usage)``).
+  words add, as far as the words missed that stored request's function (``x (1 - usage x
+  (1 - words))``, ``words`` the relative BM25 score the words gave its function): where the
+  words found the functions people called, a near stored request is no reason to silence
+  them; where they pointed elsewhere, the stored request speaks instead.
 - **usage** (stored requests): a function's semantic score is the larger of its cosine and
   ``example_weight x`` the cosine to its closest usage example; an example counts only where
   it beats the function's own text, so it never lowers a function.
@@ -103,9 +106,11 @@ def lexical_share(semantic: np.ndarray, lexical: np.ndarray, *, maximum: float, 
     own spread. BM25 scores that single one function out earn the words their share; BM25
     scores spread evenly over many candidates (words every function shares) earn them
     little; a semantic score that stands out keeps words from overruling it. And a stored
-    request as close as ``usage`` (the best example similarity) already speaks for that
-    much of this one: the words keep only the rest (a share fading with ``usage**2`` let
-    them overrule stored requests: below the plain nearest-example ranking on APIBench).
+    request speaks for ``usage`` of this one (``adaptive`` passes its similarity times how
+    far the words missed its function): the words keep only the rest. A share fading with
+    ``usage**2`` let the words overrule stored requests (below the plain nearest-example
+    ranking on APIBench); silencing them for any near stored request made learned rankings
+    worse than cold ones on BFCL, whose words name its functions.
     """
     if lexical.size == 0 or float(lexical.max()) <= 0:
         return 0.0
@@ -117,13 +122,19 @@ def lexical_share(semantic: np.ndarray, lexical: np.ndarray, *, maximum: float, 
 
 
 def _semantic(candidates: Sequence[Candidate], example_weight: float) -> tuple[np.ndarray, bool, float]:
-    """Each candidate's ``max(cosine, b * example)``, whether an example won anywhere, the best example similarity."""
+    """Each candidate's ``max(cosine, b * example)``, whether an example won anywhere, and the usage.
+
+    The usage is how much of the words' share the closest example takes: its similarity times
+    how far the words had missed its function (``Candidate.example_words``).
+    """
     cosine = np.fromiter((c.cosine for c in candidates), dtype=np.float64, count=len(candidates))
     raw = np.fromiter(
         (-2.0 if c.example is None else c.example for c in candidates), dtype=np.float64, count=len(candidates)
     )
     example = np.where(raw > -2.0, example_weight * raw, -2.0)
-    return np.maximum(cosine, example), bool((example > cosine).any()), float(raw.max())
+    closest = int(np.argmax(raw))
+    known = float(raw[closest]) * (1.0 - min(1.0, max(0.0, candidates[closest].example_words)))
+    return np.maximum(cosine, example), bool((example > cosine).any()), known
 
 
 def hybrid(candidates: Sequence[Candidate], *, lexical_weight: float, example_weight: float) -> list[ScoredFunction]:

@@ -8,7 +8,9 @@ actually call for a kind of request rise for that kind of request (Tool2Vec's fi
 
 A turn that called several different functions ("book the flight, then email the invoice")
 is split into clauses, and each function learns from the clause that routing matches best to
-it rather than from the whole turn. ``router.retrieval.examples`` keeps them.
+it rather than from the whole turn. ``router.retrieval.examples`` keeps them, each with how
+well the words alone had found its function (``words_fit``): routing lets a near stored
+request overrule the words only where they had missed.
 """
 
 from __future__ import annotations
@@ -21,12 +23,14 @@ from typing import Any
 from router.embedding import Vectors
 from router.messages import message_text
 from router.retrieval.candidates import named
+from router.retrieval.definitions import HIT_FIELDS
 from router.retrieval.examples import Example
 from router.retrieval.fusion import adaptive
 from router.retrieval.index import ActiveIndex, FunctionStore
 from router.retrieval.sparse import query_vector
+from router.storage.base import Search
 
-__all__ = ["CONTEXT_MESSAGES", "called_functions", "clauses", "learn", "usage_examples"]
+__all__ = ["CONTEXT_MESSAGES", "called_functions", "clauses", "learn", "usage_examples", "words_fit"]
 
 # Earlier messages read to find the request behind a call posted after it (one turn and then some).
 CONTEXT_MESSAGES = 20
@@ -153,8 +157,38 @@ async def learn(
         for name, piece in chosen.items():
             kept.append((Example(name, piece), known[name]))
             rows.append(row[piece])
-    await asyncio.to_thread(store.examples.add, namespace, kept, vectors[rows])
+    words = await asyncio.to_thread(words_fit, store, namespace, [(e.name, e.text) for e, _ in kept])
+    await asyncio.to_thread(store.examples.add, namespace, kept, vectors[rows], words=words)
     return len(kept)
+
+
+def words_fit(store: FunctionStore, namespace: str, requests: Sequence[tuple[str, str]]) -> list[float]:
+    """How well the words (BM25) find each function for its request, in one engine call.
+
+    Each ``(name, request)`` gets the function's BM25 score for the request relative to the
+    best score of any function of ``namespace``: 1 when the words alone would have picked
+    it, 0 when they miss it (or the request shares no word with the catalog). Routing lets a
+    stored request silence the words only as far as the words missed its function.
+    """
+    searches: list[Search] = []
+    slots: list[int | None] = []
+    for name, text in requests:
+        sparse = query_vector(text)
+        if not sparse.indices:
+            slots.append(None)
+            continue
+        slots.append(len(searches))
+        searches.append(Search(sparse=sparse, match={"namespace": namespace}, limit=1, fields=HIT_FIELDS))
+        own = {"namespace": namespace, "name": [name]}
+        searches.append(Search(sparse=sparse, match=own, limit=1, fields=HIT_FIELDS))
+    found = store.collection.searches(searches) if searches else []
+    fits: list[float] = []
+    for slot in slots:
+        best = found[slot] if slot is not None else []
+        own_hits = found[slot + 1] if slot is not None else []
+        top = best[0].score if best else 0.0
+        fits.append(min(1.0, own_hits[0].score / top) if top > 0 and own_hits else 0.0)
+    return fits
 
 
 def _assign(

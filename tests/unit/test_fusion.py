@@ -161,6 +161,39 @@ def test_a_close_usage_example_leaves_little_to_the_words() -> None:
     )
 
 
+@pytest.mark.parametrize("words", [0.0, 0.5, 1.0])
+def test_a_close_stored_request_silences_the_words_only_as_far_as_they_had_missed_its_function(
+    words: float,
+) -> None:
+    def found(fit: float) -> list[Candidate]:
+        called = Candidate(function("called_before"), 0.40, 1.0, 0.95, "stored request", fit)
+        others = [candidate(f"f{i}", 0.3, lexical=0.5) for i in range(6)]
+        return [called, candidate("wordy", 0.45, lexical=9.0), *others]
+
+    ranked, weights = adaptive(found(words), example_weight=0.9, lexical_weight=0.35)
+    semantic = np.array([0.9 * 0.95, 0.45, *[0.3] * 6])
+    lexical = np.array([1.0, 9.0, *[0.5] * 6])
+    cold = lexical_share(semantic, lexical, maximum=0.35)
+    # The stored request speaks for 0.95 of this one where the words had missed its function entirely.
+    assert weights.lexical == pytest.approx(cold * (1 - 0.95 * (1 - words)))
+    assert weights.usage == 0.9
+    assert names(ranked)[0] == "called_before"
+    less, more = (adaptive(found(fit), example_weight=0.9, lexical_weight=0.35)[1].lexical for fit in (0.2, 0.8))
+    assert less < more
+
+
+def test_the_words_keep_their_share_for_a_request_they_name_beside_a_twin_called_before() -> None:
+    # A request near one stored for a twin, whose words name the other: the words found the
+    # twin for its stored request, so they still count here and pick the function named.
+    twin = Candidate(function("get_stock_price"), 0.32, 4.0, 0.5, "stock price of Apple?", 1.0)
+    named = candidate("stock_price.get", 0.35, lexical=9.0)
+    found = [twin, named, *(candidate(f"f{i}", 0.25 - i / 100, lexical=1.0) for i in range(6))]
+    ranked, _ = adaptive(found, example_weight=0.9, lexical_weight=0.35)
+    assert names(ranked)[0] == "stock_price.get"
+    missed = Candidate(function("get_stock_price"), 0.32, 4.0, 0.5, "stock price of Apple?", 0.0)
+    assert names(adaptive([missed, *found[1:]], example_weight=0.9, lexical_weight=0.35)[0])[0] == "get_stock_price"
+
+
 def test_no_lexical_evidence_means_no_lexical_share() -> None:
     share = lexical_share(np.array([0.5, 0.4]), np.array([0.0, 0.0]), maximum=0.35)
     assert share == 0.0
