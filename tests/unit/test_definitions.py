@@ -6,6 +6,8 @@ import asyncio
 import platform
 from collections.abc import Sequence
 
+import pytest
+
 from router import heap
 from router.catalog import FunctionDef, parse_function, point_id
 from router.retrieval.definitions import DefinitionCache
@@ -86,14 +88,18 @@ def test_least_recently_used_goes_first_when_full() -> None:
     assert store.asked == [[point_id("ns", "f1")]]
 
 
-def test_heap_release_runs_and_release_soon_coalesces() -> None:
+def test_heap_release_runs_and_release_soon_coalesces(monkeypatch: pytest.MonkeyPatch) -> None:
     assert heap.release() is (platform.libc_ver()[0] == "glibc")
+    calls: list[int] = []
+    monkeypatch.setattr(heap, "release", lambda: bool(calls.append(1)))
 
-    async def twice() -> int:
+    async def twice() -> tuple[bool, bool]:
+        loop = asyncio.get_running_loop()
         heap.release_soon(0.01)
         heap.release_soon(0.01)
-        pending = len(heap._scheduled)
-        await asyncio.sleep(0.1)
-        return pending + len(heap._scheduled)
+        pending = loop in heap._scheduled
+        await asyncio.sleep(0.2)
+        return pending, loop in heap._scheduled
 
-    assert asyncio.run(twice()) == 1
+    assert asyncio.run(twice()) == (True, False)
+    assert calls == [1]
