@@ -58,7 +58,7 @@ def candidates(
         hashes.setdefault(hit.payload["name"], hit.payload["hash"])
     functions = store.resolve(namespace, hashes)
     return [
-        _candidate(functions[name], cosine.get(name, 0.0), lexical.get(name, 0.0), near.get(name))
+        _candidate(functions[name], hashes[name], cosine.get(name, 0.0), lexical.get(name, 0.0), near.get(name))
         for name in hashes
         if name in functions
     ]
@@ -104,8 +104,9 @@ def _scores(
     return [h for hits in found for h in hits]
 
 
-def _candidate(function: FunctionDef, cosine: float, lexical: float, near: Nearest | None) -> Candidate:
-    # An example recorded against an older version of the function no longer speaks for it.
-    if near is None or near.hash != function.content_hash:
+def _candidate(function: FunctionDef, stored: str, cosine: float, lexical: float, near: Nearest | None) -> Candidate:
+    # An example recorded against an older version of the function no longer speaks for it;
+    # ``stored`` is the content hash the search returned, so nothing is hashed on the route.
+    if near is None or near.hash != stored:
         return Candidate(function, cosine, lexical)
     return Candidate(function, cosine, lexical, near.similarity, near.text, near.words)
