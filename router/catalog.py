@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import re
 import uuid
 from collections.abc import Mapping
@@ -53,14 +54,7 @@ class FunctionDef:
     def fingerprint(self) -> bytes:
         """A digest of the definition exactly as given, key order included: several times cheaper
         than ``content_hash``, and equal only for the same definition (a reordered one differs)."""
-        try:
-            data = orjson.dumps(self.definition)
-        except TypeError:
-            data = b""
-        if not data or b"null" in data:
-            # orjson writes NaN as null: such a definition takes the canonical (json.dumps) bytes.
-            data = canonical_json(self.definition)
-        return hashlib.blake2b(data, digest_size=16).digest()
+        return fingerprint_of(self.definition)
 
     def openai_tool(self) -> dict[str, Any]:
         """The definition as an OpenAI tool object (verbatim when it arrived as one)."""
@@ -98,6 +92,28 @@ def _float_or_null(encoded: bytes) -> bool:
     outside = _STRINGS.sub(b'""', encoded) if b'\\"' in encoded else b"".join(encoded.split(b'"')[::2])
     folded = outside.translate(_FOLD_DIGITS)
     return b"0." in folded or b"0e" in folded or b"0E" in folded or b"null" in folded
+
+
+def fingerprint_of(definition: Mapping[str, Any]) -> bytes:
+    """``FunctionDef.fingerprint`` of a definition: blake2b of its orjson bytes, key order kept."""
+    try:
+        data = orjson.dumps(definition)
+    except TypeError:
+        data = b""
+    if not data or (b"null" in data and _non_finite(definition)):
+        # orjson writes NaN and infinities as null: such a definition takes the canonical (json.dumps) bytes.
+        data = b"json:" + canonical_json(definition)
+    return hashlib.blake2b(data, digest_size=16).digest()
+
+
+def _non_finite(value: Any) -> bool:
+    if isinstance(value, float):
+        return not math.isfinite(value)
+    if isinstance(value, Mapping):
+        return any(_non_finite(v) for v in value.values())
+    if isinstance(value, list | tuple):
+        return any(_non_finite(v) for v in value)
+    return False
 
 
 def point_id(namespace: str, name: str) -> str:

@@ -12,6 +12,7 @@ the route sees it; each error names the field and the setting that bounds it.
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from fastapi import Request
@@ -20,9 +21,12 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from router import heap
 from router.errors import InvalidRequest
 
 MIB = 1024 * 1024
+# Bodies from this size are checked off the event loop: a 100k-function catalog takes seconds.
+LARGE_BODY = MIB
 CATALOG_PREFIX = "/v1/catalogs/"
 # Bodies of these top-level list fields are counted.
 CLOSE = {"connection": "close"}
@@ -203,10 +207,19 @@ def _path(trail: tuple[Any, str | int] | None) -> str:
 
 async def check_body(request: Request) -> None:
     """Dependency: apply ``check_document`` to the request's JSON body, if it has one."""
-    if request.method not in ("POST", "PUT", "PATCH") or not await request.body():
+    body = await request.body()
+    if request.method not in ("POST", "PUT", "PATCH") or not body:
         return
     try:
         document = await request.json()  # parsed once: the route reads the same cached value
     except (ValueError, RecursionError):
         return  # not JSON: the route's own validation says so
-    check_document(document, request.app.state.limits)
+    if len(body) < LARGE_BODY:
+        check_document(document, request.app.state.limits)
+    else:
+        await asyncio.to_thread(_check_bulk, document, request.app.state.limits)
+
+
+def _check_bulk(document: Any, limits: LimitSettings) -> None:
+    with heap.bulk():
+        check_document(document, limits)

@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from router.catalog import FunctionDef
+from router.catalog import FunctionDef, fingerprint_of
 from router.meta import CatalogRecord
 
 
@@ -87,10 +87,16 @@ class Known:
         the change (2 s for 100k); a fingerprint is several times cheaper, and equal ones have
         equal content hashes.
         """
+        fingerprints, hashes = self.fingerprints, self.hashes
         for function in functions:
-            if self.fingerprints.get(function.name) == function.fingerprint:
-                # What ``FunctionDef.content_hash`` (a cached property) would compute and keep.
-                function.__dict__.setdefault("content_hash", self.hashes[function.name])
+            # What the cached properties ``fingerprint`` and ``content_hash`` would compute and keep,
+            # set in one pass: at 100k functions the property calls alone cost a tenth of a second.
+            cached = function.__dict__
+            fingerprint = cached.get("fingerprint")
+            if fingerprint is None:
+                fingerprint = cached["fingerprint"] = fingerprint_of(function.definition)
+            if fingerprints.get(function.name) == fingerprint:
+                cached.setdefault("content_hash", hashes[function.name])
 
 
 class StoredHashes:

@@ -6,6 +6,7 @@ import asyncio
 import logging
 from collections.abc import Callable, Sequence
 
+from router import heap
 from router.catalog import FunctionDef
 from router.embedding import Embedder, EmbedderPool, Progress
 from router.errors import NamespaceNotFound, Unavailable
@@ -52,12 +53,13 @@ def _prepare(
 
     ``known`` is what this writer last wrote to the namespace; without it, hashes are read from the store.
     """
-    if known is not None:
-        known.prime(functions)
-    else:
-        for function in functions:
-            function.fingerprint  # noqa: B018 - computed here, off the event loop, for StoredHashes.keep
-    todo = plan(functions, store.hashes(namespace) if known is None else known.hashes)
+    with heap.bulk():
+        if known is not None:
+            known.prime(functions)
+        else:
+            for function in functions:
+                function.fingerprint  # noqa: B018 - computed here, off the event loop, for StoredHashes.keep
+        todo = plan(functions, store.hashes(namespace) if known is None else known.hashes)
     builder = template(store.generation.text)
     pairs = [(builder(f), f) for f in todo.to_embed]
     if len(pairs) > batch_size:

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import yaml
 
+from router import heap
 from router.catalog import FunctionDef, parse_document, validate_namespace
 from router.errors import CatalogInvalid
 
@@ -58,6 +59,11 @@ def read_file(path: Path, *, seen: str | None = None) -> CatalogFile:
     fingerprint and no functions (what was applied from it still stands).
     """
     namespace = path.stem
+    with heap.bulk():
+        return _read(path, namespace, seen)
+
+
+def _read(path: Path, namespace: str, seen: str | None) -> CatalogFile:
     try:
         validate_namespace(namespace, source=str(path))
         fingerprint, document = _load(path, seen=seen)

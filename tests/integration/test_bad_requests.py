@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import orjson
 import pytest
 
 from router.limits import MIB, LimitSettings
@@ -214,3 +215,31 @@ async def test_a_bad_session_id_is_refused(guarded: Callable[..., Any]) -> None:
             for response in (posted, read, deleted):
                 refused(response, 422, "ValidationError", "session_id: String should match pattern")
         assert await state(served) == before
+
+
+# The same bodies at a catalog, which decodes its body off the event loop (orjson): NaN is no JSON there.
+NOT_A_CATALOG: list[tuple[bytes, int, str]] = [
+    (b'{"functions": [', 422, "JSON decode error"),
+    (b"\xff\xfe{}", 422, "JSON decode error"),
+    (b'{"functions": [{"name": "f", "parameters": {"type": "object", "default": NaN}}]}', 422, "JSON decode error"),
+    (b"[" * 100_000 + b"]" * 100_000, 422, "JSON decode error"),
+    (b"", 422, "Field required"),
+]
+
+
+async def test_a_catalog_body_that_is_not_json_is_refused(guarded: Callable[..., Any]) -> None:
+    async with guarded(LimitSettings()) as served:
+        before = await state(served)
+        for content, status, detail in NOT_A_CATALOG:
+            response = await served.client.put(
+                "/v1/catalogs/travel", content=content, headers={"content-type": "application/json"}
+            )
+
+            refused(response, status, "ValidationError", detail)
+        assert await state(served) == before
+        good = await served.client.put(
+            "/v1/catalogs/travel",
+            content=orjson.dumps({"functions": [WEATHER]}),
+            headers={"content-type": "application/json"},
+        )
+        assert good.status_code == 200, good.text

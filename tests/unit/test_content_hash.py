@@ -9,7 +9,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from router.catalog import canonical_json, parse_function
+from router.catalog import canonical_json, fingerprint_of, parse_function
 
 
 def reference(value: Any) -> bytes:
@@ -53,3 +53,20 @@ def test_the_content_hash_of_a_definition_is_unchanged() -> None:
     import hashlib
 
     assert function.content_hash == hashlib.sha256(reference(definition)).hexdigest()
+
+
+@settings(max_examples=300, deadline=None)
+@given(documents, documents)
+def test_equal_fingerprints_mean_equal_content_hashes(first: Any, second: Any) -> None:
+    a = fingerprint_of({"name": "f", "x": first})
+    b = fingerprint_of({"name": "f", "x": second})
+    if a == b:
+        assert canonical_json(first) == canonical_json(second)
+
+
+def test_a_null_and_a_nan_have_different_fingerprints() -> None:
+    # orjson writes NaN and infinities as null: those definitions take the canonical bytes instead.
+    assert fingerprint_of({"default": None}) != fingerprint_of({"default": math.nan})
+    assert fingerprint_of({"d": [None, {"e": None}]}) != fingerprint_of({"d": [None, {"e": -math.inf}]})
+    assert fingerprint_of({"default": None}) == fingerprint_of({"default": None})
+    assert fingerprint_of({"a": 1, "b": 2}) != fingerprint_of({"b": 2, "a": 1})  # key order kept

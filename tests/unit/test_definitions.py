@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 import platform
+import threading
 from collections.abc import Sequence
 
 import pytest
@@ -103,3 +105,47 @@ def test_heap_release_runs_and_release_soon_coalesces(monkeypatch: pytest.Monkey
 
     assert asyncio.run(twice()) == (True, False)
     assert calls == [1]
+
+
+def test_bulk_pauses_the_collector_until_the_last_one_ends() -> None:
+    assert gc.isenabled()
+    with heap.bulk():
+        assert not gc.isenabled()
+        with heap.bulk():
+            assert not gc.isenabled()
+        assert not gc.isenabled()
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        with heap.bulk():
+            pass
+        assert not gc.isenabled()  # it was off before: it stays off
+    finally:
+        gc.enable()
+
+
+def test_bulk_from_two_threads_resumes_once_both_end() -> None:
+    inside, leave = threading.Event(), threading.Event()
+
+    def hold() -> None:
+        with heap.bulk():
+            inside.set()
+            leave.wait(5)
+
+    thread = threading.Thread(target=hold)
+    thread.start()
+    inside.wait(5)
+    with heap.bulk():
+        pass
+    assert not gc.isenabled()  # the other thread's bulk is still on
+    leave.set()
+    thread.join(5)
+    assert gc.isenabled()
+
+
+def test_settle_freezes_what_is_alive() -> None:
+    try:
+        heap.settle()
+        assert gc.get_freeze_count() > 0
+    finally:
+        gc.unfreeze()
