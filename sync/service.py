@@ -59,7 +59,7 @@ def _prepare(
         else:
             for function in functions:
                 function.fingerprint  # noqa: B018 - computed here, off the event loop, for StoredHashes.keep
-        todo = plan(functions, store.hashes(namespace) if known is None else known.hashes)
+        todo = plan(functions, store.hashes(namespace) if known is None else known)
     builder = template(store.generation.text)
     pairs = [(builder(f), f) for f in todo.to_embed]
     if len(pairs) > batch_size:

@@ -116,7 +116,7 @@ def test_fingerprints_tell_definitions_apart_by_their_bytes() -> None:
 
 def test_known_primes_only_what_was_written() -> None:
     written = [fn("a"), fn("b")]
-    known = Known(stored(*written), {f.name: f.fingerprint for f in written})
+    known = Known(written)
     incoming = [fn("a"), fn("b", "new words"), fn("c")]
 
     known.prime(incoming)
@@ -124,4 +124,7 @@ def test_known_primes_only_what_was_written() -> None:
     assert "content_hash" in vars(incoming[0])
     assert "content_hash" not in vars(incoming[1])
     assert "content_hash" not in vars(incoming[2])
-    assert names(plan(incoming, known.hashes).updated) == ["b"]
+    assert names(plan(incoming, known).updated) == ["b"]
+    assert dict(known) == stored(*written)
+    assert known.fingerprint("a") == fn("a").fingerprint
+    assert known.fingerprint("c") is None
