@@ -46,7 +46,7 @@ from benchmarks.bfcl import load_questions
 from benchmarks.common import RESULTS, Load, kept_subsection, machine, record_run, retimed_pool, say
 from benchmarks.perf_floor import BareModel, bare_load_seconds
 from benchmarks.perf_inproc import encode_rate, floor_sample, reconcile
-from benchmarks.perf_load import batching_ceiling, client, put_catalog, sequential, throughput
+from benchmarks.perf_load import batching_ceiling, client, parallel_ceiling, put_catalog, sequential, throughput
 from benchmarks.perf_report import CLIENTS, SizeResult, apply_table, table
 from benchmarks.perf_server import start, wait_for_log
 from benchmarks.perf_store import CACHE, BuildInfo, Catalog, StoreCache, copy_store, load_catalog, product_version
@@ -200,6 +200,7 @@ async def run(opts: Options) -> tuple[list[SizeResult], dict[str, str]]:
                 if len(results) == 1:
                     queries = questions(opts.seed + 1)[:256]
                     results[0].ceiling = {b: batching_ceiling(bare, queries, batch=b) for b in (4, 16, 64)}
+                    results[0].parallel = parallel_ceiling(bare, queries[:128], workers=2)
                 print(table(results), file=sys.stderr, flush=True)
     finally:
         pool.close()

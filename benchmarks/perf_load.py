@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import statistics
+import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -17,7 +18,7 @@ from tqdm import tqdm
 from benchmarks.perf_floor import BareModel
 from benchmarks.perf_server import LogProgress, Server
 
-__all__ = ["Latency", "batching_ceiling", "put_catalog", "route_body", "sequential", "throughput"]
+__all__ = ["Latency", "batching_ceiling", "parallel_ceiling", "put_catalog", "route_body", "sequential", "throughput"]
 
 # An ONNX Runtime thread pool spins for a moment after each run: let the other process's settle.
 SETTLE = 0.01
@@ -131,6 +132,42 @@ def batching_ceiling(bare: BareModel, texts: Sequence[str], *, batch: int) -> fl
             else:
                 single += elapsed
     return single / together if together else 0.0
+
+
+def parallel_ceiling(bare: BareModel, texts: Sequence[str], *, workers: int) -> float:
+    """How much faster ``workers`` threads encode one text at a time, each with one intra-op thread,
+    than one thread with the library's default intra-op threads.
+
+    What serving concurrent requests on separate model threads could gain over one model thread;
+    the two ways alternate in halves so that load drifting weighs on both.
+    """
+    import torch
+
+    default = torch.get_num_threads()
+
+    def one_by_one(chunk: Sequence[str]) -> None:
+        for text in chunk:
+            bare.encode([text])
+
+    def parallel(chunk: Sequence[str]) -> None:
+        torch.set_num_threads(1)
+        try:
+            threads = [threading.Thread(target=one_by_one, args=(chunk[i::workers],)) for i in range(workers)]
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join()
+        finally:
+            torch.set_num_threads(default)
+
+    half = len(texts) // 2
+    seconds = {one_by_one: 0.0, parallel: 0.0}
+    for chunk, order in ((texts[:half], (one_by_one, parallel)), (texts[half:], (parallel, one_by_one))):
+        for way in order:
+            began = time.perf_counter()
+            way(chunk)
+            seconds[way] += time.perf_counter() - began
+    return seconds[one_by_one] / seconds[parallel] if seconds[parallel] else 0.0
 
 
 async def put_catalog(http: httpx.AsyncClient, server: Server, namespace: str, body: bytes, *, label: str) -> float:

@@ -3,8 +3,8 @@
 ``python -m benchmarks.perf_profile --data DIR [--queries 200] [--cprofile]`` opens a ``Runtime``
 on a stored data directory (copy it first: this takes its lock) and routes distinct BFCL
 questions one at a time, each beside a bare encode of the same text, with the catalog lookup,
-the query embedding, the candidate search (and each storage search inside it), the pinned
-scoring and payload parsing timed where they run. ``--cprofile`` adds the top functions by
+the query embedding, the candidate search (and the engine calls inside it), the pinned
+scoring and the definitions read on a cache miss timed where they run. ``--cprofile`` adds the top functions by
 cumulative time. A diagnostic for ``benchmarks/perf.py``; it records nothing.
 """
 
@@ -23,14 +23,13 @@ from pathlib import Path
 
 from benchmarks.common import Stopwatch
 from benchmarks.perf import NAMESPACE, questions
-from router import catalog as catalog_module
 from router import routing as routing_module
 from router.retrieval import candidates as candidates_module
 from router.routing import Turn
 from router.runtime import Runtime
 from router.settings import Settings, StorageSettings, SyncSettings
 
-PARTS = ("catalog record", "embed query", "candidates", "search", "parse payloads", "score pinned")
+PARTS = ("catalog record", "embed query", "candidates", "searches", "fetch definitions", "score pinned")
 
 
 async def profile(data: Path, texts: Sequence[str], *, cprofile: bool) -> None:
@@ -45,14 +44,8 @@ async def profile(data: Path, texts: Sequence[str], *, cprofile: bool) -> None:
         watch.wrap(embedder, "query", "embed query")
         watch.wrap(routing_module, "candidates", "candidates")
         watch.wrap(store, "score_names", "score pinned")
-        watch.wrap(store.collection, "search", "search")
-        parse = catalog_module.function_from_payload
-
-        def timed_parse(payload: object) -> object:
-            with watch.timing("parse payloads"):
-                return parse(payload)  # type: ignore[arg-type]
-
-        candidates_module.function_from_payload = timed_parse  # type: ignore[assignment]
+        watch.wrap(store.collection, "searches", "searches")
+        watch.wrap(store, "_fetch", "fetch definitions")
         per_part: dict[str, list[float]] = defaultdict(list)
         totals, bare = [], []
         embedder.encode(list(texts[:8]))
@@ -85,7 +78,6 @@ async def profile(data: Path, texts: Sequence[str], *, cprofile: bool) -> None:
             pstats.Stats(profiler, stream=out).sort_stats("cumulative").print_stats(40)
             print(out.getvalue())
     finally:
-        candidates_module.function_from_payload = catalog_module.function_from_payload
         routing_module.candidates = candidates_module.candidates
         await runtime.stop()
 

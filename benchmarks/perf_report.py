@@ -30,6 +30,7 @@ class SizeResult:
     latency: Latency | None = None
     throughput: dict[int, tuple[int, float]] = field(default_factory=dict)
     ceiling: dict[int, float] = field(default_factory=dict)
+    parallel: float = 0.0
     put_changed: list[float] = field(default_factory=list)
     reconciled: Reconciled | None = None
     rss_ready: int = 0
@@ -104,6 +105,9 @@ def _throughput_rows(r: SizeResult) -> list[str]:
     for batch, gain in sorted(r.ceiling.items()):
         measure = f"bare encode, batches of {batch} vs one by one"
         rows.append(_row(measure, r.size, f"{gain:,.2f}x faster", "one text per call", gain, "(ceiling)", None))
+    if r.parallel:
+        measure, floor = "bare encode, 2 threads of 1 intra-op thread each", "1 thread of the default intra-op threads"
+        rows.append(_row(measure, r.size, f"{r.parallel:,.2f}x faster", floor, r.parallel, "(ceiling)", None))
     return rows
 
 
