@@ -22,6 +22,7 @@ import ctypes.util
 import gc
 import os
 import threading
+import weakref
 from collections.abc import Iterator
 from contextlib import contextmanager
 from functools import cache
@@ -55,7 +56,8 @@ def release() -> bool:
     return True
 
 
-_scheduled: set[asyncio.AbstractEventLoop] = set()
+# Weak: a loop closed before its release ran is not kept alive by it.
+_scheduled: weakref.WeakSet[asyncio.AbstractEventLoop] = weakref.WeakSet()
 
 
 def release_soon(delay: float = 1.0) -> None:
