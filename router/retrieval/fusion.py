@@ -11,7 +11,7 @@ development set):
   velocity") gives the words their share; one whose words every candidate shares ("model",
   "image") gives them little; the closer a stored request is to this one, the less the
   words add, as far as they cannot be trusted beside it (``x (1 - usage x (1 - words x
-  typical))``, ``words`` the relative BM25 score the words gave that stored request's
+  typical**2))``, ``words`` the relative BM25 score the words gave that stored request's
   function, ``typical`` the median of the same over the stored requests closest to each
   candidate): where the words found the functions people called, a near stored request is
   no reason to silence them; where they pointed elsewhere, or found this one by luck among
@@ -141,18 +141,20 @@ def _semantic(candidates: Sequence[Candidate], example_weight: float) -> tuple[n
 
 
 def _fit(candidates: Sequence[Candidate], closest: int) -> float:
-    """How far the words can be trusted beside the closest stored request: ``words x typical``.
+    """How far the words can be trusted beside the closest stored request: ``words x typical**2``.
 
     ``words`` is how well they found that request's function; ``typical`` the median of the same
     for every candidate's closest stored request. On a catalog whose words name its functions
     the median is 1 and the closest request's own fit decides; on one whose functions share
     their words (a dozen ``mobilenet`` variants), the words finding one stored request's
-    function is luck more than evidence, and the near stored request speaks instead.
+    function is luck more than evidence, and the near stored request speaks instead. The
+    median counts twice: the words must find the function asked for and pass over the twins
+    around it, and ``typical`` is the evidence for each.
     """
     words = np.clip([c.example_words for c in candidates if c.example is not None], 0.0, 1.0)
     if words.size == 0:
         return 0.0
-    return min(1.0, max(0.0, candidates[closest].example_words)) * float(np.median(words))
+    return min(1.0, max(0.0, candidates[closest].example_words)) * float(np.median(words)) ** 2
 
 
 def hybrid(candidates: Sequence[Candidate], *, lexical_weight: float, example_weight: float) -> list[ScoredFunction]:

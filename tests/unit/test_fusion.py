@@ -176,7 +176,7 @@ def test_a_close_stored_request_silences_the_words_only_as_far_as_they_had_misse
     cold = lexical_share(semantic, lexical, maximum=0.35)
     # The stored request speaks for 0.95 of this one where the words had missed its function
     # entirely (it is the only stored request around, so its fit is also the typical one).
-    assert weights.lexical == pytest.approx(cold * (1 - 0.95 * (1 - words * words)))
+    assert weights.lexical == pytest.approx(cold * (1 - 0.95 * (1 - words**3)))
     assert weights.usage == 0.9
     assert names(ranked)[0] == "called_before"
     less, more = (adaptive(found(fit), example_weight=0.9, lexical_weight=0.35)[1].lexical for fit in (0.2, 0.8))
@@ -208,7 +208,7 @@ def test_words_that_found_one_stored_request_by_luck_do_not_overrule_it() -> Non
     lexical = np.array([2.0, 8.0, *[4.0] * 5])
     cold = lexical_share(semantic, lexical, maximum=0.35)
     ranked, weights = adaptive(found(0.1), example_weight=0.9, lexical_weight=0.35)
-    assert weights.lexical == pytest.approx(cold * (1 - 0.7 * (1 - 0.1)))
+    assert weights.lexical == pytest.approx(cold * (1 - 0.7 * (1 - 0.1**2)))
     assert names(ranked)[0] == "mobilenet_v2_100"
     # Where the words usually find the functions called, the same request leaves them their share.
     trusted, weights = adaptive(found(1.0), example_weight=0.9, lexical_weight=0.35)
