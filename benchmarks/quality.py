@@ -192,7 +192,8 @@ async def measure(report: Report, sets: Sequence[str], *, sample: int | None = N
                 f"Model `{index.embedder.model_name}`; router defaults: text template `{index.generation.text}`, "
                 f"adaptive fusion (lexical share at most {settings.lexical_weight:g}), example weight "
                 f"b = {settings.example_weight:g}, context weight w = {settings.context_weight:g} (fading to 0 as the "
-                f"new turn's best similarity rises from {settings.context_vague:g} to {settings.context_clear:g}), "
+                f"new turn's best similarity rises from {settings.context_vague:g} to {settings.context_clear:g}, "
+                "and scaled by how much better the recent context matches than the new turn, full from twice), "
                 f"candidates {settings.candidates} per signal. "
                 "R@k counts a request when any function it expects is in the top k (by name); Complete@10 "
                 "asks for all of them (multi-function requests only).",

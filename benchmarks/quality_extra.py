@@ -86,7 +86,9 @@ async def bfcl_extras(
         f"BFCL: multi-turn (`multi_turn_base`: {len(conversations)} conversations, turns with a call)",
         note="History = the session's earlier user turns, stored with `record`, read back by `route` "
         f"(last {settings.recent_messages}), fused as (s_new + w s_recent) / (1 + w), w scaled down "
-        f"to 0 as the new turn's best similarity rises from the full-weight mark to the clear mark. Default: {chosen}. "
+        "to 0 as the new turn's best similarity rises from the full-weight mark to the clear mark, and by "
+        "(best_recent - best_new) / best_new (the recent query's best match against the new turn's, full from "
+        f"twice as good). Default: {chosen}. "
         "Routed without usage examples (the sessions' own calls are not stored).",
     )
     alone = table.add(_turns(rows.pop("alone"), turns), "router, new turn alone")

@@ -10,15 +10,18 @@ development set):
   (peak_lexical + peak_semantic)``: a request naming one function's rare words ("final
   velocity") gives the words their share; one whose words every candidate shares ("model",
   "image") gives them little; the closer a stored request is to this one, the less the
-  words add, as far as the words missed that stored request's function (``x (1 - usage x
-  (1 - words))``, ``words`` the relative BM25 score the words gave its function): where the
-  words found the functions people called, a near stored request is no reason to silence
-  them; where they pointed elsewhere, the stored request speaks instead.
+  words add, as far as they cannot be trusted beside it (``x (1 - usage x (1 - words x
+  typical**2))``, ``words`` the relative BM25 score the words gave that stored request's
+  function, ``typical`` the median of the same over the stored requests closest to each
+  candidate): where the words found the functions people called, a near stored request is
+  no reason to silence them; where they pointed elsewhere, or found this one by luck among
+  twins that share their words, the stored request speaks instead.
 - **usage** (stored requests): a function's semantic score is the larger of its cosine and
   ``example_weight x`` the cosine to its closest usage example; an example counts only where
   it beats the function's own text, so it never lowers a function.
-- **context** (the recent messages): weighted by how vague the new turn is (``context_weight``);
-  the words of a vague turn count less in the same measure (``rank_turn``).
+- **context** (the recent messages): weighted by how vague the new turn is and by how much
+  better the recent context matches than the turn alone (``context_weight``); the words of a
+  vague turn count less in the same measure (``rank_turn``).
 
 Everything is numpy over the ~40 candidates of a request: no extra search, no model call.
 """
@@ -107,7 +110,7 @@ def lexical_share(semantic: np.ndarray, lexical: np.ndarray, *, maximum: float, 
     scores spread evenly over many candidates (words every function shares) earn them
     little; a semantic score that stands out keeps words from overruling it. And a stored
     request speaks for ``usage`` of this one (``adaptive`` passes its similarity times how
-    far the words missed its function): the words keep only the rest. A share fading with
+    far the words cannot be trusted beside it): the words keep only the rest. A share fading with
     ``usage**2`` let the words overrule stored requests (below the plain nearest-example
     ranking on APIBench); silencing them for any near stored request made learned rankings
     worse than cold ones on BFCL, whose words name its functions.
@@ -125,7 +128,7 @@ def _semantic(candidates: Sequence[Candidate], example_weight: float) -> tuple[n
     """Each candidate's ``max(cosine, b * example)``, whether an example won anywhere, and the usage.
 
     The usage is how much of the words' share the closest example takes: its similarity times
-    how far the words had missed its function (``Candidate.example_words``).
+    how far the words cannot be trusted beside it (``_fit``).
     """
     cosine = np.fromiter((c.cosine for c in candidates), dtype=np.float64, count=len(candidates))
     raw = np.fromiter(
@@ -133,8 +136,25 @@ def _semantic(candidates: Sequence[Candidate], example_weight: float) -> tuple[n
     )
     example = np.where(raw > -2.0, example_weight * raw, -2.0)
     closest = int(np.argmax(raw))
-    known = float(raw[closest]) * (1.0 - min(1.0, max(0.0, candidates[closest].example_words)))
+    known = float(raw[closest]) * (1.0 - _fit(candidates, closest))
     return np.maximum(cosine, example), bool((example > cosine).any()), known
+
+
+def _fit(candidates: Sequence[Candidate], closest: int) -> float:
+    """How far the words can be trusted beside the closest stored request: ``words x typical**2``.
+
+    ``words`` is how well they found that request's function; ``typical`` the median of the same
+    for every candidate's closest stored request. On a catalog whose words name its functions
+    the median is 1 and the closest request's own fit decides; on one whose functions share
+    their words (a dozen ``mobilenet`` variants), the words finding one stored request's
+    function is luck more than evidence, and the near stored request speaks instead. The
+    median counts twice: the words must find the function asked for and pass over the twins
+    around it, and ``typical`` is the evidence for each.
+    """
+    words = np.clip([c.example_words for c in candidates if c.example is not None], 0.0, 1.0)
+    if words.size == 0:
+        return 0.0
+    return min(1.0, max(0.0, candidates[closest].example_words)) * float(np.median(words)) ** 2
 
 
 def hybrid(candidates: Sequence[Candidate], *, lexical_weight: float, example_weight: float) -> list[ScoredFunction]:
@@ -192,7 +212,14 @@ def adaptive(
     )
 
 
-def context_weight(new: Sequence[Candidate], *, weight: float, clear: float, vague: float) -> float:
+def context_weight(
+    new: Sequence[Candidate],
+    *,
+    weight: float,
+    clear: float,
+    vague: float,
+    recent: Sequence[Candidate] | None = None,
+) -> float:
     """How much the recent context counts for a turn, given what the new turn alone found.
 
     A turn that names what it wants ("email Dana the report") needs no history, and letting
@@ -200,13 +227,27 @@ def context_weight(new: Sequence[Candidate], *, weight: float, clear: float, vag
     and needs it. So the context gets all of ``weight`` when the new turn's best similarity
     (to a function or to a usage example) is at most ``vague``, none from ``clear`` up, and a
     share in between.
+
+    And the context must know more than the turn: with ``recent`` (the recent-context query's
+    candidates), that share is scaled by how much better the context's best match is than the
+    new turn's, relative to the new turn's (``(best_recent - best_new) / best_new``, full from
+    twice as good). Earlier turns that match no better than the new one only blur it.
     """
-    best = max((max(c.cosine, c.example or -1.0) for c in new), default=-1.0)
+    best = _best(new)
     if best <= vague:
-        return weight
-    if best >= clear:
+        share = weight
+    elif best >= clear:
         return 0.0
-    return weight * (clear - best) / (clear - vague)
+    else:
+        share = weight * (clear - best) / (clear - vague)
+    if recent is None or best <= 0:
+        return share
+    return share * min(1.0, max(0.0, (_best(recent) - best) / best))
+
+
+def _best(found: Sequence[Candidate]) -> float:
+    """The best similarity of a query's candidates, to a function or to a usage example."""
+    return max((max(c.cosine, c.example or -1.0) for c in found), default=-1.0)
 
 
 def fuse(new: Sequence[ScoredFunction], recent: Sequence[ScoredFunction], *, weight: float) -> list[ScoredFunction]:
@@ -259,7 +300,7 @@ def rank_turn(
     recent = (
         adaptive(found[1], example_weight=example_weight, lexical_weight=lexical_weight)[0] if len(found) > 1 else []
     )
-    weight = _context(found[0], weight=context_weight, clear=clear, vague=vague) if recent else 0.0
+    weight = _context(found[0], weight=context_weight, clear=clear, vague=vague, recent=found[1]) if recent else 0.0
     share = lexical_weight * (1.0 - 0.5 * weight / context_weight) if weight > 0 else lexical_weight
     new, weights = adaptive(found[0], example_weight=example_weight, lexical_weight=share)
     return TurnRanking(fuse(new, recent, weight=weight), new, recent, weights, weight)

@@ -174,8 +174,9 @@ def test_a_close_stored_request_silences_the_words_only_as_far_as_they_had_misse
     semantic = np.array([0.9 * 0.95, 0.45, *[0.3] * 6])
     lexical = np.array([1.0, 9.0, *[0.5] * 6])
     cold = lexical_share(semantic, lexical, maximum=0.35)
-    # The stored request speaks for 0.95 of this one where the words had missed its function entirely.
-    assert weights.lexical == pytest.approx(cold * (1 - 0.95 * (1 - words)))
+    # The stored request speaks for 0.95 of this one where the words had missed its function
+    # entirely (it is the only stored request around, so its fit is also the typical one).
+    assert weights.lexical == pytest.approx(cold * (1 - 0.95 * (1 - words**3)))
     assert weights.usage == 0.9
     assert names(ranked)[0] == "called_before"
     less, more = (adaptive(found(fit), example_weight=0.9, lexical_weight=0.35)[1].lexical for fit in (0.2, 0.8))
@@ -192,6 +193,27 @@ def test_the_words_keep_their_share_for_a_request_they_name_beside_a_twin_called
     assert names(ranked)[0] == "stock_price.get"
     missed = Candidate(function("get_stock_price"), 0.32, 4.0, 0.5, "stock price of Apple?", 0.0)
     assert names(adaptive([missed, *found[1:]], example_weight=0.9, lexical_weight=0.35)[0])[0] == "get_stock_price"
+
+
+def test_words_that_found_one_stored_request_by_luck_do_not_overrule_it() -> None:
+    # Twins sharing their words: the words found the closest stored request's function, but
+    # the stored requests around this one show that they usually miss, so the request leads.
+    def found(typical: float) -> list[Candidate]:
+        called = Candidate(function("mobilenet_v2_100"), 0.35, 2.0, 0.7, "classify this photo", 1.0)
+        wordy = Candidate(function("mobilenet_v2_140"), 0.5, 8.0, 0.5, "label images", typical)
+        others = [Candidate(function(f"net{i}"), 0.3, 4.0, 0.45, "an image", typical) for i in range(5)]
+        return [called, wordy, *others]
+
+    semantic = np.array([0.9 * 0.7, 0.5, *[0.9 * 0.45] * 5])
+    lexical = np.array([2.0, 8.0, *[4.0] * 5])
+    cold = lexical_share(semantic, lexical, maximum=0.35)
+    ranked, weights = adaptive(found(0.1), example_weight=0.9, lexical_weight=0.35)
+    assert weights.lexical == pytest.approx(cold * (1 - 0.7 * (1 - 0.1**2)))
+    assert names(ranked)[0] == "mobilenet_v2_100"
+    # Where the words usually find the functions called, the same request leaves them their share.
+    trusted, weights = adaptive(found(1.0), example_weight=0.9, lexical_weight=0.35)
+    assert weights.lexical == pytest.approx(cold)
+    assert names(trusted)[0] == "mobilenet_v2_140"
 
 
 def test_no_lexical_evidence_means_no_lexical_share() -> None:
@@ -212,3 +234,21 @@ def test_a_vague_turn_follows_its_context_and_its_words_count_less() -> None:
     clear = rank_turn([new], lexical_weight=0.35, example_weight=0.9, context_weight=0.3, clear=0.3, vague=0.2)
     assert clear.context_weight == 0.0
     assert clear.recent == []
+
+
+def test_a_context_that_matches_no_better_than_the_turn_does_not_count() -> None:
+    vague = [candidate("cancel_booking", 0.25, lexical=2.0), *(candidate(f"f{i}", 0.05) for i in range(4))]
+    ramp = context_weight(vague, weight=0.3, clear=0.3, vague=0.2)
+    assert ramp == pytest.approx(0.3 * (0.3 - 0.25) / 0.1)
+    # The context's weight grows with how much better it matches, relative to the turn: full from twice.
+    assert context_weight(vague, weight=0.3, clear=0.3, vague=0.2, recent=[candidate("book_flight", 0.25)]) == 0.0
+    halfway = [candidate("book_flight", 0.375)]
+    assert context_weight(vague, weight=0.3, clear=0.3, vague=0.2, recent=halfway) == pytest.approx(ramp / 2)
+    assert context_weight(vague, weight=0.3, clear=0.3, vague=0.2, recent=[candidate("book_flight", 0.6)]) == ramp
+    recent = [candidate("book_flight", 0.26), candidate("cancel_booking", 0.24)]
+    ranking = rank_turn(
+        [vague, recent], lexical_weight=0.35, example_weight=0.9, context_weight=0.3, clear=0.3, vague=0.2
+    )
+    # Without the comparison the context would have lifted book_flight over the turn's own choice.
+    assert ranking.context_weight == pytest.approx(ramp * 0.01 / 0.25)
+    assert names(ranking.functions)[0] == "cancel_booking"
