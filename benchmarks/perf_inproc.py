@@ -22,7 +22,7 @@ from router.embedding import EmbedderPool
 from router.retrieval.texts import template
 from router.runtime import Runtime
 from router.settings import Settings, StorageSettings, SyncSettings
-from sync import service as service_module
+from sync import diff as diff_module
 
 __all__ = [
     "PARTS",
@@ -82,10 +82,10 @@ async def reconcile(
     start = time.perf_counter()
     await runtime.start()
     opened = time.perf_counter() - start
-    planner = service_module.plan
+    planner = diff_module.plan
     try:
         watch = Stopwatch()
-        watch.wrap(service_module, "plan", "plan (hashes definitions)")
+        watch.wrap(diff_module, "plan", "plan (hashes definitions)")
         store = runtime.service.index.store
         embedder = runtime.service.index.embedder
         watch.wrap(store, "hashes", "scroll hashes")
@@ -102,6 +102,6 @@ async def reconcile(
         floor = bare.one_median(text, repeats=max(5, repeats))
         del embedder.embed  # the wrapper was set on the instance: drop it
     finally:
-        service_module.plan = planner
+        diff_module.plan = planner
         await runtime.stop()
     return Reconciled(opened, median_applied(noops), median_applied(changes), floor)

@@ -15,7 +15,8 @@ from router.routing import TurnRouter
 from router.sessions.extraction import MemoryExtractor
 from router.settings import EmbeddingSettings, Settings, StorageSettings
 from router.storage.base import Storage, StorageUnavailable
-from sync.service import CatalogService, ProgressFactory
+from sync.progress import ProgressFactory
+from sync.service import CatalogService
 from sync.worker import DirectorySync
 
 if TYPE_CHECKING:

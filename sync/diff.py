@@ -6,8 +6,11 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from router import heap
 from router.catalog import FunctionDef, fingerprint_of
 from router.meta import CatalogRecord
+from router.retrieval.index import FunctionStore
+from router.retrieval.texts import template
 
 
 @dataclass(frozen=True)
@@ -162,3 +165,29 @@ class StoredHashes:
 
 def _stamp(record: CatalogRecord) -> tuple[Any, ...]:
     return (record.updated_at, record.count, record.source, record.pinned)
+
+
+def prepare(
+    store: FunctionStore,
+    namespace: str,
+    functions: Sequence[FunctionDef],
+    batch_size: int,
+    known: Known | None = None,
+) -> tuple[Plan, list[str], list[FunctionDef]]:
+    """The plan of an apply, and the texts to embed with their functions (off the event loop: it hashes).
+
+    ``known`` is what this writer last wrote to the namespace; without it, hashes are read from the store.
+    """
+    with heap.bulk():
+        if known is not None:
+            known.prime(functions)
+        else:
+            for function in functions:
+                function.fingerprint  # noqa: B018 - computed here, off the event loop, for StoredHashes.keep
+        todo = plan(functions, store.hashes(namespace) if known is None else known)
+    builder = template(store.generation.text)
+    pairs = [(builder(f), f) for f in todo.to_embed]
+    if len(pairs) > batch_size:
+        # Texts of like length batch together with little padding: ~40% faster on BFCL's catalog.
+        pairs.sort(key=lambda pair: len(pair[0]))
+    return todo, [t for t, _ in pairs], [f for _, f in pairs]

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
-from router import heap
 from router.catalog import FunctionDef
-from router.embedding import Embedder, EmbedderPool, Progress
+from router.embedding import Embedder, EmbedderPool
 from router.errors import NamespaceNotFound, Unavailable
 from router.fallback import PinnedFunctions
 from router.meta import CatalogRecord, MetaStore
@@ -18,71 +17,14 @@ from router.retrieval.index import ActiveIndex, FunctionStore, Generation
 from router.retrieval.texts import template
 from router.sessions.reembed import drop_memories, reembed_memories
 from router.storage.base import Storage
-from sync.diff import Known, Plan, StoredHashes, Summary, plan
+from sync.diff import Known, StoredHashes, Summary, prepare
+from sync.progress import ProgressFactory, both, offset, progress_for
 from sync.status import SyncLog
 
 log = logging.getLogger(__name__)
-ProgressFactory = Callable[[str, int], Progress]
-# Below this many texts an embedding is quick enough to need no progress report.
-PROGRESS_THRESHOLD = 200
 # Functions embedded between two writes: a sync interrupted at any point loses at most this
 # much embedding work (seconds on a small CPU), and the next one resumes after it.
 WRITE_CHUNK = 256
-
-
-def _log_progress(label: str) -> Progress:
-    last = [0]
-
-    def report(done: int, total: int) -> None:
-        tenth = done * 10 // max(total, 1)
-        if tenth > last[0]:
-            last[0] = tenth
-            log.info("embedding", extra={"what": label, "done": done, "total": total})
-
-    return report
-
-
-def _prepare(
-    store: FunctionStore,
-    namespace: str,
-    functions: Sequence[FunctionDef],
-    batch_size: int,
-    known: Known | None = None,
-) -> tuple[Plan, list[str], list[FunctionDef]]:
-    """The plan, and the texts to embed with their functions (off the event loop: it hashes everything).
-
-    ``known`` is what this writer last wrote to the namespace; without it, hashes are read from the store.
-    """
-    with heap.bulk():
-        if known is not None:
-            known.prime(functions)
-        else:
-            for function in functions:
-                function.fingerprint  # noqa: B018 - computed here, off the event loop, for StoredHashes.keep
-        todo = plan(functions, store.hashes(namespace) if known is None else known)
-    builder = template(store.generation.text)
-    pairs = [(builder(f), f) for f in todo.to_embed]
-    if len(pairs) > batch_size:
-        # Texts of like length batch together with little padding: ~40% faster on BFCL's catalog.
-        pairs.sort(key=lambda pair: len(pair[0]))
-    return todo, [t for t, _ in pairs], [f for _, f in pairs]
-
-
-def _offset(progress: Progress | None, start: int, total: int) -> Progress | None:
-    if progress is None:
-        return None
-    return lambda done, _chunk_total: progress(start + done, total)
-
-
-def _both(first: Progress | None, second: Progress) -> Progress:
-    if first is None:
-        return second
-
-    def report(done: int, total: int) -> None:
-        first(done, total)
-        second(done, total)
-
-    return report
 
 
 class CatalogService:
@@ -326,17 +268,17 @@ class CatalogService:
         known: Known | None = None,
     ) -> Summary:
         todo, texts, embedded = await asyncio.to_thread(
-            _prepare, store, namespace, functions, embedder.batch_size, known
+            prepare, store, namespace, functions, embedder.batch_size, known
         )
         if embedded:
-            progress = self._progress_for(f"{namespace}", len(texts))
+            progress = progress_for(self._progress, f"{namespace}", len(texts))
             running = self.log.started(namespace, len(texts))
             try:
                 # Written chunk by chunk: an interrupted sync keeps what it embedded, and the
                 # next reconcile's hash diff resumes with the rest.
                 for start in range(0, len(embedded), WRITE_CHUNK):
                     chunk = slice(start, start + WRITE_CHUNK)
-                    done = _offset(_both(progress, running.embedded), start, len(texts))
+                    done = offset(both(progress, running.embedded), start, len(texts))
                     vectors = await embedder.embed(texts[chunk], progress=done)
                     await asyncio.to_thread(store.upsert, namespace, embedded[chunk], vectors)
                     self.metrics.written.inc(len(vectors))
@@ -349,16 +291,3 @@ class CatalogService:
         if todo.removed:
             await asyncio.to_thread(store.remove, namespace, todo.removed)
         return Summary.of(namespace, todo)
-
-    def _progress_for(self, label: str, total: int) -> Progress | None:
-        if total < PROGRESS_THRESHOLD:
-            return None
-        logged = _log_progress(label)
-        shown = self._progress(label, total) if self._progress else None
-
-        def report(done: int, total: int) -> None:
-            logged(done, total)
-            if shown is not None:
-                shown(done, total)
-
-        return report
