@@ -18,8 +18,8 @@ from router.errors import InvalidRequest
 from router.messages import context_texts
 from router.meta import CatalogRecord
 from router.retrieval.candidates import candidates
+from router.retrieval.context import rank_turn
 from router.retrieval.explanation import Explanation, explain
-from router.retrieval.fusion import rank_turn
 from router.retrieval.index import ActiveIndex
 from router.retrieval.learning import CONTEXT_MESSAGES, called_functions, learn
 from router.retrieval.scored import Candidate, ScoredFunction

@@ -9,7 +9,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from router.retrieval.fusion import TurnRanking, Weights
+from router.retrieval.context import TurnRanking
+from router.retrieval.fusion import Weights
 from router.retrieval.scored import Candidate, ScoredFunction
 
 __all__ = ["Explanation", "explain"]

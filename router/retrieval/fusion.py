@@ -21,7 +21,7 @@ development set):
   it beats the function's own text, so it never lowers a function.
 - **context** (the recent messages): weighted by how vague the new turn is and by how much
   better the recent context matches than the turn alone (``context_weight``); the words of a
-  vague turn count less in the same measure (``rank_turn``).
+  vague turn count less in the same measure (``router.retrieval.context``).
 
 Everything is numpy over the ~40 candidates of a request: no extra search, no model call.
 """
@@ -33,20 +33,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from router.catalog import FunctionDef
 from router.retrieval.scored import Candidate, ScoredFunction
 
-__all__ = [
-    "TurnRanking",
-    "Weights",
-    "adaptive",
-    "context_weight",
-    "fuse",
-    "hybrid",
-    "lexical_share",
-    "peak",
-    "rank_turn",
-]
+__all__ = ["Weights", "adaptive", "hybrid", "lexical_share", "peak"]
 
 
 @dataclass(frozen=True)
@@ -63,25 +52,6 @@ class Weights:
     dense: float
     lexical: float
     usage: float
-
-
-@dataclass(frozen=True)
-class TurnRanking:
-    """A turn's ranking, with what produced it.
-
-    Attributes:
-        functions: the final ranking, best first.
-        new: the new turn's own ranking.
-        recent: the recent-context query's ranking (empty when there was none).
-        weights: the signal weights of the new turn.
-        context_weight: the weight the recent context had.
-    """
-
-    functions: list[ScoredFunction]
-    new: list[ScoredFunction]
-    recent: list[ScoredFunction]
-    weights: Weights
-    context_weight: float
 
 
 # Spreads under this share of the best score are noise (BM25 length normalisation, cosine jitter), not evidence.
@@ -210,100 +180,3 @@ def adaptive(
     return _ranked(candidates, semantic, lexical, share), Weights(
         dense=1.0 - share, lexical=share, usage=example_weight if used else 0.0
     )
-
-
-def context_weight(
-    new: Sequence[Candidate],
-    *,
-    weight: float,
-    clear: float,
-    vague: float,
-    recent: Sequence[Candidate] | None = None,
-) -> float:
-    """How much the recent context counts for a turn, given what the new turn alone found.
-
-    A turn that names what it wants ("email Dana the report") needs no history, and letting
-    history in only blurs it; a follow-up ("undo that", "same for Paris") matches nothing well
-    and needs it. So the context gets all of ``weight`` when the new turn's best similarity
-    (to a function or to a usage example) is at most ``vague``, none from ``clear`` up, and a
-    share in between.
-
-    And the context must know more than the turn: with ``recent`` (the recent-context query's
-    candidates), that share is scaled by how much better the context's best match is than the
-    new turn's, relative to the new turn's (``(best_recent - best_new) / best_new``, full from
-    twice as good). Earlier turns that match no better than the new one only blur it.
-    """
-    best = _best(new)
-    if best <= vague:
-        share = weight
-    elif best >= clear:
-        return 0.0
-    else:
-        share = weight * (clear - best) / (clear - vague)
-    if recent is None or best <= 0:
-        return share
-    return share * min(1.0, max(0.0, (_best(recent) - best) / best))
-
-
-def _best(found: Sequence[Candidate]) -> float:
-    """The best similarity of a query's candidates, to a function or to a usage example."""
-    return max((max(c.cosine, c.example or -1.0) for c in found), default=-1.0)
-
-
-def fuse(new: Sequence[ScoredFunction], recent: Sequence[ScoredFunction], *, weight: float) -> list[ScoredFunction]:
-    """Rank by the new turn's similarity, nudged by the recent context's.
-
-    Each function scores ``(s_new + weight * s_recent) / (1 + weight)``: a weighted mean of
-    cosine similarities, so scores keep their scale. The new turn leads; the recent
-    context breaks near-ties and lifts functions a follow-up only implies. A function
-    missing from one candidate list gets that list's lowest score (an upper bound of its own).
-    """
-    if not recent or weight == 0:
-        return list(new)
-    floor_new = new[-1].score if new else 0.0
-    floor_recent = recent[-1].score
-    by_name: dict[str, FunctionDef] = {}
-    s_new: dict[str, float] = {}
-    s_recent: dict[str, float] = {}
-    for found in new:
-        by_name[found.function.name] = found.function
-        s_new[found.function.name] = found.score
-    for found in recent:
-        by_name.setdefault(found.function.name, found.function)
-        s_recent[found.function.name] = found.score
-    fused = [
-        ScoredFunction(
-            function,
-            (s_new.get(name, floor_new) + weight * s_recent.get(name, floor_recent)) / (1 + weight),
-        )
-        for name, function in by_name.items()
-    ]
-    return sorted(fused, key=lambda f: f.score, reverse=True)
-
-
-def rank_turn(
-    found: Sequence[Sequence[Candidate]],
-    *,
-    lexical_weight: float,
-    example_weight: float,
-    context_weight: float,
-    clear: float,
-    vague: float,
-) -> TurnRanking:
-    """A turn's ranking from the candidates of its new turn and (second, when given) of its recent context.
-
-    A turn vague enough for the context to count ("book the first one for John") is vague in
-    its words too: they point at the context ("the first one"), not at a function, so the
-    new turn's lexical share shrinks as the context's weight grows (to half at the full
-    ``context_weight``: a vague turn may still name its action, "book TP 840").
-    """
-    recent = (
-        adaptive(found[1], example_weight=example_weight, lexical_weight=lexical_weight)[0] if len(found) > 1 else []
-    )
-    weight = _context(found[0], weight=context_weight, clear=clear, vague=vague, recent=found[1]) if recent else 0.0
-    share = lexical_weight * (1.0 - 0.5 * weight / context_weight) if weight > 0 else lexical_weight
-    new, weights = adaptive(found[0], example_weight=example_weight, lexical_weight=share)
-    return TurnRanking(fuse(new, recent, weight=weight), new, recent, weights, weight)
-
-
-_context = context_weight

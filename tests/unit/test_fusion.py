@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 from router.catalog import FunctionDef, parse_function
-from router.retrieval.fusion import Weights, adaptive, context_weight, fuse, hybrid, lexical_share, peak, rank_turn
+from router.retrieval.context import context_weight, fuse, rank_turn
+from router.retrieval.fusion import Weights, adaptive, hybrid, lexical_share, peak
 from router.retrieval.scored import Candidate, ScoredFunction
 
 
