@@ -85,8 +85,7 @@ class Known(Mapping[str, str]):
     """
 
     def __init__(self, functions: Iterable[FunctionDef] = ()) -> None:
-        # ``encode().decode()``: a new string, allocated apart from the parsed catalog's.
-        self._entries = {f.name.encode().decode(): bytes.fromhex(f.content_hash) + f.fingerprint for f in functions}
+        self._entries = {_own(f.name): _entry(f) for f in functions}
 
     def __getitem__(self, name: str) -> str:
         return self._entries[name][:_DIGEST].hex()
@@ -102,24 +101,49 @@ class Known(Mapping[str, str]):
         entry = self._entries.get(name)
         return None if entry is None else entry[_DIGEST:]
 
-    def prime(self, functions: Sequence[FunctionDef]) -> None:
-        """Give each function whose definition is the one written (same fingerprint) its stored hash.
+    def plan(self, functions: Sequence[FunctionDef]) -> Plan:
+        """``plan(functions, self)`` in one pass, then this record updated to what the plan leaves stored.
 
         Hashing every definition of a large catalog to find the one that changed costs more than
         the change (2 s for 100k); a fingerprint is several times cheaper, and equal ones have
-        equal content hashes.
+        equal content hashes, so only a definition whose bytes differ from the written ones is
+        hashed. Rebuilding the record costs as much again: it is changed where the plan changes
+        the store, which is why a caller keeps it only once the plan is written.
         """
-        entries = self._entries
+        entries, result = self._entries, Plan()
+        refreshed: list[FunctionDef] = []
         for function in functions:
             # What the cached properties ``fingerprint`` and ``content_hash`` would compute and keep,
-            # set in one pass: at 100k functions the property calls alone cost a tenth of a second.
+            # read and set in place: at 100k functions the property calls alone cost a tenth of a second.
             cached = function.__dict__
             fingerprint = cached.get("fingerprint")
             if fingerprint is None:
                 fingerprint = cached["fingerprint"] = fingerprint_of(function.definition)
             entry = entries.get(function.name)
-            if entry is not None and entry[_DIGEST:] == fingerprint:
+            if entry is None:
+                result.added.append(function)
+            elif entry[_DIGEST:] == fingerprint:
                 cached.setdefault("content_hash", entry[:_DIGEST].hex())
+                result.unchanged.append(function.name)
+            elif function.content_hash == entry[:_DIGEST].hex():
+                result.unchanged.append(function.name)
+                refreshed.append(function)  # the same content in other bytes: known by its new ones
+            else:
+                result.updated.append(function)
+        result.removed.extend(sorted(entries.keys() - {f.name for f in functions}))
+        for name in result.removed:
+            del entries[name]
+        entries.update((_own(f.name), _entry(f)) for f in [*result.to_embed, *refreshed])
+        return result
+
+
+def _own(name: str) -> str:
+    # ``encode().decode()``: a new string, allocated apart from the parsed catalog's.
+    return name.encode().decode()
+
+
+def _entry(function: FunctionDef) -> bytes:
+    return bytes.fromhex(function.content_hash) + function.fingerprint
 
 
 _DIGEST = 32  # bytes of a sha256 content hash
@@ -147,15 +171,9 @@ class StoredHashes:
             return None
         return cached[2]
 
-    def keep(
-        self, store: object, namespace: str, record: CatalogRecord | None, functions: Sequence[FunctionDef]
-    ) -> None:
-        """Remember that ``store`` holds exactly ``functions`` for ``namespace``, as recorded by ``record``.
-
-        Reads each function's cached hash and fingerprint: the reconcile computed them off the event loop.
-        """
+    def keep(self, store: object, namespace: str, record: CatalogRecord | None, known: Known) -> None:
+        """Remember that ``store`` holds what ``known`` says for ``namespace``, as recorded by ``record``."""
         if record is not None:
-            known = Known(functions)
             self._known[namespace] = (store, _stamp(record), known)
 
     def forget(self, namespace: str) -> None:
@@ -173,21 +191,21 @@ def prepare(
     functions: Sequence[FunctionDef],
     batch_size: int,
     known: Known | None = None,
-) -> tuple[Plan, list[str], list[FunctionDef]]:
-    """The plan of an apply, and the texts to embed with their functions (off the event loop: it hashes).
+) -> tuple[Plan, list[str], list[FunctionDef], Known]:
+    """The plan of an apply, the texts to embed with their functions, and the record of the store once written.
 
-    ``known`` is what this writer last wrote to the namespace; without it, hashes are read from the store.
+    Off the event loop: it hashes. ``known`` is what this writer last wrote to the namespace (and
+    is updated to what the plan leaves); without it, hashes are read from the store.
     """
     with heap.bulk():
         if known is not None:
-            known.prime(functions)
+            todo = known.plan(functions)
         else:
-            for function in functions:
-                function.fingerprint  # noqa: B018 - computed here, off the event loop, for StoredHashes.keep
-        todo = plan(functions, store.hashes(namespace) if known is None else known)
+            todo = plan(functions, store.hashes(namespace))
+            known = Known(functions)
     builder = template(store.generation.text)
     pairs = [(builder(f), f) for f in todo.to_embed]
     if len(pairs) > batch_size:
         # Texts of like length batch together with little padding: ~40% faster on BFCL's catalog.
         pairs.sort(key=lambda pair: len(pair[0]))
-    return todo, [t for t, _ in pairs], [f for _, f in pairs]
+    return todo, [t for t, _ in pairs], [f for _, f in pairs], known

@@ -202,13 +202,13 @@ class CatalogService:
                 index = self.index
                 record = await asyncio.to_thread(self.meta.catalog, namespace)
                 known = self._hashes.take(index.store, namespace, record)
-                summary = await self._reconcile(index.store, index.embedder, namespace, functions, known=known)
+                summary, known = await self._reconcile(index.store, index.embedder, namespace, functions, known=known)
                 if summary.changed or record is None or record.source != source or record.pinned != tuple(pinned):
                     await asyncio.to_thread(
                         self.meta.put_catalog, namespace, source=source, count=len(functions), pinned=pinned
                     )
                     record = await asyncio.to_thread(self.meta.catalog, namespace)
-                self._hashes.keep(index.store, namespace, record, functions)
+                self._hashes.keep(index.store, namespace, record, known)
                 if self.pins is not None:
                     self.pins.written(namespace, functions, pinned)
         except Exception as exc:
@@ -229,7 +229,7 @@ class CatalogService:
             if record is None:
                 raise NamespaceNotFound(f"no catalog named {namespace!r}", field="namespace")
             index = self.index
-            summary = await self._reconcile(index.store, index.embedder, namespace, [])
+            summary, _ = await self._reconcile(index.store, index.embedder, namespace, [])
             await asyncio.to_thread(self.meta.delete_catalog, namespace)
             if self.pins is not None:
                 self.pins.deleted(namespace)
@@ -266,8 +266,9 @@ class CatalogService:
         functions: Sequence[FunctionDef],
         *,
         known: Known | None = None,
-    ) -> Summary:
-        todo, texts, embedded = await asyncio.to_thread(
+    ) -> tuple[Summary, Known]:
+        """Write the plan of ``functions`` to ``store``; the summary, and what the store then holds."""
+        todo, texts, embedded, after = await asyncio.to_thread(
             prepare, store, namespace, functions, embedder.batch_size, known
         )
         if embedded:
@@ -290,4 +291,4 @@ class CatalogService:
             await asyncio.to_thread(store.forget_examples, namespace, [f.name for f in todo.updated])
         if todo.removed:
             await asyncio.to_thread(store.remove, namespace, todo.removed)
-        return Summary.of(namespace, todo)
+        return Summary.of(namespace, todo), after

@@ -114,17 +114,24 @@ def test_fingerprints_tell_definitions_apart_by_their_bytes() -> None:
     assert fn("n", default=float("nan")).fingerprint != fn("n", default=None).fingerprint
 
 
-def test_known_primes_only_what_was_written() -> None:
-    written = [fn("a"), fn("b")]
+def test_known_plans_in_one_pass_and_follows_its_plan() -> None:
+    written = [fn("a"), fn("b"), fn("d")]
     known = Known(written)
-    incoming = [fn("a"), fn("b", "new words"), fn("c")]
+    reordered = parse_function(dict(reversed(list(fn("d").definition.items()))), where="t")
+    incoming = [fn("a"), fn("b", "new words"), fn("c"), reordered]
 
-    known.prime(incoming)
+    result = known.plan(incoming)
 
-    assert "content_hash" in vars(incoming[0])
-    assert "content_hash" not in vars(incoming[1])
-    assert "content_hash" not in vars(incoming[2])
-    assert names(plan(incoming, known).updated) == ["b"]
-    assert dict(known) == stored(*written)
-    assert known.fingerprint("a") == fn("a").fingerprint
+    assert (names(result.added), names(result.updated)) == (["c"], ["b"])
+    assert result.unchanged == ["a", "d"]
+    assert plan(incoming, stored(*written)) == result
+    assert "content_hash" in vars(incoming[0])  # taken from the record, not hashed
+    assert dict(known) == stored(*incoming)
+    assert known.fingerprint("d") == reordered.fingerprint != fn("d").fingerprint
+    assert known.fingerprint("c") == fn("c").fingerprint
+
+    again = known.plan([fn("a")])
+
+    assert again.removed == ["b", "c", "d"]
+    assert dict(known) == stored(fn("a"))
     assert known.fingerprint("c") is None
