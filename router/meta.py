@@ -22,13 +22,24 @@ def _id(key: str) -> str:
 
 @dataclass(frozen=True)
 class CatalogRecord:
-    """A known namespace: where its functions came from and when it last changed."""
+    """A known namespace: where its functions came from and when it last changed.
+
+    ``digest`` is the source document's digest when the catalog was written from one (a catalog
+    file's sha256): the store holds exactly that document's catalog, so a restart need not read
+    the document again while its bytes are the same. A write that may leave anything else
+    clears it first.
+    """
 
     namespace: str
     source: str
     count: int
     updated_at: float
     pinned: tuple[str, ...] = ()
+    digest: str | None = None
+
+    def written_from(self, source: str, pinned: Sequence[str], digest: str | None) -> bool:
+        """Whether this record already says the catalog came from ``source`` with these pins and digest."""
+        return (self.source, self.pinned, self.digest) == (source, tuple(pinned), digest)
 
     @classmethod
     def from_payload(cls, payload: dict[str, Any]) -> CatalogRecord:
@@ -39,6 +50,7 @@ class CatalogRecord:
             int(payload["count"]),
             float(payload["updated_at"]),
             tuple(payload.get("pinned", ())),
+            payload.get("digest"),
         )
 
 
@@ -73,12 +85,18 @@ class MetaStore:
         found = self._collection.retrieve([_id(f"catalog/{namespace}")])
         return CatalogRecord.from_payload(found[0].payload) if found else None
 
-    def put_catalog(self, namespace: str, *, source: str, count: int, pinned: Sequence[str] = ()) -> CatalogRecord:
-        """Record that ``namespace`` now holds ``count`` functions from ``source``."""
-        record = CatalogRecord(namespace, source, count, time.time(), tuple(pinned))
+    def put_catalog(
+        self, namespace: str, *, source: str, count: int, pinned: Sequence[str] = (), digest: str | None = None
+    ) -> CatalogRecord:
+        """Record that ``namespace`` now holds ``count`` functions from ``source`` (the document ``digest``)."""
+        record = CatalogRecord(namespace, source, count, time.time(), tuple(pinned), digest)
         payload = {"kind": "catalog", **record.__dict__, "pinned": list(pinned)}
         self._collection.upsert([PointData(id=_id(f"catalog/{namespace}"), payload=payload)])
         return record
+
+    def forget_digest(self, record: CatalogRecord) -> None:
+        """Record that the catalog of ``record`` may no longer be its source document's (about to be written)."""
+        self.put_catalog(record.namespace, source=record.source, count=record.count, pinned=record.pinned)
 
     def delete_catalog(self, namespace: str) -> None:
         """Forget a catalog."""

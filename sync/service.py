@@ -187,7 +187,13 @@ class CatalogService:
         return set(catalogs)
 
     async def apply(
-        self, namespace: str, functions: Sequence[FunctionDef], *, source: str, pinned: Sequence[str] = ()
+        self,
+        namespace: str,
+        functions: Sequence[FunctionDef],
+        *,
+        source: str,
+        pinned: Sequence[str] = (),
+        digest: str | None = None,
     ) -> Summary:
         """Make ``namespace`` hold exactly ``functions``, embedding only new or changed ones.
 
@@ -196,17 +202,22 @@ class CatalogService:
             functions: its functions, validated.
             source: where they came from (``api``, ``dir:<path>``).
             pinned: names always returned with a route of this namespace.
+            digest: the digest of the source document they were read from, when there is one
+                (recorded: ``CatalogRecord.digest``).
         """
         try:
             async with self._lock:
                 index = self.index
                 record = await asyncio.to_thread(self.meta.catalog, namespace)
                 known = self._hashes.take(index.store, namespace, record)
+                if record is not None and record.digest not in (None, digest):
+                    # Cleared before the first write: a write cut short must not pass for the old document.
+                    await asyncio.to_thread(self.meta.forget_digest, record)
                 summary, known = await self._reconcile(index.store, index.embedder, namespace, functions, known=known)
-                if summary.changed or record is None or record.source != source or record.pinned != tuple(pinned):
-                    await asyncio.to_thread(
-                        self.meta.put_catalog, namespace, source=source, count=len(functions), pinned=pinned
-                    )
+                if summary.changed or record is None or not record.written_from(source, pinned, digest):
+                    count = len(functions)
+                    put = self.meta.put_catalog
+                    await asyncio.to_thread(put, namespace, source=source, count=count, pinned=pinned, digest=digest)
                     record = await asyncio.to_thread(self.meta.catalog, namespace)
                 self._hashes.keep(index.store, namespace, record, known)
                 if self.pins is not None:

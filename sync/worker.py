@@ -12,6 +12,7 @@ from pathlib import Path
 import watchfiles
 
 from router import heap
+from router.meta import CatalogRecord
 from router.storage.base import StorageUnavailable
 from sync.diff import Summary
 from sync.service import CatalogService
@@ -69,10 +70,20 @@ class DirectorySync:
         """Reconcile every namespace whose file changed since the last pass (all on the first)."""
         if not self._directory.is_dir():
             raise FileNotFoundError(f"catalog directory {self._directory} does not exist")
+        recorded: dict[str, CatalogRecord] = {}
+        if not self.first_pass_done.is_set():
+            # The files the store was last written from, as recorded: those whose bytes are the same are not read.
+            catalogs = await self._service.catalogs()
+            recorded = {n: r for n, r in catalogs.items() if r.source == self._source and r.digest is not None}
+            self._seen = {n: r.digest for n, r in recorded.items() if r.digest is not None} | self._seen
         files = await asyncio.to_thread(scan, self._directory, seen=dict(self._seen))
         report = Report()
         for namespace, file in files.items():
             if file.error is None and file.fingerprint == self._seen.get(namespace):
+                if namespace in recorded:
+                    summary = Summary(namespace, unchanged=recorded[namespace].count)
+                    self._service.log.synced(self._source, summary)
+                    report.outcomes.append(Outcome(namespace, summary=summary))
                 continue
             report.outcomes.append(await self._apply(file))
         await self._vanished(set(files), report)
@@ -94,7 +105,9 @@ class DirectorySync:
         if file.empty:
             summary = await self._service.remove(namespace) if await self._known(namespace) else Summary(namespace)
         else:
-            summary = await self._service.apply(namespace, file.functions, source=self._source, pinned=file.pinned)
+            summary = await self._service.apply(
+                namespace, file.functions, source=self._source, pinned=file.pinned, digest=file.fingerprint
+            )
         self._seen[namespace] = file.fingerprint
         return Outcome(namespace, summary=summary)
 

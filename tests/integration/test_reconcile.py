@@ -22,6 +22,7 @@ from router.retrieval.texts import DEFAULT_TEMPLATE, template
 from router.storage.base import Storage
 from router.storage.client import ClientStorage
 from router.storage.edge import EdgeStorage
+from sync import sources as sources_module
 from sync.service import CatalogService
 from sync.sources import source_label
 from sync.worker import DirectorySync
@@ -347,6 +348,84 @@ async def test_an_unchanged_directory_does_nothing_on_the_next_pass(
     ]
     assert second.outcomes == []
     assert counting.calls == []
+
+
+async def test_a_new_worker_reads_only_the_files_changed_since_the_store_was_written(
+    worker_service: CatalogService, counting: CountingEmbedder, catalog_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    write_catalog(catalog_dir, "tools", GOOD)
+    write_catalog(catalog_dir, "other", [WEATHER])
+    await DirectorySync(worker_service, catalog_dir).run_once()
+    write_catalog(catalog_dir, "other", [WEATHER, STOCKS])
+    parsed: list[str] = []
+    original = sources_module.parse_document
+
+    def counted(document: Any, *, source: str) -> Any:
+        parsed.append(Path(source).stem)
+        return original(document, source=source)
+
+    monkeypatch.setattr(sources_module, "parse_document", counted)
+    counting.reset()
+
+    # A restart: a new worker, no memory of the files but what the store recorded.
+    report = await DirectorySync(worker_service, catalog_dir).run_once()
+
+    assert parsed == ["other"]
+    assert {o.namespace: o.summary.counts() for o in report.outcomes if o.summary} == {
+        "tools": {"added": 0, "updated": 0, "removed": 0, "unchanged": 3},
+        "other": {"added": 1, "updated": 0, "removed": 0, "unchanged": 1},
+    }
+    assert counting.embedded == 1
+    assert sorted(stored(worker_service, "other")) == sorted([WEATHER["name"], STOCKS["name"]])
+
+
+async def test_a_write_cut_short_is_never_taken_for_the_file_it_replaced(
+    worker_service: CatalogService, catalog_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    write_catalog(catalog_dir, "tools", GOOD)
+    await DirectorySync(worker_service, catalog_dir).run_once()
+    news = bare("get_news", "Latest news headlines on a topic.", topic="Topic")
+    write_catalog(catalog_dir, "tools", [WEATHER, news])
+    store = worker_service.index.store
+    written = store.upsert
+
+    def half_written(namespace: str, functions: Any, vectors: Any, sparse: Any = None) -> None:
+        written(namespace, functions, vectors, sparse)
+        raise OSError("disk full")
+
+    monkeypatch.setattr(store, "upsert", half_written)
+    with pytest.raises(OSError, match="disk full"):
+        await DirectorySync(worker_service, catalog_dir).run_once()
+    monkeypatch.setattr(store, "upsert", written)
+    write_catalog(catalog_dir, "tools", GOOD)  # back to the bytes the store was last fully written from
+
+    report = await DirectorySync(worker_service, catalog_dir).run_once()
+
+    [outcome] = report.outcomes
+    assert outcome.summary is not None
+    assert outcome.summary.counts()["removed"] == 1
+    assert sorted(stored(worker_service, "tools")) == sorted(f["name"] for f in GOOD)
+
+
+async def test_another_source_clears_the_recorded_file(worker_service: CatalogService, catalog_dir: Path) -> None:
+    write_catalog(catalog_dir, "tools", GOOD)
+    await DirectorySync(worker_service, catalog_dir).run_once()
+    recorded = worker_service.meta.catalog("tools")
+
+    await worker_service.apply("tools", parse(*GOOD), source="api")
+    by_api = worker_service.meta.catalog("tools")
+    report = await DirectorySync(worker_service, catalog_dir).run_once()
+
+    assert recorded is not None
+    assert recorded.digest is not None
+    assert by_api is not None
+    assert by_api.digest is None
+    after = worker_service.meta.catalog("tools")
+    assert after is not None
+    assert (after.source, after.digest) == (source_label(catalog_dir), recorded.digest)
+    assert [o.summary.counts() for o in report.outcomes if o.summary] == [
+        {"added": 0, "updated": 0, "removed": 0, "unchanged": 3}
+    ]
 
 
 @pytest.mark.parametrize("content", ["", "[]", '{"functions": []}'])
