@@ -156,6 +156,11 @@ async def _serve(result: SizeResult, catalog: Catalog, bare: BareModel, work: Pa
     server = await asyncio.to_thread(start, data=work / "data", catalog=None, log=LOGS / f"{result.size}-bare.log")
     with server:
         result.ready_bare, result.rss_bare = server.ready_seconds, server.rss()
+    # The PUTs above wrote through the API: one start takes the catalog back from its file, the next is a restart.
+    for restart in (False, True):
+        server = await asyncio.to_thread(start, data=work / "data", catalog=work / "catalog", log=log)
+        with server:
+            result.ready_restart = server.ready_seconds if restart else 0.0
 
 
 async def _measure(n: int, opts: Options, pool: EmbedderPool, bare: BareModel, scratch: Path) -> SizeResult:

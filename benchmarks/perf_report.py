@@ -26,6 +26,7 @@ class SizeResult:
     load_floor: float = 0.0
     ready_catalog: float = 0.0
     ready_bare: float = 0.0
+    ready_restart: float = 0.0
     index_seconds: float | None = None
     latency: Latency | None = None
     throughput: dict[int, tuple[int, float]] = field(default_factory=dict)
@@ -137,8 +138,8 @@ def _sync_rows(r: SizeResult) -> list[str]:
 def _process_rows(r: SizeResult) -> list[str]:
     load = f"{_s(r.load_floor)} spawn + import + load the bare library and model"
     rows = [
-        _row("start to ready, stored + catalog dir", r.size, _s(r.ready_catalog), load, r.ready_catalog / r.load_floor,
-             "≤ 15 s", r.ready_catalog <= 15),
+        _row("start to ready, stored by the API + its catalog dir", r.size, _s(r.ready_catalog), load,
+             r.ready_catalog / r.load_floor, "", None),
         *(
             [_row("search index built (background, after start)", r.size, _s(r.index_seconds), "", None, "", None)]
             if r.index_seconds is not None
@@ -146,6 +147,8 @@ def _process_rows(r: SizeResult) -> list[str]:
         ),
         _row("start to ready, stored, no catalog dir", r.size, _s(r.ready_bare), load, r.ready_bare / r.load_floor,
              "", None),
+        _row("restart to ready, catalog dir unchanged", r.size, _s(r.ready_restart), load,
+             r.ready_restart / r.load_floor, "≤ 15 s", r.ready_restart <= 15),
         _row("RSS after ready, stored + catalog dir", r.size, f"{r.rss_ready / MB:,.0f} MB", "", None, "", None),
         _row("RSS after ready, no catalog dir (later start)", r.size, f"{r.rss_bare / MB:,.0f} MB", "", None, "", None),
         _row("RSS, max sampled while serving", r.size, f"{r.rss_serving / MB:,.0f} MB", "", None,
