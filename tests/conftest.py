@@ -18,7 +18,7 @@ import subprocess
 import sys
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -224,6 +224,22 @@ def write_catalog(directory: Path, namespace: str, functions: Any, *, suffix: st
     else:
         path.write_text(yaml.safe_dump(functions))
     return path
+
+
+@contextmanager
+def writes_cut_short(store: Any) -> Iterator[None]:
+    """Each upsert of ``store`` (a function store) writes its points, then fails as a full disk would."""
+    written = store.upsert
+
+    def half_written(namespace: str, functions: Any, vectors: Any, sparse: Any = None) -> None:
+        written(namespace, functions, vectors, sparse)
+        raise OSError("disk full")
+
+    store.upsert = half_written
+    try:
+        yield
+    finally:
+        del store.upsert
 
 
 def bare(name: str, description: str = "", **properties: str) -> dict[str, Any]:

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import STOCKS, TIMEZONE, WEATHER, CountingEmbedder, bare, write_catalog
+from conftest import STOCKS, TIMEZONE, WEATHER, CountingEmbedder, bare, write_catalog, writes_cut_short
 
 from router.catalog import FunctionDef, parse_catalog, parse_function
 from router.embedding import DEFAULT_MODEL, Embedder, EmbedderPool
@@ -380,23 +380,14 @@ async def test_a_new_worker_reads_only_the_files_changed_since_the_store_was_wri
 
 
 async def test_a_write_cut_short_is_never_taken_for_the_file_it_replaced(
-    worker_service: CatalogService, catalog_dir: Path, monkeypatch: pytest.MonkeyPatch
+    worker_service: CatalogService, catalog_dir: Path
 ) -> None:
     write_catalog(catalog_dir, "tools", GOOD)
     await DirectorySync(worker_service, catalog_dir).run_once()
     news = bare("get_news", "Latest news headlines on a topic.", topic="Topic")
     write_catalog(catalog_dir, "tools", [WEATHER, news])
-    store = worker_service.index.store
-    written = store.upsert
-
-    def half_written(namespace: str, functions: Any, vectors: Any, sparse: Any = None) -> None:
-        written(namespace, functions, vectors, sparse)
-        raise OSError("disk full")
-
-    monkeypatch.setattr(store, "upsert", half_written)
-    with pytest.raises(OSError, match="disk full"):
+    with writes_cut_short(worker_service.index.store), pytest.raises(OSError, match="disk full"):
         await DirectorySync(worker_service, catalog_dir).run_once()
-    monkeypatch.setattr(store, "upsert", written)
     write_catalog(catalog_dir, "tools", GOOD)  # back to the bytes the store was last fully written from
 
     report = await DirectorySync(worker_service, catalog_dir).run_once()

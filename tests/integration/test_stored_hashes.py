@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import STOCKS, TIMEZONE, WEATHER
+from conftest import STOCKS, TIMEZONE, WEATHER, writes_cut_short
 
 from router import catalog as catalog_module
 from router.catalog import FunctionDef, parse_catalog
@@ -89,22 +89,11 @@ async def test_another_writer_is_never_missed(storage: Storage, counting_pool: E
     assert names(first, "tools") == {WEATHER["name"], STOCKS["name"]}
 
 
-async def test_a_failed_apply_leaves_the_store_to_be_read_again(
-    storage: Storage, counting_pool: EmbedderPool, monkeypatch: pytest.MonkeyPatch
-) -> None:
+async def test_a_failed_apply_leaves_the_store_to_be_read_again(storage: Storage, counting_pool: EmbedderPool) -> None:
     service = await open_service(storage, counting_pool)
     await service.apply("tools", parse(WEATHER), source="api")
-    store = service.index.store
-    written = store.upsert
-
-    def half_written(namespace: str, functions: Any, vectors: Any, sparse: Any = None) -> None:
-        written(namespace, functions, vectors, sparse)
-        raise OSError("disk full")
-
-    monkeypatch.setattr(store, "upsert", half_written)
-    with pytest.raises(OSError, match="disk full"):
+    with writes_cut_short(service.index.store), pytest.raises(OSError, match="disk full"):
         await service.apply("tools", parse(WEATHER, STOCKS), source="api")
-    monkeypatch.setattr(store, "upsert", written)
     reads = Reads(service)
 
     after = await service.apply("tools", parse(WEATHER, STOCKS), source="api")
