@@ -206,7 +206,7 @@ class EdgeIndexer:
                 extra={"collection": name, "seconds": seconds, "swap_ms": round(paused * 1000), **built},
             )
             # The old shard's in-memory structures were freed with it, and the C allocator keeps their
-            # pages: without a trim a 100k-point swap left the process about 80 MB larger for good.
+            # pages: without a trim a 100k-point swap left about 120 MB of them resident, unused.
             heap.release()
         finally:
             shutil.rmtree(build, ignore_errors=True)
