@@ -129,6 +129,7 @@ async def _serve(result: SizeResult, catalog: Catalog, bare: BareModel, work: Pa
     server = await asyncio.to_thread(start, data=work / "data", catalog=work / "catalog", log=log)
     with server:
         result.ready_catalog, result.rss_ready = server.ready_seconds, server.rss()
+        result.rss_start = server.max_rss  # spawn to ready: the catalog directory's first pass
         if result.size > INDEX_THRESHOLD:
             # Routes are measured on the steady state: after the background search index is swapped in.
             say(f"{result.size:,}: waiting for the search index (built in the background)")
@@ -142,17 +143,20 @@ async def _serve(result: SizeResult, catalog: Catalog, bare: BareModel, work: Pa
                 for clients in order:
                     say(f"{result.size:,}: round {i + 1}/{len(rounds)}, {clients} concurrent clients")
                     deadline = time.monotonic() + LEVEL_SECONDS
-                    done, seconds = await throughput(
-                        http, NAMESPACE, slices[clients], clients=clients, deadline=deadline
-                    )
+                    with server.phase(f"{clients} clients"):
+                        done, seconds = await throughput(
+                            http, NAMESPACE, slices[clients], clients=clients, deadline=deadline
+                        )
                     previous = result.throughput.get(clients, (0, 0.0))
                     result.throughput[clients] = (previous[0] + done, previous[1] + seconds)
         async with client(server, connections=1, timeout=600 + result.size * 0.01) as http:
             bodies = [catalog.changed_body, catalog.body]
             for i in range(opts.repeats):
                 label = f"PUT, 1 changed in {result.size:,}"
-                result.put_changed.append(await put_catalog(http, server, NAMESPACE, bodies[i % 2], label=label))
+                with server.phase("put"):
+                    result.put_changed.append(await put_catalog(http, server, NAMESPACE, bodies[i % 2], label=label))
         result.rss_serving, result.rss_high_water = server.max_rss, server.high_water()
+        result.rss_clients, result.rss_put = server.peaks.get(f"{max(CLIENTS)} clients", 0), server.peaks.get("put", 0)
     server = await asyncio.to_thread(start, data=work / "data", catalog=None, log=LOGS / f"{result.size}-bare.log")
     with server:
         result.ready_bare, result.rss_bare = server.ready_seconds, server.rss()

@@ -3,7 +3,9 @@
 Start-to-ready is measured from the spawn to the first ``GET /readyz`` answering 200 (polled
 every 20 ms), so it includes the interpreter, the imports, the model, opening storage and the
 first catalog pass. Resident memory is psutil's RSS of that process, sampled in a thread every
-250 ms while it runs, beside the kernel's high-water mark (``VmHWM``) read just before it stops.
+250 ms while it runs, beside the kernel's high-water mark (``VmHWM``) read just before it stops;
+``Server.phase`` keeps the most sampled during one named part of a run (64 clients routing, PUTs)
+apart from the whole run's, whose most is often the start's catalog pass.
 """
 
 from __future__ import annotations
@@ -16,6 +18,8 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
@@ -53,6 +57,8 @@ class Server:
     log: Path
     ready_seconds: float = 0.0
     max_rss: int = 0
+    peaks: dict[str, int] = field(default_factory=dict)
+    _phase: str | None = None
     _stop: threading.Event = field(default_factory=threading.Event)
     _sampler: threading.Thread | None = None
 
@@ -71,11 +77,30 @@ class Server:
             pass
         return self.max_rss
 
+    @contextmanager
+    def phase(self, name: str) -> Iterator[None]:
+        """Keep the most resident bytes sampled while the block runs in ``peaks[name]`` (across blocks of that name).
+
+        Sampled at entry and exit as well, so a block shorter than the sampling period still counts.
+        """
+        self._phase = name
+        self._record(self.rss())
+        try:
+            yield
+        finally:
+            self._record(self.rss())
+            self._phase = None
+
+    def _record(self, rss: int) -> None:
+        self.max_rss = max(self.max_rss, rss)
+        if self._phase is not None:
+            self.peaks[self._phase] = max(self.peaks.get(self._phase, 0), rss)
+
     def _sample(self) -> None:
         proc = psutil.Process(self.process.pid)
         while not self._stop.wait(SAMPLE):
             try:
-                self.max_rss = max(self.max_rss, int(proc.memory_info().rss))
+                self._record(int(proc.memory_info().rss))
             except psutil.Error:
                 return
 

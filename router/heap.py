@@ -23,12 +23,13 @@ import gc
 import os
 import threading
 import weakref
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from functools import cache
+from time import monotonic
 from typing import Any
 
-__all__ = ["bulk", "release", "release_soon", "settle"]
+__all__ = ["bulk", "release", "release_soon", "settle", "trim_when_quiet"]
 
 
 @cache
@@ -75,6 +76,25 @@ def release_soon(delay: float = 1.0) -> None:
         loop.run_in_executor(None, release)
 
     loop.call_later(delay, run)
+
+
+async def trim_when_quiet(activity: Callable[[], object], *, quiet: float = 2.0, every: float = 0.5) -> None:
+    """Release once traffic stops: when ``activity()`` changed and then stayed the same for ``quiet`` seconds.
+
+    Runs until cancelled. Requests free what they allocated but the allocator keeps the pages: after
+    64 concurrent clients at 100k functions the process held 64 MB it no longer used. The trim waits
+    for a quiet moment because ``malloc_trim`` holds each arena's lock while it walks it.
+    """
+    last = activity()
+    changed: float | None = None
+    while True:
+        await asyncio.sleep(every)
+        now = activity()
+        if now != last:
+            last, changed = now, monotonic()
+        elif changed is not None and monotonic() - changed >= quiet:
+            changed = None
+            await asyncio.get_running_loop().run_in_executor(None, release)
 
 
 _paused = 0

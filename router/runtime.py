@@ -8,6 +8,7 @@ import logging
 from collections.abc import Callable, Coroutine
 from typing import TYPE_CHECKING, Any
 
+from router import heap
 from router.embedding import Embedder, EmbedderPool
 from router.fallback import PinnedFunctions, read_pins
 from router.metrics import Metrics
@@ -180,6 +181,7 @@ class Runtime:
                 self._spawn(watch, "catalog-watch")
             if not self.settings.storage.embedded:
                 self._spawn(self._follow(), "follow-generation")
+            self._spawn(heap.trim_when_quiet(lambda: self.metrics.turns), "heap-trim")
         except BaseException as exc:
             self.error = exc
             raise

@@ -19,6 +19,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from router import heap
 from router.settings import StorageSettings
 from router.storage import edge_index
 from router.storage.base import CollectionSpec, PointData, StorageUnavailable
@@ -168,6 +169,30 @@ def test_index_is_built_in_the_background_and_serves_exact_results(tmp_path: Pat
         assert results(again) == truth
     finally:
         reopened.close()
+
+
+def test_the_heap_is_trimmed_once_the_built_index_is_swapped_in(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The shard swapped out frees its structures to the C allocator, which keeps the pages unless trimmed.
+    storage = EdgeStorage(tmp_path / "data", index=POLICY)
+    collection = storage.collection(SPEC)
+    trims: list[bool] = []
+    real = heap.release
+
+    def release() -> bool:
+        trims.append(collection.indexed)
+        return real()
+
+    monkeypatch.setattr(heap, "release", release)
+    try:
+        collection.upsert(points(0, 2500))
+        wait_for(lambda: bool(trims), "a trim after the swap")
+        assert trims == [True]  # after the swap, once
+        assert storage.indexer is not None
+        assert storage.indexer.builds == 1
+    finally:
+        storage.close()
 
 
 def test_small_collections_are_not_indexed(tmp_path: Path) -> None:

@@ -85,6 +85,30 @@ def test_non_utf8_file_is_rejected(catalog_dir: Path) -> None:
     assert loaded.error.startswith(f"{path}: cannot be parsed")
 
 
+@pytest.mark.parametrize("number", ["NaN", "Infinity", "-Infinity", "1e999"])
+def test_json_files_with_non_finite_numbers_are_rejected(catalog_dir: Path, number: str) -> None:
+    # RFC 8259 has no NaN or infinity: a catalog PUT refuses them, and so does a directory file.
+    path = catalog_dir / "odd.json"
+    parameters = '{"type": "object", "properties": {}, "default": ' + number + "}"
+    path.write_text('[{"name": "a", "parameters": ' + parameters + "}]")
+
+    loaded = read_file(path)
+
+    assert loaded.error is not None
+    assert loaded.error.startswith(f"{path}: cannot be parsed")
+    assert loaded.functions == []
+
+
+def test_yaml_files_keep_their_numbers(catalog_dir: Path) -> None:
+    path = catalog_dir / "nums.yaml"
+    path.write_text("- name: a\n  parameters: {type: object, properties: {n: {type: number, maximum: .inf}}}\n")
+
+    loaded = read_file(path)
+
+    assert loaded.error is None
+    assert loaded.functions[0].parameters["properties"]["n"]["maximum"] == float("inf")
+
+
 @pytest.mark.parametrize(
     ("document", "field"),
     [
