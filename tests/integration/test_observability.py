@@ -42,7 +42,8 @@ async def test_metrics_count_requests_encodes_syncs_catalogs_and_errors(serve: C
         for text in ["metrics: a flight to Oslo", "metrics: a hotel in Porto", "metrics: the weather in Bergen"]:
             body = {**FLIGHT, "messages": [{"role": "user", "content": text}]}
             assert (await client.post("/v1/route", json=body)).status_code == 200
-        assert (await client.post("/v1/route", json={**FLIGHT, "namespace": "nowhere"})).status_code == 404
+        nowhere = {"namespace": "nowhere", "messages": [{"role": "user", "content": "metrics: a train to Bergen"}]}
+        assert (await client.post("/v1/route", json=nowhere)).status_code == 404
         assert (await client.post("/v1/route", json={**FLIGHT, "messages": []})).status_code == 422
         assert (await client.put("/v1/catalogs/extra", json={"functions": [WEATHER, STOCKS]})).status_code == 200
         answer = await client.get("/metrics")
@@ -61,7 +62,8 @@ async def test_metrics_count_requests_encodes_syncs_catalogs_and_errors(serve: C
     assert value(found, "router_errors_total", status="404", error="NamespaceNotFound") == 1
     assert value(found, "router_errors_total", status="422", error="ValidationError") == 1
     assert value(found, "router_encode_duration_seconds_count", kind="query") >= 1
-    assert value(found, "router_encode_batch_size_sum", kind="query") == 3  # one new text per route
+    # One new text per route; the unknown namespace's too (a turn without a session is embedded first).
+    assert value(found, "router_encode_batch_size_sum", kind="query") == 4
     assert value(found, "router_encode_batch_size_sum", kind="catalog") == sum(EXAMPLE_COUNTS.values()) + 2
     assert value(found, "router_sync_applies_total", source="dir", outcome="changed") == len(EXAMPLE_COUNTS)
     assert value(found, "router_sync_applies_total", source="api", outcome="changed") == 1
