@@ -93,8 +93,9 @@ class Server:
 
     def _record(self, rss: int) -> None:
         self.max_rss = max(self.max_rss, rss)
-        if self._phase is not None:
-            self.peaks[self._phase] = max(self.peaks.get(self._phase, 0), rss)
+        phase = self._phase  # read once: the sampler thread records while a phase may end
+        if phase is not None:
+            self.peaks[phase] = max(self.peaks.get(phase, 0), rss)
 
     def _sample(self) -> None:
         proc = psutil.Process(self.process.pid)

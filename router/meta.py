@@ -94,9 +94,9 @@ class MetaStore:
         self._collection.upsert([PointData(id=_id(f"catalog/{namespace}"), payload=payload)])
         return record
 
-    def forget_digest(self, record: CatalogRecord) -> None:
+    def forget_digest(self, record: CatalogRecord) -> CatalogRecord:
         """Record that the catalog of ``record`` may no longer be its source document's (about to be written)."""
-        self.put_catalog(record.namespace, source=record.source, count=record.count, pinned=record.pinned)
+        return self.put_catalog(record.namespace, source=record.source, count=record.count, pinned=record.pinned)
 
     def delete_catalog(self, namespace: str) -> None:
         """Forget a catalog."""

@@ -210,10 +210,13 @@ class CatalogService:
                 index = self.index
                 record = await asyncio.to_thread(self.meta.catalog, namespace)
                 known = self._hashes.take(index.store, namespace, record)
+                expected = record
                 if record is not None and record.digest not in (None, digest):
                     # Cleared before the first write: a write cut short must not pass for the old document.
-                    await asyncio.to_thread(self.meta.forget_digest, record)
+                    expected = await asyncio.to_thread(self.meta.forget_digest, record)
                 summary, known = await self._reconcile(index.store, index.embedder, namespace, functions, known=known)
+                if digest is not None and await asyncio.to_thread(self.meta.catalog, namespace) != expected:
+                    digest = None  # another writer (a replica) wrote meanwhile: the store may hold both
                 if summary.changed or record is None or not record.written_from(source, pinned, digest):
                     count = len(functions)
                     put = self.meta.put_catalog

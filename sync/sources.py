@@ -16,6 +16,9 @@ from router.catalog import FunctionDef, parse_document, validate_namespace
 from router.errors import CatalogInvalid
 
 SUFFIXES = (".json", ".yaml", ".yml")
+# Part of a file's fingerprint, which catalog records keep: a reader that reads files otherwise
+# (another decoder, other validation) gets a new one, so unchanged files are read again once.
+_READER = "v1"
 
 
 @dataclass(frozen=True)
@@ -41,7 +44,7 @@ class CatalogFile:
 
 def _load(path: Path, *, seen: str | None = None) -> tuple[str, object]:
     data = path.read_bytes()
-    fingerprint = hashlib.sha256(data).hexdigest()
+    fingerprint = f"{_READER}:{hashlib.sha256(data).hexdigest()}"
     if fingerprint == seen:
         return fingerprint, None
     if not data.strip():

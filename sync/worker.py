@@ -82,6 +82,7 @@ class DirectorySync:
             if file.error is None and file.fingerprint == self._seen.get(namespace):
                 if namespace in recorded:
                     summary = Summary(namespace, unchanged=recorded[namespace].count)
+                    self._service.metrics.synced(self._source, summary)
                     self._service.log.synced(self._source, summary)
                     report.outcomes.append(Outcome(namespace, summary=summary))
                 continue
@@ -102,6 +103,8 @@ class DirectorySync:
             reason = f"{file.path} lists no function; kept the stored catalog (allow deletion to empty it)"
             log.warning("catalog file empty", extra={"namespace": namespace, "detail": reason})
             return Outcome(namespace, skipped=reason)
+        # Forgotten until the write succeeds: one cut short must not pass for the file seen before.
+        self._seen.pop(namespace, None)
         if file.empty:
             summary = await self._service.remove(namespace) if await self._known(namespace) else Summary(namespace)
         else:

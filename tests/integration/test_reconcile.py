@@ -379,16 +379,35 @@ async def test_a_new_worker_reads_only_the_files_changed_since_the_store_was_wri
     assert sorted(stored(worker_service, "other")) == sorted([WEATHER["name"], STOCKS["name"]])
 
 
+@pytest.mark.parametrize("restart", [False, True], ids=["same worker", "after a restart"])
 async def test_a_write_cut_short_is_never_taken_for_the_file_it_replaced(
+    worker_service: CatalogService, catalog_dir: Path, restart: bool
+) -> None:
+    write_catalog(catalog_dir, "tools", GOOD)
+    worker = DirectorySync(worker_service, catalog_dir)
+    await worker.run_once()
+    news = bare("get_news", "Latest news headlines on a topic.", topic="Topic")
+    write_catalog(catalog_dir, "tools", [WEATHER, news])
+    with writes_cut_short(worker_service.index.store), pytest.raises(OSError, match="disk full"):
+        await worker.run_once()
+    write_catalog(catalog_dir, "tools", GOOD)  # back to the bytes the store was last fully written from
+
+    report = await (DirectorySync(worker_service, catalog_dir) if restart else worker).run_once()
+
+    [outcome] = report.outcomes
+    assert outcome.summary is not None
+    assert outcome.summary.counts()["removed"] == 1
+    assert sorted(stored(worker_service, "tools")) == sorted(f["name"] for f in GOOD)
+
+
+async def test_an_api_write_cut_short_is_never_taken_for_the_recorded_file(
     worker_service: CatalogService, catalog_dir: Path
 ) -> None:
     write_catalog(catalog_dir, "tools", GOOD)
     await DirectorySync(worker_service, catalog_dir).run_once()
     news = bare("get_news", "Latest news headlines on a topic.", topic="Topic")
-    write_catalog(catalog_dir, "tools", [WEATHER, news])
     with writes_cut_short(worker_service.index.store), pytest.raises(OSError, match="disk full"):
-        await DirectorySync(worker_service, catalog_dir).run_once()
-    write_catalog(catalog_dir, "tools", GOOD)  # back to the bytes the store was last fully written from
+        await worker_service.apply("tools", parse(WEATHER, news), source="api")
 
     report = await DirectorySync(worker_service, catalog_dir).run_once()
 
@@ -396,6 +415,27 @@ async def test_a_write_cut_short_is_never_taken_for_the_file_it_replaced(
     assert outcome.summary is not None
     assert outcome.summary.counts()["removed"] == 1
     assert sorted(stored(worker_service, "tools")) == sorted(f["name"] for f in GOOD)
+
+
+async def test_a_file_is_not_recorded_when_another_writer_wrote_during_its_write(
+    worker_service: CatalogService, catalog_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Another writer on the same storage (an API replica) records its catalog while this one writes.
+    write_catalog(catalog_dir, "tools", GOOD)
+    store, meta = worker_service.index.store, worker_service.meta
+    written = store.upsert
+
+    def interleaved(namespace: str, functions: Any, vectors: Any, sparse: Any = None) -> None:
+        written(namespace, functions, vectors, sparse)
+        meta.put_catalog(namespace, source="api", count=len(functions))
+
+    monkeypatch.setattr(store, "upsert", interleaved)
+
+    await DirectorySync(worker_service, catalog_dir).run_once()
+
+    record = meta.catalog("tools")
+    assert record is not None
+    assert (record.source, record.digest) == (source_label(catalog_dir), None)
 
 
 async def test_another_source_clears_the_recorded_file(worker_service: CatalogService, catalog_dir: Path) -> None:
