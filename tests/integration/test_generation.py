@@ -210,7 +210,7 @@ async def test_a_rebuild_started_by_the_runtime_and_by_the_cli_embeds_each_funct
     try:
         await runtime.service.rebuild()  # what `router sync` does after start()
         async with asyncio.timeout(120):
-            await asyncio.wait(runtime._tasks)
+            await asyncio.wait([t for t in runtime._tasks if t.get_name() == "rebuild"])
     finally:
         await runtime.stop()
 
