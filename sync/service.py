@@ -218,10 +218,10 @@ class CatalogService:
                 if digest is not None and await asyncio.to_thread(self.meta.catalog, namespace) != expected:
                     digest = None  # another writer (a replica) wrote meanwhile: the store may hold both
                 if summary.changed or record is None or not record.written_from(source, pinned, digest):
-                    count = len(functions)
                     put = self.meta.put_catalog
-                    await asyncio.to_thread(put, namespace, source=source, count=count, pinned=pinned, digest=digest)
-                    record = await asyncio.to_thread(self.meta.catalog, namespace)
+                    record = await asyncio.to_thread(
+                        put, namespace, source=source, count=len(functions), pinned=pinned, digest=digest
+                    )
                 self._hashes.keep(index.store, namespace, record, known)
                 if self.pins is not None:
                     self.pins.written(namespace, functions, pinned)
