@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import re
 import uuid
 from collections.abc import Mapping
@@ -94,14 +95,14 @@ def _float_or_null(encoded: bytes) -> bool:
 
 
 def fingerprint_of(definition: Mapping[str, Any]) -> bytes:
-    """``FunctionDef.fingerprint`` of a definition: blake2b of its orjson bytes, key order kept."""
+    """``FunctionDef.fingerprint`` of a definition: blake2b of its orjson bytes, key order kept.
+
+    orjson would write NaN and infinities as null; a valid definition holds none (``parse_function``
+    refuses them), so its bytes stand for it.
+    """
     try:
         data = orjson.dumps(definition)
-    except TypeError:
-        data = b""
-    # orjson writes NaN and infinities as null: bytes holding a null stand for the definition only
-    # when they read back equal to it (a C-level compare, far cheaper than walking every value).
-    if not data or (b"null" in data and orjson.loads(data) != definition):
+    except TypeError:  # integers beyond 64 bits
         data = b"json:" + canonical_json(definition)
     return hashlib.blake2b(data, digest_size=16).digest()
 
@@ -118,12 +119,14 @@ def validate_namespace(namespace: str, *, source: str = "request") -> str:
     return namespace
 
 
-def parse_function(raw: Any, *, where: str) -> FunctionDef:
+def parse_function(raw: Any, *, where: str, finite: bool = False) -> FunctionDef:
     """Validate one definition in any of the three shapes.
 
     Args:
         raw: the decoded JSON object.
         where: how errors name it, e.g. ``"travel.json: functions[3]"``.
+        finite: ``raw`` was decoded by a parser that refuses NaN and infinities (strict JSON, as
+            orjson reads it), so it is not searched for them again.
 
     Raises:
         CatalogInvalid: naming ``where`` and the offending field.
@@ -156,7 +159,37 @@ def parse_function(raw: Any, *, where: str) -> FunctionDef:
     key = "inputSchema" if shape == "mcp" else "parameters"
     parameters = body.get(key, {"type": "object", "properties": {}})
     _check_schema(parameters, f"{prefix}.{key}")
+    if not finite:
+        _check_finite(raw, where)
     return FunctionDef(name, description, parameters, shape, raw)
+
+
+def _check_finite(definition: Mapping[str, Any], where: str) -> None:
+    # JSON (RFC 8259) has no NaN or infinity: no model API accepts a tool holding one, and
+    # fingerprints (orjson bytes) could not tell one from a null.
+    try:
+        path = _non_finite(definition)
+    except RecursionError:
+        raise CatalogInvalid(f"{where}: nested too deeply", field=where) from None
+    if path is not None:
+        raise CatalogInvalid(f"{where}{path}: NaN and infinities are not JSON numbers", field=f"{where}{path}")
+
+
+def _non_finite(value: Any) -> str | None:
+    """Where in ``value`` a NaN or an infinity is (``""``: ``value`` itself), or None."""
+    if isinstance(value, float):
+        return None if math.isfinite(value) else ""
+    if isinstance(value, Mapping):
+        for key, item in value.items():
+            inner = _non_finite(item)
+            if inner is not None:
+                return f".{key}{inner}"
+    elif isinstance(value, (list, tuple)):
+        for index, item in enumerate(value):
+            inner = _non_finite(item)
+            if inner is not None:
+                return f"[{index}]{inner}"
+    return None
 
 
 def _check_schema(schema: Any, where: str) -> None:
@@ -180,8 +213,10 @@ class CatalogDocument:
     pinned: tuple[str, ...] = ()
 
 
-def parse_document(document: Any, *, source: str) -> CatalogDocument:
+def parse_document(document: Any, *, source: str, finite: bool = False) -> CatalogDocument:
     """Validate a catalog: a list of definitions or ``{"functions": [...], "pinned"?: [names]}``.
+
+    ``finite``: as for ``parse_function``.
 
     Raises:
         CatalogInvalid: on the first bad definition, a duplicate name or an unknown pinned
@@ -205,7 +240,7 @@ def parse_document(document: Any, *, source: str) -> CatalogDocument:
     seen: dict[str, int] = {}
     for index, raw in enumerate(items):
         where = f"{prefix}[{index}]"
-        function = parse_function(raw, where=where)
+        function = parse_function(raw, where=where, finite=finite)
         if function.name in seen:
             raise CatalogInvalid(
                 f"{where}.name: duplicate name {function.name!r} (first at index {seen[function.name]})",
@@ -233,4 +268,4 @@ def parse_catalog(document: Any, *, source: str) -> list[FunctionDef]:
 
 def function_from_payload(payload: Mapping[str, Any]) -> FunctionDef:
     """Rebuild a stored function from its point payload."""
-    return parse_function(payload["definition"], where=f"stored {payload.get('name')!r}")
+    return parse_function(payload["definition"], where=f"stored {payload.get('name')!r}", finite=True)

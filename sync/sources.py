@@ -78,7 +78,7 @@ def _read(path: Path, namespace: str, seen: str | None) -> CatalogFile:
     if fingerprint == seen:
         return CatalogFile(namespace, path, fingerprint)
     try:
-        parsed = parse_document(document, source=str(path))
+        parsed = parse_document(document, source=str(path), finite=path.suffix == ".json")
     except CatalogInvalid as exc:
         return CatalogFile(namespace, path, fingerprint, error=exc.detail)
     return CatalogFile(namespace, path, fingerprint, functions=parsed.functions, pinned=parsed.pinned)

@@ -22,7 +22,7 @@ from router.schemas import NAMESPACE, CatalogIn, CatalogInfo, CatalogOut, Catalo
 
 def _parse(body: dict[str, Any], source: str) -> CatalogDocument:
     with heap.bulk():
-        return parse_document(body, source=source)
+        return parse_document(body, source=source, finite=True)  # decoded by orjson
 
 
 class CatalogRequest(Request):

@@ -360,9 +360,9 @@ async def test_a_new_worker_reads_only_the_files_changed_since_the_store_was_wri
     parsed: list[str] = []
     original = sources_module.parse_document
 
-    def counted(document: Any, *, source: str) -> Any:
+    def counted(document: Any, *, source: str, finite: bool = False) -> Any:
         parsed.append(Path(source).stem)
-        return original(document, source=source)
+        return original(document, source=source, finite=finite)
 
     monkeypatch.setattr(sources_module, "parse_document", counted)
     counting.reset()

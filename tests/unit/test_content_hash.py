@@ -6,10 +6,12 @@ import json
 import math
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from router.catalog import canonical_json, fingerprint_of, parse_function
+from router.catalog import canonical_json, fingerprint_of, parse_document, parse_function
+from router.errors import CatalogInvalid
 
 
 def reference(value: Any) -> bytes:
@@ -55,18 +57,48 @@ def test_the_content_hash_of_a_definition_is_unchanged() -> None:
     assert function.content_hash == hashlib.sha256(reference(definition)).hexdigest()
 
 
+finite_scalars = (
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(2**70), max_value=2**70)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | text
+)
+definitions = st.recursive(
+    finite_scalars, lambda inner: st.lists(inner, max_size=4) | st.dictionaries(text, inner, max_size=4)
+)
+
+
 @settings(max_examples=300, deadline=None)
-@given(documents, documents)
+@given(definitions, definitions)
 def test_equal_fingerprints_mean_equal_content_hashes(first: Any, second: Any) -> None:
+    # Valid definitions hold finite numbers only (parse_function refuses the others).
     a = fingerprint_of({"name": "f", "x": first})
     b = fingerprint_of({"name": "f", "x": second})
     if a == b:
         assert canonical_json(first) == canonical_json(second)
 
 
-def test_a_null_and_a_nan_have_different_fingerprints() -> None:
-    # orjson writes NaN and infinities as null: those definitions take the canonical bytes instead.
-    assert fingerprint_of({"default": None}) != fingerprint_of({"default": math.nan})
-    assert fingerprint_of({"d": [None, {"e": None}]}) != fingerprint_of({"d": [None, {"e": -math.inf}]})
+def test_key_order_makes_another_fingerprint() -> None:
     assert fingerprint_of({"default": None}) == fingerprint_of({"default": None})
-    assert fingerprint_of({"a": 1, "b": 2}) != fingerprint_of({"b": 2, "a": 1})  # key order kept
+    assert fingerprint_of({"a": 1, "b": 2}) != fingerprint_of({"b": 2, "a": 1})
+    assert fingerprint_of({"big": 2**70}) != fingerprint_of({"big": 2**70 + 1})  # beyond orjson: canonical bytes
+
+
+@pytest.mark.parametrize("number", [math.nan, math.inf, -math.inf])
+def test_non_finite_numbers_are_refused_with_where_they_are(number: float) -> None:
+    definition = {"name": "f", "parameters": {"type": "object", "properties": {"x": {"enum": [1, number]}}}}
+
+    with pytest.raises(CatalogInvalid) as raised:
+        parse_function(definition, where="tools[2]")
+
+    assert raised.value.field == "tools[2].parameters.properties.x.enum[1]"
+    assert "NaN and infinities are not JSON numbers" in raised.value.detail
+
+
+def test_a_definition_from_a_strict_decoder_is_not_searched_again() -> None:
+    definition = {"name": "f", "parameters": {"type": "object", "default": math.nan}}
+
+    assert parse_function(definition, where="t", finite=True).name == "f"  # the caller's word
+    with pytest.raises(CatalogInvalid):
+        parse_document([definition], source="t")

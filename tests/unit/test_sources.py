@@ -99,16 +99,6 @@ def test_json_files_with_non_finite_numbers_are_rejected(catalog_dir: Path, numb
     assert loaded.functions == []
 
 
-def test_yaml_files_keep_their_numbers(catalog_dir: Path) -> None:
-    path = catalog_dir / "nums.yaml"
-    path.write_text("- name: a\n  parameters: {type: object, properties: {n: {type: number, maximum: .inf}}}\n")
-
-    loaded = read_file(path)
-
-    assert loaded.error is None
-    assert loaded.functions[0].parameters["properties"]["n"]["maximum"] == float("inf")
-
-
 @pytest.mark.parametrize(
     ("document", "field"),
     [
@@ -233,3 +223,14 @@ def test_a_file_seen_before_is_not_parsed_again(catalog_dir: Path) -> None:
     assert (again.fingerprint, again.functions, again.error) == (first.fingerprint, [], None)
     assert [f.name for f in changed.functions] == [WEATHER["name"]]
     assert changed.fingerprint != first.fingerprint
+
+
+@pytest.mark.parametrize("number", [".nan", ".inf", "-.inf"])
+def test_yaml_files_with_non_finite_numbers_are_rejected_where_they_are(catalog_dir: Path, number: str) -> None:
+    path = catalog_dir / "odd.yaml"
+    path.write_text(f"- name: a\n  parameters:\n    type: object\n    default: {number}\n")
+
+    loaded = read_file(path)
+
+    assert loaded.error == f"{path}: [0].parameters.default: NaN and infinities are not JSON numbers"
+    assert loaded.functions == []
