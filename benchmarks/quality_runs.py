@@ -105,10 +105,10 @@ def fusion_rankings(
         sparse = query_vector(question.text)
         found = candidates(store, namespace, dense, sparse, limit=limit)
         ranked, _ = adaptive(found, example_weight=example_weight)
-        methods.setdefault("adaptive (the router's)", {})[question.id] = [f.function.name for f in ranked[:K]]
+        methods.setdefault("adaptive (the router's)", {})[question.id] = [f.name for f in ranked[:K]]
         for weight in weights:
             ranked = hybrid(found, lexical_weight=weight, example_weight=example_weight)
-            methods.setdefault(f"convex a={weight:g}", {})[question.id] = [f.function.name for f in ranked[:K]]
+            methods.setdefault(f"convex a={weight:g}", {})[question.id] = [f.name for f in ranked[:K]]
         fusion: Fusion
         for fusion in ("rrf", "dbsf"):
             hits = store.collection.search(

@@ -17,8 +17,8 @@ from router.embedding import Vectors
 from router.errors import InvalidRequest
 from router.messages import context_texts
 from router.meta import CatalogRecord
-from router.retrieval.candidates import candidates
-from router.retrieval.context import rank_turn
+from router.retrieval.candidates import candidates, resolved
+from router.retrieval.context import TurnRanking, rank_turn
 from router.retrieval.explanation import Explanation, explain
 from router.retrieval.index import ActiveIndex
 from router.retrieval.learning import CONTEXT_MESSAGES, called_functions, learn
@@ -63,6 +63,18 @@ class Routed:
     memories: list[Memory] = field(default_factory=list)
     degraded: bool = False
     explanations: dict[str, Explanation] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class _Searched:
+    """What a turn's hop to storage after its embedding found."""
+
+    record: CatalogRecord
+    found: list[list[Candidate]]
+    ranking: TurnRanking
+    chosen: list[ScoredFunction]
+    pinned: list[ScoredFunction]
+    rows: MemoryRows | None
 
 
 class TurnRouter:
@@ -152,26 +164,14 @@ class TurnRouter:
         vectors = await index.embedder.query(texts)
         scope = scope_of(session_id=turn.session_id, user_id=turn.user_id)
         memory_store = await self.memories(index) if scope is not None and self.settings.max_memories else None
-        known, found, pinned, rows = await asyncio.to_thread(
+        searched = await asyncio.to_thread(
             self._search, index, turn, record, texts, [v.tolist() for v in vectors], memory_store
         )
-        pinned_names = list(dict.fromkeys([*known.pinned, *turn.pinned]))
+        chosen, pinned = searched.chosen, searched.pinned
         _check_pinned(turn.pinned, {p.function.name for p in pinned})
         if self._service.pins is not None:
-            self._service.pins.seen(turn.namespace, known.pinned, [p.function for p in pinned])
-        ranking = rank_turn(
-            found,
-            lexical_weight=self.settings.lexical_weight,
-            example_weight=self.settings.example_weight,
-            context_weight=self.settings.context_weight,
-            clear=self.settings.context_clear,
-            vague=self.settings.context_vague,
-        )
-        chosen = [f for f in ranking.functions if f.function.name not in set(pinned_names)]
-        if turn.min_score is not None:
-            chosen = [f for f in chosen if f.score >= turn.min_score]
-        chosen = chosen[: turn.max_functions]
-        memories = await self._recall(index, rows, chosen, vectors)
+            self._service.pins.seen(turn.namespace, searched.record.pinned, [p.function for p in pinned])
+        memories = await self._recall(index, searched.rows, chosen, vectors)
         return Routed(
             functions=chosen,
             pinned=pinned,
@@ -179,7 +179,7 @@ class TurnRouter:
             recent_context=recent_text,
             history=[as_message(m) for m in history[-turn.history_messages :]] if turn.history_messages else [],
             memories=memories,
-            explanations=explain(chosen, found[0], ranking) if turn.explain else {},
+            explanations=explain(chosen, searched.found[0], searched.ranking) if turn.explain else {},
         )
 
     def _lookup(self, turn: Turn, session_id: str, history: HistoryStore) -> tuple[CatalogRecord, list[dict[str, Any]]]:
@@ -195,7 +195,8 @@ class TurnRouter:
         texts: Sequence[str],
         vectors: Sequence[list[float]],
         memory_store: MemoryStore | None,
-    ) -> tuple[CatalogRecord, list[list[Candidate]], list[ScoredFunction], MemoryRows | None]:
+    ) -> _Searched:
+        # Ranked here, off the event loop, so that only the chosen functions' definitions are read.
         if record is None:
             record = self._service.known(turn.namespace)
         limit = max(self.settings.candidates, turn.max_functions * 4)
@@ -206,9 +207,21 @@ class TurnRouter:
         ]
         pinned_names = list(dict.fromkeys([*record.pinned, *turn.pinned]))
         pinned = index.store.score_names(turn.namespace, vectors[0], pinned_names)
+        ranking = rank_turn(
+            found,
+            lexical_weight=self.settings.lexical_weight,
+            example_weight=self.settings.example_weight,
+            context_weight=self.settings.context_weight,
+            clear=self.settings.context_clear,
+            vague=self.settings.context_vague,
+        )
+        left_out, floor = set(pinned_names), turn.min_score
+        ranked = [f for f in ranking.functions if f.name not in left_out and (floor is None or f.score >= floor)]
+        hashes = {c.name: c.hash for signal in found for c in signal}
+        chosen = resolved(index.store, turn.namespace, ranked, hashes, limit=turn.max_functions)
         scope = scope_of(session_id=turn.session_id, user_id=turn.user_id)
         rows = memory_store.rows(scope, [turn.namespace]) if memory_store is not None and scope is not None else None
-        return record, found, pinned, rows
+        return _Searched(record, found, ranking, chosen, pinned, rows)
 
     async def _recall(
         self, index: ActiveIndex, rows: MemoryRows | None, functions: Sequence[ScoredFunction], vectors: Vectors

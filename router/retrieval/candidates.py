@@ -1,21 +1,22 @@
 """Candidates of a request: the functions near it by meaning, by words or by past usage.
 
 Each signal searches on its own; the union of what they find then gets every signal's
-exact score, so no score is guessed for a function that another signal found.
+exact score, so no score is guessed for a function that another signal found. Candidates are
+names with their scores and content hash: fusion needs nothing more, and only the functions a
+ranking chooses have their definitions read (``FunctionStore.resolve``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
-from router.catalog import FunctionDef
 from router.retrieval.definitions import HIT_FIELDS
 from router.retrieval.examples import Nearest
 from router.retrieval.index import FunctionStore
-from router.retrieval.scored import Candidate
+from router.retrieval.scored import Candidate, Ranked, ScoredFunction
 from router.storage.base import Hit, Search, SparseVector
 
-__all__ = ["candidates", "named"]
+__all__ = ["candidates", "named", "resolved"]
 
 
 def candidates(
@@ -56,11 +57,9 @@ def candidates(
     unmatched = [] if complete_lexical else [name for name in union if name not in lexical]
     for hit in _scores(store, namespace, dense, sparse, unscored, unmatched, cosine, lexical):
         hashes.setdefault(hit.payload["name"], hit.payload["hash"])
-    functions = store.resolve(namespace, hashes)
     return [
-        _candidate(functions[name], hashes[name], cosine.get(name, 0.0), lexical.get(name, 0.0), near.get(name))
-        for name in hashes
-        if name in functions
+        _candidate(name, digest, cosine.get(name, 0.0), lexical.get(name, 0.0), near.get(name))
+        for name, digest in hashes.items()
     ]
 
 
@@ -72,8 +71,25 @@ def named(
     lexical: dict[str, float] = {}
     unmatched = names if sparse.indices else []
     hits = _scores(store, namespace, dense, sparse, names, unmatched, cosine, lexical)
-    functions = store.resolve(namespace, {h.payload["name"]: h.payload["hash"] for h in hits})
-    return [Candidate(functions[n], score, lexical.get(n, 0.0)) for n, score in cosine.items() if n in functions]
+    hashes = {h.payload["name"]: h.payload["hash"] for h in hits}
+    return [Candidate(n, score, lexical.get(n, 0.0), hash=hashes[n]) for n, score in cosine.items()]
+
+
+def resolved(
+    store: FunctionStore, namespace: str, ranked: Sequence[Ranked], hashes: Mapping[str, str], *, limit: int
+) -> list[ScoredFunction]:
+    """The first ``limit`` of ``ranked`` with their definitions (``hashes``: name to content hash searched).
+
+    A function removed since its search is passed over for the next one.
+    """
+    chosen: list[ScoredFunction] = []
+    start = 0
+    while len(chosen) < limit and start < len(ranked):
+        batch = ranked[start : start + limit - len(chosen)]
+        start += len(batch)
+        found = store.resolve(namespace, {r.name: hashes[r.name] for r in batch})
+        chosen.extend(ScoredFunction(found[r.name], r.score) for r in batch if r.name in found)
+    return chosen
 
 
 def _scores(
@@ -104,9 +120,9 @@ def _scores(
     return [h for hits in found for h in hits]
 
 
-def _candidate(function: FunctionDef, stored: str, cosine: float, lexical: float, near: Nearest | None) -> Candidate:
+def _candidate(name: str, stored: str, cosine: float, lexical: float, near: Nearest | None) -> Candidate:
     # An example recorded against an older version of the function no longer speaks for it;
     # ``stored`` is the content hash the search returned, so nothing is hashed on the route.
     if near is None or near.hash != stored:
-        return Candidate(function, cosine, lexical)
-    return Candidate(function, cosine, lexical, near.similarity, near.text, near.words)
+        return Candidate(name, cosine, lexical, hash=stored)
+    return Candidate(name, cosine, lexical, near.similarity, near.text, near.words, hash=stored)

@@ -9,9 +9,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from router.catalog import FunctionDef
 from router.retrieval.fusion import Weights, adaptive
-from router.retrieval.scored import Candidate, ScoredFunction
+from router.retrieval.scored import Candidate, Ranked
 
 __all__ = ["TurnRanking", "context_weight", "fuse", "rank_turn"]
 
@@ -28,9 +27,9 @@ class TurnRanking:
         context_weight: the weight the recent context had.
     """
 
-    functions: list[ScoredFunction]
-    new: list[ScoredFunction]
-    recent: list[ScoredFunction]
+    functions: list[Ranked]
+    new: list[Ranked]
+    recent: list[Ranked]
     weights: Weights
     context_weight: float
 
@@ -73,7 +72,7 @@ def _best(found: Sequence[Candidate]) -> float:
     return max((max(c.cosine, c.example or -1.0) for c in found), default=-1.0)
 
 
-def fuse(new: Sequence[ScoredFunction], recent: Sequence[ScoredFunction], *, weight: float) -> list[ScoredFunction]:
+def fuse(new: Sequence[Ranked], recent: Sequence[Ranked], *, weight: float) -> list[Ranked]:
     """Rank by the new turn's similarity, nudged by the recent context's.
 
     Each function scores ``(s_new + weight * s_recent) / (1 + weight)``: a weighted mean of
@@ -85,21 +84,11 @@ def fuse(new: Sequence[ScoredFunction], recent: Sequence[ScoredFunction], *, wei
         return list(new)
     floor_new = new[-1].score if new else 0.0
     floor_recent = recent[-1].score
-    by_name: dict[str, FunctionDef] = {}
-    s_new: dict[str, float] = {}
-    s_recent: dict[str, float] = {}
-    for found in new:
-        by_name[found.function.name] = found.function
-        s_new[found.function.name] = found.score
-    for found in recent:
-        by_name.setdefault(found.function.name, found.function)
-        s_recent[found.function.name] = found.score
+    s_new = {found.name: found.score for found in new}
+    s_recent = {found.name: found.score for found in recent}
     fused = [
-        ScoredFunction(
-            function,
-            (s_new.get(name, floor_new) + weight * s_recent.get(name, floor_recent)) / (1 + weight),
-        )
-        for name, function in by_name.items()
+        Ranked(name, (s_new.get(name, floor_new) + weight * s_recent.get(name, floor_recent)) / (1 + weight))
+        for name in dict.fromkeys([*s_new, *s_recent])
     ]
     return sorted(fused, key=lambda f: f.score, reverse=True)
 

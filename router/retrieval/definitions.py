@@ -1,7 +1,8 @@
-"""Parsed function definitions, kept for the functions searches return most.
+"""Parsed function definitions, kept for the functions routes return most.
 
-A search returns each hit's name and content hash only; the definitions a route needs
-come from this bounded cache, and only the missing ones are read from storage, by id.
+A search returns each hit's name and content hash only; the definitions of the functions a
+route returns come from this bounded cache, and only the missing ones are read from storage,
+by id.
 Keyed by content hash, an entry can never be stale: a changed function has a new hash,
 and the old entry just ages out.
 """

@@ -53,17 +53,17 @@ def explain(chosen: Sequence[ScoredFunction], new: Sequence[Candidate], ranking:
     """
     scored_new, recent, weights = ranking.new, ranking.recent, ranking.weights
     context_weight = ranking.context_weight
-    by_name: Mapping[str, Candidate] = {c.function.name: c for c in new}
+    by_name: Mapping[str, Candidate] = {c.name: c for c in new}
     best = max((c.lexical for c in new), default=0.0)
-    own = {f.function.name: f.score for f in scored_new}
-    context = {f.function.name: f.score for f in recent} if context_weight > 0 else {}
+    own = {f.name: f.score for f in scored_new}
+    context = {f.name: f.score for f in recent} if context_weight > 0 else {}
     found: dict[str, Explanation] = {}
     for function in chosen:
         name = function.function.name
         candidate = by_name.get(name)
         if candidate is None:
             # Found by the recent context only: the new turn's signals never saw it.
-            candidate = Candidate(function.function, 0.0)
+            candidate = Candidate(name, 0.0)
         found[name] = Explanation(
             dense=candidate.cosine,
             lexical=candidate.lexical / best if best > 0 else 0.0,

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from router.retrieval.scored import Candidate, ScoredFunction
+from router.retrieval.scored import Candidate, Ranked
 
 __all__ = ["Weights", "adaptive", "hybrid", "lexical_share", "peak"]
 
@@ -127,7 +127,7 @@ def _fit(candidates: Sequence[Candidate], closest: int) -> float:
     return min(1.0, max(0.0, candidates[closest].example_words)) * float(np.median(words)) ** 2
 
 
-def hybrid(candidates: Sequence[Candidate], *, lexical_weight: float, example_weight: float) -> list[ScoredFunction]:
+def hybrid(candidates: Sequence[Candidate], *, lexical_weight: float, example_weight: float) -> list[Ranked]:
     """Rank candidates with a fixed lexical weight, best first.
 
     Each function scores ``(1 - a) * max(cosine, b * example) + a * lexical / best_lexical``.
@@ -146,19 +146,17 @@ def hybrid(candidates: Sequence[Candidate], *, lexical_weight: float, example_we
     return _ranked(candidates, semantic, lexical, lexical_weight)
 
 
-def _ranked(
-    candidates: Sequence[Candidate], semantic: np.ndarray, lexical: np.ndarray, share: float
-) -> list[ScoredFunction]:
+def _ranked(candidates: Sequence[Candidate], semantic: np.ndarray, lexical: np.ndarray, share: float) -> list[Ranked]:
     best = float(lexical.max())
     scores = (1 - share) * semantic + share * (lexical / best if best > 0 else lexical)
-    ranked = [ScoredFunction(c.function, float(score)) for c, score in zip(candidates, scores, strict=True)]
-    ranked.sort(key=lambda f: (-f.score, f.function.name))
+    ranked = [Ranked(c.name, float(score)) for c, score in zip(candidates, scores, strict=True)]
+    ranked.sort(key=lambda f: (-f.score, f.name))
     return ranked
 
 
 def adaptive(
     candidates: Sequence[Candidate], *, example_weight: float, lexical_weight: float = 0.35
-) -> tuple[list[ScoredFunction], Weights]:
+) -> tuple[list[Ranked], Weights]:
     """Rank candidates with the lexical share this request's scores give (``lexical_share``).
 
     Each function scores ``(1 - a) * max(cosine, b * example) + a * lexical / best_lexical``

@@ -207,7 +207,7 @@ def _assign(
     for part in parts:
         found = named(store, namespace, vectors[row[part]].tolist(), query_vector(part), names)
         for scored in adaptive(found, lexical_weight=lexical_weight, example_weight=0.0)[0]:
-            name = scored.function.name
+            name = scored.name
             if name not in best or scored.score > best[name][0]:
                 best[name] = (scored.score, part)
     return {name: best[name][1] if name in best else parts[0] for name in names}

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from router.catalog import FunctionDef
 
-__all__ = ["Candidate", "ScoredFunction"]
+__all__ = ["Candidate", "Ranked", "ScoredFunction"]
 
 
 @dataclass(frozen=True)
@@ -18,11 +18,19 @@ class ScoredFunction:
 
 
 @dataclass(frozen=True)
+class Ranked:
+    """A function's place in a ranking: its name and score (its definition is read once chosen)."""
+
+    name: str
+    score: float
+
+
+@dataclass(frozen=True)
 class Candidate:
     """A function a request may want, with every signal retrieval has about it.
 
     Attributes:
-        function: the function.
+        name: the function's name.
         cosine: cosine similarity of the request to the function's text.
         lexical: the function's BM25 score for the request (0 when no term matches).
         example: cosine similarity of the request to the closest usage example of the
@@ -30,11 +38,13 @@ class Candidate:
         example_text: that example's request text.
         example_words: how well the words found the function for that example's request:
             its BM25 score relative to the best function's, 0..1 (0 when not known).
+        hash: the content hash of the version the search found ("" when not known).
     """
 
-    function: FunctionDef
+    name: str
     cosine: float
     lexical: float = 0.0
     example: float | None = None
     example_text: str | None = None
     example_words: float = 0.0
+    hash: str = ""

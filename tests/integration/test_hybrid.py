@@ -127,8 +127,8 @@ async def test_every_candidate_gets_exact_cosine_and_bm25(service: CatalogServic
     vector = (await index.embedder.query([text]))[0].tolist()
 
     # One per signal: the best by meaning and the best by words are both candidates, each scored on both.
-    found = {c.function.name: c for c in candidates(index.store, "bench", vector, query_vector(text), limit=1)}
-    everything = {c.function.name: c for c in candidates(index.store, "bench", vector, query_vector(text), limit=50)}
+    found = {c.name: c for c in candidates(index.store, "bench", vector, query_vector(text), limit=1)}
+    everything = {c.name: c for c in candidates(index.store, "bench", vector, query_vector(text), limit=50)}
 
     assert set(found) == {"historic_leader_search", "european_history.get_monarchs"}
     for name, candidate in found.items():
@@ -147,7 +147,7 @@ async def test_both_adapters_score_words_alike(embedders: EmbedderPool, tmp_path
             await opened.apply("bench", functions(), source="test")
             vector = (await opened.index.embedder.query([text]))[0].tolist()
             found = candidates(opened.index.store, "bench", vector, query_vector(text), limit=50)
-            lexical.append({c.function.name: c.lexical for c in found})
+            lexical.append({c.name: c.lexical for c in found})
         finally:
             storage.close()
 
@@ -155,3 +155,48 @@ async def test_both_adapters_score_words_alike(embedders: EmbedderPool, tmp_path
     assert edge.keys() == client.keys()
     assert edge == pytest.approx(client, rel=1e-5)
     assert max(edge, key=lambda name: edge[name]) == "db_fetch_records"
+
+
+async def test_a_route_reads_the_definitions_of_the_functions_it_returns_only(
+    service: CatalogService, storage: Storage, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = service.index.store
+    store.definitions = type(store.definitions)()  # nothing cached from the apply
+    read: list[int] = []
+    fetch = store.collection.retrieve
+
+    def counted(ids: Any, **kwargs: Any) -> Any:
+        read.append(len(ids))
+        return fetch(ids, **kwargs)
+
+    monkeypatch.setattr(store.collection, "retrieve", counted)
+    router = TurnRouter(service, storage, RouteSettings())
+
+    routed = await router.route(
+        Turn("bench", [{"role": "user", "content": "Weather in Paris today?"}], max_functions=2)
+    )
+
+    assert routed.functions[0].function.name == WEATHER["name"]
+    assert len(routed.functions) == 2
+    assert sum(read) == 2  # of the 7 candidates, the 2 returned
+
+
+async def test_a_function_gone_between_its_search_and_its_definition_is_passed_over(
+    service: CatalogService, storage: Storage, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = service.index.store
+    router = TurnRouter(service, storage, RouteSettings())
+    turn = Turn("bench", [{"role": "user", "content": "Weather in Paris today?"}], max_functions=2)
+    before = [
+        f.function.name for f in (await router.route(Turn(turn.namespace, turn.messages, max_functions=3))).functions
+    ]
+    resolve = store.resolve
+
+    def without_the_best(namespace: str, hashes: Any) -> Any:
+        return {n: f for n, f in resolve(namespace, hashes).items() if n != before[0]}
+
+    monkeypatch.setattr(store, "resolve", without_the_best)
+
+    routed = await router.route(turn)
+
+    assert [f.function.name for f in routed.functions] == before[1:3]

@@ -5,26 +5,21 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from router.catalog import FunctionDef, parse_function
 from router.retrieval.context import context_weight, fuse, rank_turn
 from router.retrieval.fusion import Weights, adaptive, hybrid, lexical_share, peak
-from router.retrieval.scored import Candidate, ScoredFunction
-
-
-def function(name: str) -> FunctionDef:
-    return parse_function({"name": name, "description": f"{name} does things"}, where="test")
+from router.retrieval.scored import Candidate, Ranked
 
 
 def candidate(name: str, cosine: float, lexical: float = 0.0, example: float | None = None) -> Candidate:
-    return Candidate(function(name), cosine, lexical, example)
+    return Candidate(name, cosine, lexical, example)
 
 
-def scores(ranked: list[ScoredFunction]) -> dict[str, float]:
-    return {f.function.name: round(f.score, 6) for f in ranked}
+def scores(ranked: list[Ranked]) -> dict[str, float]:
+    return {f.name: round(f.score, 6) for f in ranked}
 
 
-def names(ranked: list[ScoredFunction]) -> list[str]:
-    return [f.function.name for f in ranked]
+def names(ranked: list[Ranked]) -> list[str]:
+    return [f.name for f in ranked]
 
 
 def test_score_mixes_cosine_with_lexical_relative_to_the_best() -> None:
@@ -87,8 +82,8 @@ def test_no_candidates() -> None:
     assert hybrid([], lexical_weight=0.25, example_weight=0.8) == []
 
 
-def scored(name: str, score: float) -> ScoredFunction:
-    return ScoredFunction(function(name), score)
+def scored(name: str, score: float) -> Ranked:
+    return Ranked(name, score)
 
 
 def test_context_nudges_but_the_new_turn_leads() -> None:
@@ -167,7 +162,7 @@ def test_a_close_stored_request_silences_the_words_only_as_far_as_they_had_misse
     words: float,
 ) -> None:
     def found(fit: float) -> list[Candidate]:
-        called = Candidate(function("called_before"), 0.40, 1.0, 0.95, "stored request", fit)
+        called = Candidate("called_before", 0.40, 1.0, 0.95, "stored request", fit)
         others = [candidate(f"f{i}", 0.3, lexical=0.5) for i in range(6)]
         return [called, candidate("wordy", 0.45, lexical=9.0), *others]
 
@@ -187,12 +182,12 @@ def test_a_close_stored_request_silences_the_words_only_as_far_as_they_had_misse
 def test_the_words_keep_their_share_for_a_request_they_name_beside_a_twin_called_before() -> None:
     # A request near one stored for a twin, whose words name the other: the words found the
     # twin for its stored request, so they still count here and pick the function named.
-    twin = Candidate(function("get_stock_price"), 0.32, 4.0, 0.5, "stock price of Apple?", 1.0)
+    twin = Candidate("get_stock_price", 0.32, 4.0, 0.5, "stock price of Apple?", 1.0)
     named = candidate("stock_price.get", 0.35, lexical=9.0)
     found = [twin, named, *(candidate(f"f{i}", 0.25 - i / 100, lexical=1.0) for i in range(6))]
     ranked, _ = adaptive(found, example_weight=0.9, lexical_weight=0.35)
     assert names(ranked)[0] == "stock_price.get"
-    missed = Candidate(function("get_stock_price"), 0.32, 4.0, 0.5, "stock price of Apple?", 0.0)
+    missed = Candidate("get_stock_price", 0.32, 4.0, 0.5, "stock price of Apple?", 0.0)
     assert names(adaptive([missed, *found[1:]], example_weight=0.9, lexical_weight=0.35)[0])[0] == "get_stock_price"
 
 
@@ -200,9 +195,9 @@ def test_words_that_found_one_stored_request_by_luck_do_not_overrule_it() -> Non
     # Twins sharing their words: the words found the closest stored request's function, but
     # the stored requests around this one show that they usually miss, so the request leads.
     def found(typical: float) -> list[Candidate]:
-        called = Candidate(function("mobilenet_v2_100"), 0.35, 2.0, 0.7, "classify this photo", 1.0)
-        wordy = Candidate(function("mobilenet_v2_140"), 0.5, 8.0, 0.5, "label images", typical)
-        others = [Candidate(function(f"net{i}"), 0.3, 4.0, 0.45, "an image", typical) for i in range(5)]
+        called = Candidate("mobilenet_v2_100", 0.35, 2.0, 0.7, "classify this photo", 1.0)
+        wordy = Candidate("mobilenet_v2_140", 0.5, 8.0, 0.5, "label images", typical)
+        others = [Candidate(f"net{i}", 0.3, 4.0, 0.45, "an image", typical) for i in range(5)]
         return [called, wordy, *others]
 
     semantic = np.array([0.9 * 0.7, 0.5, *[0.9 * 0.45] * 5])
