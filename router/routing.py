@@ -217,8 +217,7 @@ class TurnRouter:
         )
         left_out, floor = set(pinned_names), turn.min_score
         ranked = [f for f in ranking.functions if f.name not in left_out and (floor is None or f.score >= floor)]
-        hashes = {c.name: c.hash for signal in found for c in signal}
-        chosen = resolved(index.store, turn.namespace, ranked, hashes, limit=turn.max_functions)
+        chosen = resolved(index.store, turn.namespace, ranked, found, limit=turn.max_functions)
         scope = scope_of(session_id=turn.session_id, user_id=turn.user_id)
         rows = memory_store.rows(scope, [turn.namespace]) if memory_store is not None and scope is not None else None
         return _Searched(record, found, ranking, chosen, pinned, rows)

@@ -8,7 +8,7 @@ ranking chooses have their definitions read (``FunctionStore.resolve``).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 
 from router.retrieval.definitions import HIT_FIELDS
 from router.retrieval.examples import Nearest
@@ -76,19 +76,23 @@ def named(
 
 
 def resolved(
-    store: FunctionStore, namespace: str, ranked: Sequence[Ranked], hashes: Mapping[str, str], *, limit: int
+    store: FunctionStore, namespace: str, ranked: Sequence[Ranked], found: Sequence[Sequence[Candidate]], *, limit: int
 ) -> list[ScoredFunction]:
-    """The first ``limit`` of ``ranked`` with their definitions (``hashes``: name to content hash searched).
+    """The first ``limit`` of ``ranked`` with their definitions, in the version ``found`` (its first query's first).
 
     A function removed since its search is passed over for the next one.
     """
+    hashes: dict[str, str] = {}
+    for signal in found:
+        for candidate in signal:
+            hashes.setdefault(candidate.name, candidate.hash)
     chosen: list[ScoredFunction] = []
     start = 0
     while len(chosen) < limit and start < len(ranked):
         batch = ranked[start : start + limit - len(chosen)]
         start += len(batch)
-        found = store.resolve(namespace, {r.name: hashes[r.name] for r in batch})
-        chosen.extend(ScoredFunction(found[r.name], r.score) for r in batch if r.name in found)
+        definitions = store.resolve(namespace, {r.name: hashes[r.name] for r in batch})
+        chosen.extend(ScoredFunction(definitions[r.name], r.score) for r in batch if r.name in definitions)
     return chosen
 
 
