@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 import uuid
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from router.retrieval.index import Generation
@@ -28,14 +28,19 @@ class CatalogRecord:
     file's sha256): the store holds exactly that document's catalog, so a restart need not read
     the document again while its bytes are the same. A write that may leave anything else
     clears it first.
+
+    ``write`` names the write that left the record (random), and is what tells two records apart:
+    ``updated_at`` is not compared, as a float read back from storage may differ from the one
+    written in its last bit (Qdrant parses JSON numbers to the nearest bit but one).
     """
 
     namespace: str
     source: str
     count: int
-    updated_at: float
+    updated_at: float = field(compare=False)
     pinned: tuple[str, ...] = ()
     digest: str | None = None
+    write: str = ""
 
     def written_from(self, source: str, pinned: Sequence[str], digest: str | None) -> bool:
         """Whether this record already says the catalog came from ``source`` with these pins and digest."""
@@ -51,6 +56,7 @@ class CatalogRecord:
             float(payload["updated_at"]),
             tuple(payload.get("pinned", ())),
             payload.get("digest"),
+            payload.get("write", ""),
         )
 
 
@@ -89,7 +95,7 @@ class MetaStore:
         self, namespace: str, *, source: str, count: int, pinned: Sequence[str] = (), digest: str | None = None
     ) -> CatalogRecord:
         """Record that ``namespace`` now holds ``count`` functions from ``source`` (the document ``digest``)."""
-        record = CatalogRecord(namespace, source, count, time.time(), tuple(pinned), digest)
+        record = CatalogRecord(namespace, source, count, time.time(), tuple(pinned), digest, uuid.uuid4().hex)
         payload = {"kind": "catalog", **record.__dict__, "pinned": list(pinned)}
         self._collection.upsert([PointData(id=_id(f"catalog/{namespace}"), payload=payload)])
         return record

@@ -199,7 +199,7 @@ class StoredHashes:
     """
 
     def __init__(self) -> None:
-        self._known: dict[str, tuple[object, tuple[Any, ...], Known]] = {}
+        self._known: dict[str, tuple[object, CatalogRecord, Known]] = {}
 
     def take(self, store: object, namespace: str, record: CatalogRecord | None) -> Known | None:
         """What is known of ``namespace`` in ``store`` if nobody wrote it since, else None.
@@ -207,22 +207,18 @@ class StoredHashes:
         Taken out: until ``keep`` is called again (after a successful write) the store is unknown.
         """
         cached = self._known.pop(namespace, None)
-        if cached is None or record is None or cached[0] is not store or cached[1] != _stamp(record):
+        if cached is None or record is None or cached[0] is not store or cached[1] != record:
             return None
         return cached[2]
 
     def keep(self, store: object, namespace: str, record: CatalogRecord | None, known: Known) -> None:
         """Remember that ``store`` holds what ``known`` says for ``namespace``, as recorded by ``record``."""
         if record is not None:
-            self._known[namespace] = (store, _stamp(record), known)
+            self._known[namespace] = (store, record, known)
 
     def forget(self, namespace: str) -> None:
         """Drop what is known of ``namespace``."""
         self._known.pop(namespace, None)
-
-
-def _stamp(record: CatalogRecord) -> tuple[Any, ...]:
-    return (record.updated_at, record.count, record.source, record.pinned)
 
 
 def prepare(

@@ -13,6 +13,7 @@ from conftest import STOCKS, TIMEZONE, WEATHER, writes_cut_short
 from router import catalog as catalog_module
 from router.catalog import FunctionDef, parse_catalog
 from router.embedding import DEFAULT_MODEL, EmbedderPool
+from router.meta import MetaStore
 from router.retrieval.texts import DEFAULT_TEMPLATE
 from router.storage.base import Storage
 from router.storage.client import ClientStorage
@@ -140,3 +141,26 @@ async def test_unchanged_definitions_are_not_hashed_again(
     assert [v["name"] for v in hashed] == [STOCKS["name"], TIMEZONE["name"]]
     [weather] = [f for f in functions if f.name == WEATHER["name"]]
     assert weather.content_hash == parse(WEATHER)[0].content_hash
+
+
+def test_a_catalog_record_reads_back_equal_to_the_one_written(storage: Storage) -> None:
+    # Qdrant's JSON numbers come back a bit off about one time in eight: a record must not depend on them.
+    meta = MetaStore.open(storage)
+    written = [meta.put_catalog(f"ns{i}", source="api", count=i, pinned=("a",), digest="d") for i in range(200)]
+
+    assert [meta.catalog(f"ns{i}") for i in range(200)] == written
+    assert list(meta.catalogs().values()) == sorted(written, key=lambda r: r.namespace)
+    assert len({r.write for r in written}) == 200
+
+
+async def test_a_new_document_digest_is_recorded_by_every_apply(storage: Storage, counting_pool: EmbedderPool) -> None:
+    service = await open_service(storage, counting_pool)
+    functions = parse(WEATHER, STOCKS)
+    reads = Reads(service)
+
+    for i in range(40):
+        await service.apply("tools", functions, source="dir:/catalogs", digest=f"digest-{i}")
+        record = service.meta.catalog("tools")
+        assert record is not None
+        assert record.digest == f"digest-{i}"
+    assert reads.count == 1  # the first apply; each later one knows the store it left
