@@ -33,6 +33,8 @@ MAX_EXAMPLES = 256
 MERGE_SIMILARITY = 0.95
 _BATCH = 256
 _IDS = uuid.UUID("5d2e8f61-7a3c-4b9e-a1d4-0c6b8e2f9a73")
+# Every payload field of an example: all small, so embedded storage may keep them in memory.
+_FIELDS = ("namespace", "name", "text", "hash", "seq", "words")
 
 
 @dataclass(frozen=True)
@@ -83,6 +85,7 @@ class ExampleStore:
             tenant_field="namespace",
             keyword_fields=("name",),
             integer_fields=("seq",),
+            resident_fields=_FIELDS,
         )
 
     def add(
@@ -141,7 +144,7 @@ class ExampleStore:
 
     def nearest(self, namespace: str, vector: Sequence[float], *, limit: int) -> dict[str, Nearest]:
         """The functions with an example near ``vector``, each with its closest example."""
-        hits = self.collection.search(dense=vector, match={"namespace": namespace}, limit=limit * 2)
+        hits = self.collection.search(dense=vector, match={"namespace": namespace}, limit=limit * 2, fields=_FIELDS)
         best: dict[str, Nearest] = {}
         for hit in hits:
             name = hit.payload["name"]

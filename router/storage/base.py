@@ -52,6 +52,9 @@ class CollectionSpec:
         integer_fields: payload fields indexed as integers (ordering, ranges).
         sharded: whether a Qdrant cluster splits it into the configured number of shards;
             False for a collection of a few points, kept in one (replicated) shard.
+        resident_fields: payload fields embedded storage may keep in memory beside the dense
+            vectors, to answer the dense searches that filter on and return only these
+            (collections below the index threshold; ``router.storage.edge_exact``).
     """
 
     name: str
@@ -61,6 +64,7 @@ class CollectionSpec:
     keyword_fields: tuple[str, ...] = ()
     integer_fields: tuple[str, ...] = ()
     sharded: bool = True
+    resident_fields: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

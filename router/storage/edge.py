@@ -19,6 +19,7 @@ import qdrant_edge as qe
 from router.storage.base import (
     DENSE,
     HNSW_EF,
+    INDEX_THRESHOLD,
     SPARSE,
     CollectionSpec,
     Fusion,
@@ -29,49 +30,43 @@ from router.storage.base import (
     Search,
     SparseVector,
 )
+from router.storage.edge_exact import ExactTier, load
 from router.storage.edge_index import DEFAULT_INDEX, EdgeIndexer, IndexPolicy
+from router.storage.edge_query import (
+    edge_filter,
+    edge_fusion,
+    edge_hit,
+    edge_indexes,
+    edge_selector,
+    edge_sparse,
+    edge_vectors,
+)
 from router.storage.edge_shard import LiveShard, lock_directory, recover, reset, shard_config
 
 _PAGE = 2048
-# Edge needs at least one vector in a shard's config; payload-only collections get this one.
-
-
-def _filter(match: Match | None) -> qe.Filter | None:
-    if not match:
-        return None
-    conditions: list[Any] = []
-    for key, value in match.items():
-        if isinstance(value, str | int | bool):
-            conditions.append(qe.FieldCondition(key=key, match=qe.MatchValue(value)))
-        else:
-            conditions.append(qe.FieldCondition(key=key, match=qe.MatchAny(list(value))))
-    return qe.Filter(must=conditions)
-
-
-def _vectors(point: PointData) -> dict[str, Any]:
-    vectors: dict[str, Any] = {}
-    if point.dense is not None:
-        vectors[DENSE] = [float(x) for x in point.dense]
-    if point.sparse is not None and point.sparse.indices:
-        vectors[SPARSE] = qe.SparseVector(indices=point.sparse.indices, values=point.sparse.values)
-    return vectors
-
-
-def _sparse(vector: SparseVector) -> qe.SparseVector:
-    return qe.SparseVector(indices=vector.indices, values=vector.values)
 
 
 class EdgeCollection:
-    """A collection stored as one Qdrant Edge shard; dense searches use ``hnsw_ef`` on indexed segments."""
+    """A collection stored as one Qdrant Edge shard; dense searches use ``hnsw_ef`` on indexed segments.
 
-    def __init__(self, spec: CollectionSpec, live: LiveShard, *, hnsw_ef: int) -> None:
+    With ``exact`` (a collection not indexed yet, see ``router.storage.edge_exact``) the dense
+    searches it can answer are answered from memory; every write goes to it too.
+    """
+
+    def __init__(self, spec: CollectionSpec, live: LiveShard, *, hnsw_ef: int, exact: ExactTier | None = None) -> None:
         self._spec = spec
         self._live = live
         self._params = qe.SearchParams(hnsw_ef=hnsw_ef)
+        self._exact = exact
 
     @property
     def spec(self) -> CollectionSpec:
         return self._spec
+
+    @property
+    def exact(self) -> bool:
+        """Whether dense searches are answered from memory (``router.storage.edge_exact``)."""
+        return self._exact is not None and not self._exact.full and not self._live.indexed
 
     @property
     def indexed(self) -> bool:
@@ -82,30 +77,38 @@ class EdgeCollection:
         """Insert or replace points by id."""
         if not points:
             return
-        batch = [qe.Point(id=p.id, vector=_vectors(p), payload=dict(p.payload)) for p in points]
+        batch = [qe.Point(id=p.id, vector=edge_vectors(p), payload=dict(p.payload)) for p in points]
         with self._live.writing(len(batch)) as shard:
             shard.update(qe.UpdateOperation.upsert_points(batch))
+            if self._exact is not None:
+                self._exact.upsert(points)
 
     def delete(self, ids: Sequence[str]) -> None:
         """Delete points by id."""
         if ids:
             with self._live.writing() as shard:
                 shard.update(qe.UpdateOperation.delete_points(list(ids)))
+                if self._exact is not None:
+                    self._exact.delete(ids)
 
     def delete_where(self, match: Match) -> None:
         """Delete every point whose payload matches."""
-        flt = _filter(match)
+        flt = edge_filter(match)
         if flt is None:
             raise ValueError("delete_where needs a non-empty match")
         with self._live.writing() as shard:
             shard.update(qe.UpdateOperation.delete_points_by_filter(flt))
+            if self._exact is not None and self._exact.answers(match, ()):
+                self._exact.delete_where(match)
+            else:
+                self._exact = None  # it cannot tell which points the filter took
 
     def retrieve(self, ids: Sequence[str], *, fields: Sequence[str] | None = None) -> list[Record]:
         """Return the points that exist among ``ids``."""
         if not ids:
             return []
         with self._live.reading() as shard:
-            found = shard.retrieve(list(ids), _selector(fields), False)
+            found = shard.retrieve(list(ids), edge_selector(fields), False)
         return [Record(id=str(r.id), payload=dict(r.payload or {})) for r in found]
 
     def scroll(
@@ -114,8 +117,8 @@ class EdgeCollection:
         """Iterate over every matching point."""
         records: list[Record] = []
         offset: Any = None
-        payload = _selector(fields)
-        flt = _filter(match)
+        payload = edge_selector(fields)
+        flt = edge_filter(match)
         while True:
             request = qe.ScrollRequest(offset=offset, limit=_PAGE, filter=flt, with_payload=payload)
             with self._live.reading() as shard:
@@ -133,7 +136,7 @@ class EdgeCollection:
     def latest(self, match: Match, *, order_by: str, limit: int) -> list[Record]:
         """The ``limit`` matching points with the highest ``order_by``, highest first."""
         order = qe.OrderBy(order_by, qe.Direction.Desc)
-        request = qe.ScrollRequest(limit=limit, filter=_filter(match), with_payload=True, order_by=order)
+        request = qe.ScrollRequest(limit=limit, filter=edge_filter(match), with_payload=True, order_by=order)
         with self._live.reading() as shard:
             page, _ = shard.scroll(request)
         return [Record(id=str(r.id), payload=dict(r.payload or {})) for r in page]
@@ -141,7 +144,7 @@ class EdgeCollection:
     def count(self, match: Match | None = None) -> int:
         """Count matching points exactly."""
         with self._live.reading() as shard:
-            return int(shard.count(qe.CountRequest(exact=True, filter=_filter(match))))
+            return int(shard.count(qe.CountRequest(exact=True, filter=edge_filter(match))))
 
     def search(
         self,
@@ -155,8 +158,10 @@ class EdgeCollection:
         fields: Sequence[str] | None = None,
     ) -> list[Hit]:
         """Nearest points by the dense vector, the sparse one, or both fused."""
-        flt, payload = _filter(match), _selector(fields)
         has_sparse = sparse is not None and bool(sparse.indices)
+        if dense is not None and not has_sparse and (exact := self._tier(match, fields)) is not None:
+            return exact.search(dense, match, limit, fields or ())
+        flt, payload = edge_filter(match), edge_selector(fields)
         if dense is not None and sparse is not None and has_sparse:
             request = qe.QueryRequest(
                 limit=limit,
@@ -164,9 +169,9 @@ class EdgeCollection:
                     qe.Prefetch(
                         limit=prefetch_limit, query=qe.Query.Nearest(list(dense), using=DENSE), params=self._params
                     ),
-                    qe.Prefetch(limit=prefetch_limit, query=qe.Query.Nearest(_sparse(sparse), using=SPARSE)),
+                    qe.Prefetch(limit=prefetch_limit, query=qe.Query.Nearest(edge_sparse(sparse), using=SPARSE)),
                 ],
-                query=_fusion(fusion),
+                query=edge_fusion(fusion),
                 filter=flt,
                 with_payload=payload,
             )
@@ -174,30 +179,49 @@ class EdgeCollection:
             request = self._dense(dense, flt, limit, payload)
         elif sparse is not None and has_sparse:
             request = qe.QueryRequest(
-                limit=limit, query=qe.Query.Nearest(_sparse(sparse), using=SPARSE), filter=flt, with_payload=payload
+                limit=limit, query=qe.Query.Nearest(edge_sparse(sparse), using=SPARSE), filter=flt, with_payload=payload
             )
         else:
             return []
         with self._live.reading() as shard:
-            return [_hit(p) for p in shard.query(request)]
+            return [edge_hit(p) for p in shard.query(request)]
 
     def searches(self, requests: Sequence[Search]) -> list[list[Hit]]:
-        """Several searches in one engine call, their hits in the order of ``requests``."""
-        queries = {i: q for i, r in enumerate(requests) if (q := self._query(r)) is not None}
-        if not queries:
-            return [[] for _ in requests]
-        with self._live.reading() as shard:
-            results = shard.query_batch(qe.QueryBatchRequest(list(queries.values())))
-        found = dict(zip(queries, results, strict=True))
-        return [[_hit(p) for p in found.get(i, [])] for i in range(len(requests))]
+        """Several searches in one engine call, their hits in the order of ``requests``.
+
+        Dense searches the in-memory tier answers do not reach the engine.
+        """
+        found: dict[int, list[Hit]] = {}
+        queries: dict[int, qe.QueryRequest] = {}
+        for i, request in enumerate(requests):
+            exact = None if request.dense is None else self._tier(request.match, request.fields)
+            if exact is not None and request.dense is not None:
+                found[i] = exact.search(request.dense, request.match, request.limit, request.fields or ())
+            elif (query := self._query(request)) is not None:
+                queries[i] = query
+        if queries:
+            with self._live.reading() as shard:
+                results = shard.query_batch(qe.QueryBatchRequest(list(queries.values())))
+            found.update((i, [edge_hit(p) for p in points]) for i, points in zip(queries, results, strict=True))
+        return [found.get(i, []) for i in range(len(requests))]
+
+    def _tier(self, match: Match | None, fields: Sequence[str] | None) -> ExactTier | None:
+        """The in-memory tier, when it answers a dense search with this filter and these fields."""
+        exact = self._exact
+        if exact is None:
+            return None
+        if exact.full or self._live.indexed:
+            self._exact = None  # the engine's index serves it from now on
+            return None
+        return exact if exact.answers(match, fields) else None
 
     def _query(self, search: Search) -> qe.QueryRequest | None:
-        flt, payload = _filter(search.match), _selector(search.fields)
+        flt, payload = edge_filter(search.match), edge_selector(search.fields)
         if search.dense is not None:
             return self._dense(search.dense, flt, search.limit, payload)
         if search.sparse is None or not search.sparse.indices:
             return None
-        query = qe.Query.Nearest(_sparse(search.sparse), using=SPARSE)
+        query = qe.Query.Nearest(edge_sparse(search.sparse), using=SPARSE)
         return qe.QueryRequest(limit=search.limit, query=query, filter=flt, with_payload=payload)
 
     def _dense(
@@ -210,19 +234,6 @@ class EdgeCollection:
         self._live.close()
 
 
-def _fusion(kind: Fusion) -> Any:
-    # The stubs leave fusions out of QueryRequest.query; the engine accepts them there.
-    return qe.Fusion.Rrf(k=60) if kind == "rrf" else qe.Fusion.Dbsf()
-
-
-def _selector(fields: Sequence[str] | None) -> Any:
-    return True if fields is None else qe.PayloadSelector.Include(list(fields))
-
-
-def _hit(point: Any) -> Hit:
-    return Hit(id=str(point.id), score=float(point.score), payload=dict(point.payload or {}))
-
-
 class EdgeStorage:
     """Collections kept as Qdrant Edge shards under one data directory.
 
@@ -230,9 +241,13 @@ class EdgeStorage:
         path: the data directory.
         hnsw_ef: dense search breadth on HNSW-indexed segments.
         index: when large collections get an HNSW index built in the background; None never.
+        exact: whether collections below the index threshold answer dense searches from memory
+            (those whose spec names ``resident_fields``).
     """
 
-    def __init__(self, path: Path, *, hnsw_ef: int = HNSW_EF, index: IndexPolicy | None = DEFAULT_INDEX) -> None:
+    def __init__(
+        self, path: Path, *, hnsw_ef: int = HNSW_EF, index: IndexPolicy | None = DEFAULT_INDEX, exact: bool = True
+    ) -> None:
         self._root = Path(path)
         self._root.mkdir(parents=True, exist_ok=True)
         self._lock_file: IO[str] | None = lock_directory(self._root)
@@ -241,6 +256,7 @@ class EdgeStorage:
         self._guard = threading.Lock()
         self._hnsw_ef = hnsw_ef
         self.indexer = None if index is None else EdgeIndexer(self._root, index)
+        self._exact_capacity = (index.threshold if index is not None else INDEX_THRESHOLD) if exact else 0
 
     @property
     def location(self) -> str:
@@ -259,11 +275,12 @@ class EdgeStorage:
                 reset(path)
                 shard = qe.EdgeShard.create(str(path), shard_config(spec))
             indexed = shard.info().payload_schema
-            for name, params in _indexes(spec).items():
+            for name, params in edge_indexes(spec).items():
                 if name not in indexed:
                     shard.update(qe.UpdateOperation.create_field_index(name, params))
             live = LiveShard(path, shard)
-            collection = EdgeCollection(spec, live, hnsw_ef=self._hnsw_ef)
+            exact = load(spec, live, capacity=self._exact_capacity) if self._exact_capacity else None
+            collection = EdgeCollection(spec, live, hnsw_ef=self._hnsw_ef, exact=exact)
             self._open[spec.name] = collection
             if self.indexer is not None:
                 self.indexer.watch(spec, live)
@@ -297,14 +314,3 @@ class EdgeStorage:
                 self._lock_file.truncate()
                 self._lock_file.close()
                 self._lock_file = None
-
-
-def _indexes(spec: CollectionSpec) -> dict[str, Any]:
-    indexes: dict[str, Any] = {}
-    if spec.tenant_field:
-        indexes[spec.tenant_field] = qe.KeywordIndexParams(is_tenant=True)
-    for name in spec.keyword_fields:
-        indexes[name] = qe.KeywordIndexParams()
-    for name in spec.integer_fields:
-        indexes[name] = qe.IntegerIndexParams()
-    return indexes

@@ -1,0 +1,224 @@
+"""Exact dense search in memory for an embedded collection below its index threshold.
+
+Below the threshold Qdrant Edge scans a plain segment point by point: 3-4 ms for 10,000
+vectors under a namespace filter on a 2-core CPU, where one matrix-vector product over the same
+vectors takes 0.5 ms. A collection whose spec names ``resident_fields`` keeps its unit vectors
+and those payload fields here, written in the same step as the shard (under its write guard),
+and answers the dense searches that filter on and return only those fields. Anything else (a
+sparse search, other fields, a filter on another field) goes to the engine.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import qdrant_edge as qe
+
+from router.storage.base import DENSE, CollectionSpec, Hit, Match, PointData
+from router.storage.edge_shard import LiveShard
+
+_FLOAT = np.float32
+_MIN_ROWS = 1024
+_PAGE = 2048
+_NONE = np.empty(0, dtype=np.intp)
+
+
+class ExactTier:
+    """The unit dense vectors and ``fields`` of every point of one collection, row by row.
+
+    Args:
+        dimension: the dense vectors' size.
+        fields: the payload fields kept for each point.
+        capacity: the most points kept; past it ``full`` is set and the tier is to be dropped.
+    """
+
+    def __init__(self, dimension: int, fields: Sequence[str], *, capacity: int) -> None:
+        self._fields = tuple(fields)
+        self._capacity = capacity
+        self._matrix = np.empty((_MIN_ROWS, dimension), dtype=_FLOAT)
+        self._ids: list[str] = []
+        self._rows: dict[str, int] = {}
+        self._payloads: list[dict[str, Any]] = []
+        # field -> value -> rows, built on the first search after a write.
+        self._index: dict[str, dict[Any, np.ndarray]] | None = None
+        self._lock = threading.Lock()
+        self.full = False
+
+    def __len__(self) -> int:
+        return len(self._ids)
+
+    def answers(self, match: Match | None, fields: Sequence[str] | None) -> bool:
+        """Whether a dense search with this filter and these returned fields can be answered here."""
+        if self.full or fields is None:
+            return False
+        return set(fields) <= set(self._fields) and (not match or set(match) <= set(self._fields))
+
+    def upsert(self, points: Iterable[PointData]) -> None:
+        """Insert or replace points by id (a point without a dense vector is no longer kept)."""
+        with self._lock:
+            for point in points:
+                if point.dense is None:
+                    self._remove(point.id)
+                    continue
+                vector = np.asarray(point.dense, dtype=_FLOAT)
+                norm = float(np.linalg.norm(vector))
+                row = self._rows.get(point.id)
+                if row is None:
+                    if len(self._ids) >= self._capacity:
+                        self.full = True
+                        break
+                    row = self._append(point.id)
+                self._matrix[row] = vector / norm if norm else vector
+                self._payloads[row] = {f: point.payload[f] for f in self._fields if f in point.payload}
+            self._index = None
+
+    def extend(self, ids: Sequence[str], vectors: np.ndarray, payloads: Sequence[Mapping[str, Any]]) -> None:
+        """Add points not kept yet (``ids`` new and distinct), their vectors as the rows of one matrix."""
+        with self._lock:
+            start, end = len(self._ids), len(self._ids) + len(ids)
+            if end > self._capacity:
+                self.full = True
+                return
+            if end > len(self._matrix):
+                grown = np.empty((max(end, 2 * len(self._matrix)), self._matrix.shape[1]), dtype=_FLOAT)
+                grown[:start] = self._matrix[:start]
+                self._matrix = grown
+            norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+            self._matrix[start:end] = vectors / np.where(norms > 0, norms, 1)
+            self._ids.extend(ids)
+            self._rows.update(zip(ids, range(start, end), strict=True))
+            self._payloads.extend({f: p[f] for f in self._fields if f in p} for p in payloads)
+            self._index = None
+
+    def delete(self, ids: Iterable[str]) -> None:
+        """Delete points by id; unknown ids are ignored."""
+        with self._lock:
+            for point_id in ids:
+                self._remove(point_id)
+            self._index = None
+
+    def delete_where(self, match: Match) -> None:
+        """Delete every point whose kept fields match."""
+        with self._lock:
+            doomed = [self._ids[row] for row in self._matching(match).tolist()]
+            for point_id in doomed:
+                self._remove(point_id)
+            self._index = None
+
+    def search(self, dense: Sequence[float], match: Match | None, limit: int, fields: Sequence[str]) -> list[Hit]:
+        """The ``limit`` points nearest ``dense`` by cosine among those matching, nearest first."""
+        if limit <= 0:
+            return []
+        query = np.asarray(dense, dtype=_FLOAT)
+        norm = float(np.linalg.norm(query))
+        if norm:
+            query = query / norm
+        with self._lock:
+            size = len(self._ids)
+            picked = np.arange(size) if not match else self._matching(match)
+            if len(picked) == size:
+                scores = self._matrix[:size] @ query
+            elif len(picked) * 8 > size:
+                # One product over every row beats copying most of them out first.
+                scores = (self._matrix[:size] @ query)[picked]
+            else:
+                scores = self._matrix[picked] @ query
+            best = np.argpartition(-scores, limit - 1)[:limit] if limit < len(scores) else np.arange(len(scores))
+            best = best[np.argsort(-scores[best], kind="stable")]
+            return [
+                Hit(
+                    id=self._ids[row],
+                    score=float(scores[i]),
+                    payload={f: v for f, v in self._payloads[row].items() if f in fields},
+                )
+                for i, row in zip(best.tolist(), picked[best].tolist(), strict=True)
+            ]
+
+    def _append(self, point_id: str) -> int:
+        row = len(self._ids)
+        if row == len(self._matrix):
+            grown = np.empty((2 * row, self._matrix.shape[1]), dtype=_FLOAT)
+            grown[:row] = self._matrix
+            self._matrix = grown
+        self._ids.append(point_id)
+        self._payloads.append({})
+        self._rows[point_id] = row
+        return row
+
+    def _remove(self, point_id: str) -> None:
+        # The last row moves into the hole: rows stay dense, so a search is one product.
+        row = self._rows.pop(point_id, None)
+        if row is None:
+            return
+        last = len(self._ids) - 1
+        if row != last:
+            moved = self._ids[last]
+            self._matrix[row] = self._matrix[last]
+            self._ids[row] = moved
+            self._payloads[row] = self._payloads[last]
+            self._rows[moved] = row
+        self._ids.pop()
+        self._payloads.pop()
+
+    def _matching(self, match: Match) -> np.ndarray:
+        """The rows (ascending) whose kept fields match every condition (a list matches any of its items)."""
+        index = self._index
+        if index is None:
+            index = self._index = self._build_index()
+        conditions = []
+        for key, wanted in match.items():
+            by_value = index.get(key, {})
+            if isinstance(wanted, str | int | bool):
+                conditions.append(by_value.get(wanted, _NONE))
+            else:
+                parts = [by_value[v] for v in set(wanted) if v in by_value]
+                conditions.append(np.sort(np.concatenate(parts)) if parts else _NONE)
+        conditions.sort(key=len)
+        found = conditions[0]
+        for rows in conditions[1:]:
+            if not len(found):
+                break
+            # Few rows left (a list of names): each looked up in the larger one by bisection.
+            at = np.searchsorted(rows, found)
+            found = found[(at < len(rows)) & (rows[np.minimum(at, len(rows) - 1)] == found)]
+        return found
+
+    def _build_index(self) -> dict[str, dict[Any, np.ndarray]]:
+        lists: dict[str, dict[Any, list[int]]] = {f: {} for f in self._fields}
+        for row, payload in enumerate(self._payloads):
+            for key, value in payload.items():
+                if isinstance(value, str | int | bool):
+                    lists[key].setdefault(value, []).append(row)
+        return {f: {v: np.asarray(r, dtype=np.intp) for v, r in rows.items()} for f, rows in lists.items()}
+
+
+def load(spec: CollectionSpec, live: LiveShard, *, capacity: int) -> ExactTier | None:
+    """The tier of an opened collection, or None when its spec keeps none or it holds more than ``capacity`` points."""
+    if spec.dense_size is None or not spec.resident_fields or live.indexed:
+        return None
+    with live.reading() as shard:
+        if shard.count(qe.CountRequest(exact=True)) > capacity:
+            return None
+    tier = ExactTier(spec.dense_size, spec.resident_fields, capacity=capacity)
+    selector = qe.PayloadSelector.Include(list(spec.resident_fields))
+    offset: Any = None
+    while True:
+        request = qe.ScrollRequest(offset=offset, limit=_PAGE, with_payload=selector, with_vector=[DENSE])
+        with live.reading() as shard:
+            page, offset = shard.scroll(request)
+        kept = [(r, dense) for r in page if (dense := _dense(r.vector)) is not None]
+        if kept:
+            vectors = np.asarray([dense for _, dense in kept], dtype=_FLOAT)
+            tier.extend([str(r.id) for r, _ in kept], vectors, [dict(r.payload or {}) for r, _ in kept])
+        if offset is None:
+            break
+    return None if tier.full else tier
+
+
+def _dense(vectors: Any) -> Sequence[float] | None:
+    # Named vectors come back as a dict; a point without the dense one is not kept.
+    found = vectors.get(DENSE) if isinstance(vectors, dict) else None
+    return found if isinstance(found, list) else None
