@@ -1,11 +1,12 @@
-"""Exact dense search in memory for an embedded collection below its index threshold.
+"""Exact search in memory for an embedded collection below its index threshold.
 
 Below the threshold Qdrant Edge scans a plain segment point by point: 3-4 ms for 10,000
 vectors under a namespace filter on a 2-core CPU, where one matrix-vector product over the same
-vectors takes 0.5 ms. A collection whose spec names ``resident_fields`` keeps its unit vectors
-and those payload fields here, written in the same step as the shard (under its write guard),
-and answers the dense searches that filter on and return only those fields. Anything else (a
-sparse search, other fields, a filter on another field) goes to the engine.
+vectors takes about 1 ms. A collection whose spec names ``resident_fields`` keeps its unit
+vectors, its sparse vectors and those payload fields here, written in the same step as the
+shard (under its write guard), and answers the dense and sparse searches that filter on and
+return only those fields, with the engine's scores. Anything else (a fusion, other fields, a
+filter on another field) goes to the engine.
 """
 
 from __future__ import annotations
@@ -17,7 +18,8 @@ from typing import Any
 import numpy as np
 import qdrant_edge as qe
 
-from router.storage.base import DENSE, CollectionSpec, Hit, Match, PointData
+from router.storage.base import DENSE, SPARSE, CollectionSpec, Hit, Match, PointData, SparseVector
+from router.storage.edge_postings import Postings, Words
 from router.storage.edge_shard import LiveShard
 
 _FLOAT = np.float32
@@ -27,32 +29,36 @@ _NONE = np.empty(0, dtype=np.intp)
 
 
 class ExactTier:
-    """The unit dense vectors and ``fields`` of every point of one collection, row by row.
+    """The unit dense vectors, sparse vectors and ``fields`` of every point of one collection, row by row.
 
     Args:
         dimension: the dense vectors' size.
         fields: the payload fields kept for each point.
         capacity: the most points kept; past it ``full`` is set and the tier is to be dropped.
+        sparse: whether the collection's points have sparse vectors (kept, and searched).
     """
 
-    def __init__(self, dimension: int, fields: Sequence[str], *, capacity: int) -> None:
+    def __init__(self, dimension: int, fields: Sequence[str], *, capacity: int, sparse: bool = False) -> None:
         self._fields = tuple(fields)
         self._capacity = capacity
         self._matrix = np.empty((_MIN_ROWS, dimension), dtype=_FLOAT)
         self._ids: list[str] = []
         self._rows: dict[str, int] = {}
         self._payloads: list[dict[str, Any]] = []
-        # field -> value -> rows, built on the first search after a write.
+        self._sparse = sparse
+        self._words: list[Words | None] = []
+        # field -> value -> rows, and each term's rows: built on the first search after a write.
         self._index: dict[str, dict[Any, np.ndarray]] | None = None
+        self._postings: Postings | None = None
         self._lock = threading.Lock()
         self.full = False
 
     def __len__(self) -> int:
         return len(self._ids)
 
-    def answers(self, match: Match | None, fields: Sequence[str] | None) -> bool:
-        """Whether a dense search with this filter and these returned fields can be answered here."""
-        if self.full or fields is None:
+    def answers(self, match: Match | None, fields: Sequence[str] | None, *, sparse: bool = False) -> bool:
+        """Whether a dense (or ``sparse``) search with this filter and these returned fields can be answered here."""
+        if self.full or fields is None or (sparse and not self._sparse):
             return False
         return set(fields) <= set(self._fields) and (not match or set(match) <= set(self._fields))
 
@@ -73,10 +79,17 @@ class ExactTier:
                     row = self._append(point.id)
                 self._matrix[row] = vector / norm if norm else vector
                 self._payloads[row] = {f: point.payload[f] for f in self._fields if f in point.payload}
-            self._index = None
+                self._words[row] = _words(point.sparse) if self._sparse else None
+            self._changed()
 
-    def extend(self, ids: Sequence[str], vectors: np.ndarray, payloads: Sequence[Mapping[str, Any]]) -> None:
-        """Add points not kept yet (``ids`` new and distinct), their vectors as the rows of one matrix."""
+    def extend(
+        self,
+        ids: Sequence[str],
+        vectors: np.ndarray,
+        payloads: Sequence[Mapping[str, Any]],
+        sparse: Sequence[SparseVector | None],
+    ) -> None:
+        """Add points not kept yet (``ids`` new and distinct), their dense vectors as the rows of one matrix."""
         with self._lock:
             start, end = len(self._ids), len(self._ids) + len(ids)
             if end > self._capacity:
@@ -91,14 +104,15 @@ class ExactTier:
             self._ids.extend(ids)
             self._rows.update(zip(ids, range(start, end), strict=True))
             self._payloads.extend({f: p[f] for f in self._fields if f in p} for p in payloads)
-            self._index = None
+            self._words.extend(_words(v) if self._sparse else None for v in sparse)
+            self._changed()
 
     def delete(self, ids: Iterable[str]) -> None:
         """Delete points by id; unknown ids are ignored."""
         with self._lock:
             for point_id in ids:
                 self._remove(point_id)
-            self._index = None
+            self._changed()
 
     def delete_where(self, match: Match) -> None:
         """Delete every point whose kept fields match."""
@@ -106,7 +120,7 @@ class ExactTier:
             doomed = [self._ids[row] for row in self._matching(match).tolist()]
             for point_id in doomed:
                 self._remove(point_id)
-            self._index = None
+            self._changed()
 
     def search(self, dense: Sequence[float], match: Match | None, limit: int, fields: Sequence[str]) -> list[Hit]:
         """The ``limit`` points nearest ``dense`` by cosine among those matching, nearest first."""
@@ -126,16 +140,38 @@ class ExactTier:
                 scores = (self._matrix[:size] @ query)[picked]
             else:
                 scores = self._matrix[picked] @ query
-            best = np.argpartition(-scores, limit - 1)[:limit] if limit < len(scores) else np.arange(len(scores))
-            best = best[np.argsort(-scores[best], kind="stable")]
-            return [
-                Hit(
-                    id=self._ids[row],
-                    score=float(scores[i]),
-                    payload={f: v for f, v in self._payloads[row].items() if f in fields},
-                )
-                for i, row in zip(best.tolist(), picked[best].tolist(), strict=True)
-            ]
+            return self._best(scores, picked, limit, fields)
+
+    def search_words(self, sparse: SparseVector, match: Match | None, limit: int, fields: Sequence[str]) -> list[Hit]:
+        """The ``limit`` matching points holding a term of ``sparse``, best BM25 score first."""
+        if limit <= 0 or not sparse.indices:
+            return []
+        with self._lock:
+            postings = self._postings
+            if postings is None:
+                postings = self._postings = Postings(self._words)
+            every, holds = postings.scores(sparse.indices, sparse.values)
+            picked = np.flatnonzero(holds) if not match else self._matching(match)
+            if match:
+                picked = picked[holds[picked]]
+            return self._best(every[picked], picked, limit, fields)
+
+    def _best(self, scores: np.ndarray, picked: np.ndarray, limit: int, fields: Sequence[str]) -> list[Hit]:
+        """Hits of the ``limit`` best ``scores`` (of the rows ``picked``), best first."""
+        best = np.argpartition(-scores, limit - 1)[:limit] if limit < len(scores) else np.arange(len(scores))
+        best = best[np.argsort(-scores[best], kind="stable")]
+        return [
+            Hit(
+                id=self._ids[row],
+                score=float(scores[i]),
+                payload={f: v for f, v in self._payloads[row].items() if f in fields},
+            )
+            for i, row in zip(best.tolist(), picked[best].tolist(), strict=True)
+        ]
+
+    def _changed(self) -> None:
+        self._index = None
+        self._postings = None
 
     def _append(self, point_id: str) -> int:
         row = len(self._ids)
@@ -145,6 +181,7 @@ class ExactTier:
             self._matrix = grown
         self._ids.append(point_id)
         self._payloads.append({})
+        self._words.append(None)
         self._rows[point_id] = row
         return row
 
@@ -159,9 +196,11 @@ class ExactTier:
             self._matrix[row] = self._matrix[last]
             self._ids[row] = moved
             self._payloads[row] = self._payloads[last]
+            self._words[row] = self._words[last]
             self._rows[moved] = row
         self._ids.pop()
         self._payloads.pop()
+        self._words.pop()
 
     def _matching(self, match: Match) -> np.ndarray:
         """The rows (ascending) whose kept fields match every condition (a list matches any of its items)."""
@@ -202,17 +241,19 @@ def load(spec: CollectionSpec, live: LiveShard, *, capacity: int) -> ExactTier |
     with live.reading() as shard:
         if shard.count(qe.CountRequest(exact=True)) > capacity:
             return None
-    tier = ExactTier(spec.dense_size, spec.resident_fields, capacity=capacity)
+    tier = ExactTier(spec.dense_size, spec.resident_fields, capacity=capacity, sparse=spec.sparse)
     selector = qe.PayloadSelector.Include(list(spec.resident_fields))
+    named = [DENSE, SPARSE] if spec.sparse else [DENSE]
     offset: Any = None
     while True:
-        request = qe.ScrollRequest(offset=offset, limit=_PAGE, with_payload=selector, with_vector=[DENSE])
+        request = qe.ScrollRequest(offset=offset, limit=_PAGE, with_payload=selector, with_vector=named)
         with live.reading() as shard:
             page, offset = shard.scroll(request)
         kept = [(r, dense) for r in page if (dense := _dense(r.vector)) is not None]
         if kept:
             vectors = np.asarray([dense for _, dense in kept], dtype=_FLOAT)
-            tier.extend([str(r.id) for r, _ in kept], vectors, [dict(r.payload or {}) for r, _ in kept])
+            ids, payloads = [str(r.id) for r, _ in kept], [dict(r.payload or {}) for r, _ in kept]
+            tier.extend(ids, vectors, payloads, [_sparse(r.vector) for r, _ in kept])
         if offset is None:
             break
     return None if tier.full else tier
@@ -222,3 +263,14 @@ def _dense(vectors: Any) -> Sequence[float] | None:
     # Named vectors come back as a dict; a point without the dense one is not kept.
     found = vectors.get(DENSE) if isinstance(vectors, dict) else None
     return found if isinstance(found, list) else None
+
+
+def _sparse(vectors: Any) -> SparseVector | None:
+    found = vectors.get(SPARSE) if isinstance(vectors, dict) else None
+    return None if found is None else SparseVector(indices=list(found.indices), values=list(found.values))
+
+
+def _words(vector: SparseVector | None) -> Words | None:
+    if vector is None or not vector.indices:
+        return None
+    return np.asarray(vector.indices, dtype=np.int64), np.asarray(vector.values, dtype=np.float32)

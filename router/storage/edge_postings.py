@@ -1,0 +1,59 @@
+"""BM25 over the sparse vectors of an in-memory tier, scored as Qdrant scores an IDF-modified sparse vector.
+
+A query term's weight is multiplied by its inverse document frequency,
+``ln((N - n + 0.5) / (n + 0.5) + 1)`` with ``N`` the points holding a sparse vector and ``n``
+those holding the term, then by each document's value of the term. Only documents holding a
+query term are found. The counts are those of the points stored now; the engine's also count
+deleted points until its optimizer vacuums their segment, so after deletes its scores can be a
+few percent off these.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+_FLOAT = np.float32
+Words = tuple[np.ndarray, np.ndarray]  # a document's term ids and values
+
+
+class Postings:
+    """Each term's documents (rows) and values, from the rows' sparse vectors at one moment."""
+
+    def __init__(self, rows: Sequence[Words | None]) -> None:
+        self.size = len(rows)
+        kept = [(row, words) for row, words in enumerate(rows) if words is not None and len(words[0])]
+        self._documents = len(kept)
+        if not kept:
+            self._terms = np.empty(0, dtype=np.int64)
+            self._starts = np.zeros(1, dtype=np.intp)
+            self._rows = np.empty(0, dtype=np.intp)
+            self._values = np.empty(0, dtype=_FLOAT)
+            return
+        terms = np.concatenate([w[0] for _, w in kept])
+        values = np.concatenate([w[1] for _, w in kept])
+        rows_of = np.repeat([row for row, _ in kept], [len(w[0]) for _, w in kept])
+        order = np.argsort(terms, kind="stable")
+        terms, self._values, self._rows = terms[order], values[order], rows_of[order]
+        self._terms, first = np.unique(terms, return_index=True)
+        self._starts = np.append(first, len(terms))
+
+    def scores(self, indices: Sequence[int], values: Sequence[float]) -> tuple[np.ndarray, np.ndarray]:
+        """Every row's score for a query, and whether the row holds one of its terms."""
+        scores = np.zeros(self.size, dtype=np.float64)
+        found = np.zeros(self.size, dtype=bool)
+        if not len(self._terms):
+            return scores, found
+        wanted = np.asarray(indices, dtype=np.int64)
+        at = np.searchsorted(self._terms, wanted)
+        for term, weight, position in zip(wanted.tolist(), values, at.tolist(), strict=True):
+            if position >= len(self._terms) or self._terms[position] != term:
+                continue
+            start, end = self._starts[position], self._starts[position + 1]
+            held = end - start
+            idf = np.log((self._documents - held + 0.5) / (held + 0.5) + 1.0)
+            rows = self._rows[start:end]
+            scores[rows] += weight * idf * self._values[start:end]
+            found[rows] = True
+        return scores, found
