@@ -36,12 +36,15 @@ class ExactTier:
         fields: the payload fields kept for each point.
         capacity: the most points kept; past it ``full`` is set and the tier is to be dropped.
         sparse: whether the collection's points have sparse vectors (kept, and searched).
+        rows: the points expected, to size the matrix once.
     """
 
-    def __init__(self, dimension: int, fields: Sequence[str], *, capacity: int, sparse: bool = False) -> None:
+    def __init__(
+        self, dimension: int, fields: Sequence[str], *, capacity: int, sparse: bool = False, rows: int = 0
+    ) -> None:
         self._fields = tuple(fields)
         self._capacity = capacity
-        self._matrix = np.empty((_MIN_ROWS, dimension), dtype=_FLOAT)
+        self._matrix = np.empty((max(_MIN_ROWS, rows + rows // 8), dimension), dtype=_FLOAT)
         self._ids: list[str] = []
         self._rows: dict[str, int] = {}
         self._payloads: list[dict[str, Any]] = []
@@ -96,9 +99,7 @@ class ExactTier:
                 self.full = True
                 return
             if end > len(self._matrix):
-                grown = np.empty((max(end, 2 * len(self._matrix)), self._matrix.shape[1]), dtype=_FLOAT)
-                grown[:start] = self._matrix[:start]
-                self._matrix = grown
+                self._grow(end)
             norms = np.linalg.norm(vectors, axis=1, keepdims=True)
             self._matrix[start:end] = vectors / np.where(norms > 0, norms, 1)
             self._ids.extend(ids)
@@ -176,14 +177,18 @@ class ExactTier:
     def _append(self, point_id: str) -> int:
         row = len(self._ids)
         if row == len(self._matrix):
-            grown = np.empty((2 * row, self._matrix.shape[1]), dtype=_FLOAT)
-            grown[:row] = self._matrix
-            self._matrix = grown
+            self._grow(row + 1)
         self._ids.append(point_id)
         self._payloads.append({})
         self._words.append(None)
         self._rows[point_id] = row
         return row
+
+    def _grow(self, rows: int) -> None:
+        size = len(self._ids)
+        grown = np.empty((max(rows, size + size // 2), self._matrix.shape[1]), dtype=_FLOAT)
+        grown[:size] = self._matrix[:size]
+        self._matrix = grown
 
     def _remove(self, point_id: str) -> None:
         # The last row moves into the hole: rows stay dense, so a search is one product.
@@ -239,9 +244,10 @@ def load(spec: CollectionSpec, live: LiveShard, *, capacity: int) -> ExactTier |
     if spec.dense_size is None or not spec.resident_fields or live.indexed:
         return None
     with live.reading() as shard:
-        if shard.count(qe.CountRequest(exact=True)) > capacity:
-            return None
-    tier = ExactTier(spec.dense_size, spec.resident_fields, capacity=capacity, sparse=spec.sparse)
+        points = int(shard.count(qe.CountRequest(exact=True)))
+    if points > capacity:
+        return None
+    tier = ExactTier(spec.dense_size, spec.resident_fields, capacity=capacity, sparse=spec.sparse, rows=points)
     selector = qe.PayloadSelector.Include(list(spec.resident_fields))
     named = [DENSE, SPARSE] if spec.sparse else [DENSE]
     offset: Any = None

@@ -36,6 +36,7 @@ class Postings:
         rows_of = np.repeat([row for row, _ in kept], [len(w[0]) for _, w in kept])
         order = np.argsort(terms, kind="stable")
         terms, self._values, self._rows = terms[order], values[order], rows_of[order]
+        self._rows = self._rows.astype(np.int32)  # half the bytes: rows and term ids fit in 32 bits
         self._terms, first = np.unique(terms, return_index=True)
         self._starts = np.append(first, len(terms))
 
