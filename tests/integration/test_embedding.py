@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from sentence_transformers import SentenceTransformer
+from threadpoolctl import threadpool_info
 
 from router.embedding import DEFAULT_MODEL, Embedder, Vectors, resolve_model, selection
 
@@ -127,3 +128,10 @@ def test_a_model_onnx_cannot_reproduce_stays_on_pytorch(tmp_path: Path) -> None:
     assert fallback.encode(["hello"]).shape == (1, 384)
     with pytest.raises(ValueError, match="ONNX backend"):
         Embedder(str(copy), backend="onnx", cache_dir=tmp_path / "cache")
+
+
+def test_a_loaded_model_leaves_numpy_one_blas_thread(torch_embedder: Embedder) -> None:
+    # OpenBLAS threads spinning after a product would take a core from the model.
+    blas = [pool for pool in threadpool_info() if pool["user_api"] == "blas"]
+    assert blas
+    assert all(pool["num_threads"] == 1 for pool in blas)
