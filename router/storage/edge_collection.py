@@ -169,6 +169,8 @@ class EdgeCollection:
         unfiltered: set[int] = set()
         for i, request in enumerate(requests):
             dense, sparse, fields = request.dense, request.sparse, request.fields or ()
+            if dense is None and (sparse is None or not sparse.indices):
+                continue  # nothing to search by: no hits
             exact = self._tier(request.match, request.fields, sparse=dense is None)
             if exact is not None and dense is not None:
                 found[i] = exact.search(dense, request.match, request.limit, fields)
@@ -177,7 +179,7 @@ class EdgeCollection:
             elif self._tenants.whole(request.match):
                 unfiltered.add(i)
                 queries[i] = self._query(request, self._tenants.checked(request))
-            elif request.dense is not None or (request.sparse is not None and request.sparse.indices):
+            else:
                 queries[i] = self._query(request)
         if queries:
             with self._live.reading() as shard:

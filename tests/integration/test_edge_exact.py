@@ -256,6 +256,9 @@ def test_a_tenant_holding_every_point_is_searched_without_its_filter(tmp_path: P
         assert not tenants.whole({"namespace": "finance"})
         assert not tenants.whole({"namespace": "travel", "name": ["fn_1"]})
         alone = collection.searches(asked)
+        nothing = Search(sparse=SparseVector(indices=[], values=[]), match={"namespace": "travel"}, limit=5)
+        assert collection.searches([nothing]) == [[]]
+        assert collection.search(dense=None, sparse=nothing.sparse, match=nothing.match) == []
         assert [set(h.payload) for h in alone[0]] == [{"name"}] * 5  # the tenant field asked to check is not returned
         assert all(h.payload["namespace"] == "travel" for h in alone[1])
 
