@@ -19,7 +19,7 @@ from router.storage.base import (
     Search,
     SparseVector,
 )
-from router.storage.edge_exact import ExactTier
+from router.storage.edge_exact import ExactTier, stored_dense
 from router.storage.edge_query import edge_filter, edge_fusion, edge_hit, edge_selector, edge_sparse, edge_vectors
 from router.storage.edge_shard import LiveShard
 from router.storage.edge_tenant import WholeTenant
@@ -63,7 +63,9 @@ class EdgeCollection:
         with self._live.writing(len(batch)) as shard:
             shard.update(qe.UpdateOperation.upsert_points(batch))
             if self._exact is not None:
-                self._exact.upsert(points)
+                kept = shard.retrieve([p.id for p in points], False, [DENSE])
+                stored = {str(r.id): v for r in kept if (v := stored_dense(r.vector)) is not None}
+                self._exact.upsert(points, stored)
 
     def delete(self, ids: Sequence[str]) -> None:
         """Delete points by id."""

@@ -65,22 +65,30 @@ class ExactTier:
             return False
         return set(fields) <= set(self._fields) and (not match or set(match) <= set(self._fields))
 
-    def upsert(self, points: Iterable[PointData]) -> None:
-        """Insert or replace points by id (a point without a dense vector is no longer kept)."""
+    def upsert(self, points: Iterable[PointData], stored: Mapping[str, Sequence[float]]) -> None:
+        """Insert or replace points by id, with the unit vectors the shard ``stored`` for them.
+
+        The shard's own vectors, not ``points``' normalised here: a tier read back from the shard
+        then holds the same bits as the one written, and a route scores the same after a restart.
+        A point without a dense vector is no longer kept.
+        """
         with self._lock:
             for point in points:
                 if point.dense is None:
                     self._remove(point.id)
                     continue
-                vector = np.asarray(point.dense, dtype=_FLOAT)
-                norm = float(np.linalg.norm(vector))
+                dense = stored.get(point.id)
+                vector = np.asarray(point.dense if dense is None else dense, dtype=_FLOAT)
+                if dense is None:  # not read back under this id: normalised here
+                    norm = float(np.linalg.norm(vector))
+                    vector = vector / norm if norm else vector
                 row = self._rows.get(point.id)
                 if row is None:
                     if len(self._ids) >= self._capacity:
                         self.full = True
                         break
                     row = self._append(point.id)
-                self._matrix[row] = vector / norm if norm else vector
+                self._matrix[row] = vector
                 self._payloads[row] = {f: point.payload[f] for f in self._fields if f in point.payload}
                 self._words[row] = _words(point.sparse) if self._sparse else None
             self._changed()
@@ -92,7 +100,7 @@ class ExactTier:
         payloads: Sequence[Mapping[str, Any]],
         sparse: Sequence[SparseVector | None],
     ) -> None:
-        """Add points not kept yet (``ids`` new and distinct), their dense vectors as the rows of one matrix."""
+        """Add points not kept yet (``ids`` new and distinct), their stored unit vectors as the rows of one matrix."""
         with self._lock:
             start, end = len(self._ids), len(self._ids) + len(ids)
             if end > self._capacity:
@@ -100,8 +108,7 @@ class ExactTier:
                 return
             if end > len(self._matrix):
                 self._grow(end)
-            norms = np.linalg.norm(vectors, axis=1, keepdims=True)
-            self._matrix[start:end] = vectors / np.where(norms > 0, norms, 1)
+            self._matrix[start:end] = vectors
             self._ids.extend(ids)
             self._rows.update(zip(ids, range(start, end), strict=True))
             self._payloads.extend({f: p[f] for f in self._fields if f in p} for p in payloads)
@@ -134,13 +141,16 @@ class ExactTier:
         with self._lock:
             size = len(self._ids)
             picked = np.arange(size) if not match else self._matching(match)
+            # einsum, not BLAS: a row's score must not depend on where it sits or how many rows are
+            # asked (BLAS rounds the rows of a block's tail otherwise), so a route scores the
+            # same whichever order the rows were written or read back in. It is as fast here.
             if len(picked) == size:
-                scores = self._matrix[:size] @ query
+                scores = np.einsum("ij,j->i", self._matrix[:size], query)
             elif len(picked) * 8 > size:
                 # One product over every row beats copying most of them out first.
-                scores = (self._matrix[:size] @ query)[picked]
+                scores = np.einsum("ij,j->i", self._matrix[:size], query)[picked]
             else:
-                scores = self._matrix[picked] @ query
+                scores = np.einsum("ij,j->i", self._matrix[picked], query)
             return self._best(scores, picked, limit, fields)
 
     def search_words(self, sparse: SparseVector, match: Match | None, limit: int, fields: Sequence[str]) -> list[Hit]:
@@ -255,7 +265,7 @@ def load(spec: CollectionSpec, live: LiveShard, *, capacity: int) -> ExactTier |
         request = qe.ScrollRequest(offset=offset, limit=_PAGE, with_payload=selector, with_vector=named)
         with live.reading() as shard:
             page, offset = shard.scroll(request)
-        kept = [(r, dense) for r in page if (dense := _dense(r.vector)) is not None]
+        kept = [(r, dense) for r in page if (dense := stored_dense(r.vector)) is not None]
         if kept:
             vectors = np.asarray([dense for _, dense in kept], dtype=_FLOAT)
             ids, payloads = [str(r.id) for r, _ in kept], [dict(r.payload or {}) for r, _ in kept]
@@ -265,8 +275,8 @@ def load(spec: CollectionSpec, live: LiveShard, *, capacity: int) -> ExactTier |
     return None if tier.full else tier
 
 
-def _dense(vectors: Any) -> Sequence[float] | None:
-    # Named vectors come back as a dict; a point without the dense one is not kept.
+def stored_dense(vectors: Any) -> Sequence[float] | None:
+    """A stored point's dense vector: named vectors come back as a dict (None without the dense one)."""
     found = vectors.get(DENSE) if isinstance(vectors, dict) else None
     return found if isinstance(found, list) else None
 
