@@ -31,7 +31,7 @@ class EdgeCollection:
     """A collection stored as one Qdrant Edge shard; dense searches use ``hnsw_ef`` on indexed segments.
 
     With ``exact`` (a collection not indexed yet, see ``router.storage.edge_exact``) the dense
-    searches it can answer are answered from memory; every write goes to it too.
+    and word searches it can answer are answered from memory; every write goes to it too.
     """
 
     def __init__(self, spec: CollectionSpec, live: LiveShard, *, hnsw_ef: int, exact: ExactTier | None = None) -> None:
@@ -47,8 +47,8 @@ class EdgeCollection:
 
     @property
     def exact(self) -> bool:
-        """Whether dense searches are answered from memory (``router.storage.edge_exact``)."""
-        return self._exact is not None and not self._exact.full and not self._live.indexed
+        """Whether searches are answered from memory (``router.storage.edge_exact``)."""
+        return self._current() is not None
 
     @property
     def indexed(self) -> bool:
@@ -62,18 +62,18 @@ class EdgeCollection:
         batch = [qe.Point(id=p.id, vector=edge_vectors(p), payload=dict(p.payload)) for p in points]
         with self._live.writing(len(batch)) as shard:
             shard.update(qe.UpdateOperation.upsert_points(batch))
-            if self._exact is not None:
+            if (exact := self._current()) is not None:
                 kept = shard.retrieve([p.id for p in points], False, [DENSE])
                 stored = {str(r.id): v for r in kept if (v := stored_dense(r.vector)) is not None}
-                self._exact.upsert(points, stored)
+                exact.upsert(points, stored)
 
     def delete(self, ids: Sequence[str]) -> None:
         """Delete points by id."""
         if ids:
             with self._live.writing() as shard:
                 shard.update(qe.UpdateOperation.delete_points(list(ids)))
-                if self._exact is not None:
-                    self._exact.delete(ids)
+                if (exact := self._current()) is not None:
+                    exact.delete(ids)
 
     def delete_where(self, match: Match) -> None:
         """Delete every point whose payload matches."""
@@ -82,8 +82,8 @@ class EdgeCollection:
             raise ValueError("delete_where needs a non-empty match")
         with self._live.writing() as shard:
             shard.update(qe.UpdateOperation.delete_points_by_filter(flt))
-            if self._exact is not None and self._exact.answers(match, ()):
-                self._exact.delete_where(match)
+            if (exact := self._current()) is not None and exact.answers(match, ()):
+                exact.delete_where(match)
             else:
                 self._exact = None  # it cannot tell which points the filter took
 
@@ -197,13 +197,15 @@ class EdgeCollection:
 
     def _tier(self, match: Match | None, fields: Sequence[str] | None, *, sparse: bool = False) -> ExactTier | None:
         """The in-memory tier, when it answers a dense (or ``sparse``) search with this filter and these fields."""
+        exact = self._current()
+        return exact if exact is not None and exact.answers(match, fields, sparse=sparse) else None
+
+    def _current(self) -> ExactTier | None:
+        """The in-memory tier while it still holds the collection (dropped once full or indexed)."""
         exact = self._exact
-        if exact is None:
-            return None
-        if exact.full or self._live.indexed:
-            self._exact = None  # the engine's index serves it from now on
-            return None
-        return exact if exact.answers(match, fields, sparse=sparse) else None
+        if exact is not None and (exact.full or self._live.indexed):
+            self._exact = exact = None  # the engine (and its index) serves it from now on
+        return exact
 
     def _query(self, search: Search, unfiltered: Search | None = None) -> qe.QueryRequest:
         """The engine's request for a dense or (non-empty) sparse search; ``unfiltered`` asks it without its filter."""
