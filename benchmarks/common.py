@@ -284,6 +284,7 @@ def retimed_pool(settings: EmbeddingSettings) -> EmbedderPool:
             device=settings.device,
             batch_size=settings.batch_size,
             threads=settings.threads,
+            lanes=settings.lanes,
             cache_dir=settings.cache_dir,
             remeasure=True,
         )

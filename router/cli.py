@@ -282,6 +282,7 @@ def warm(settings: Settings) -> int:
         device=embedding.device,
         batch_size=embedding.batch_size,
         threads=embedding.threads,
+        lanes=embedding.lanes,
         cache_dir=embedding.cache_dir,
         remeasure=True,
     )

@@ -71,6 +71,7 @@ def embedder_loader(settings: EmbeddingSettings) -> Callable[[str], Embedder]:
             device=settings.device,
             batch_size=settings.batch_size,
             threads=settings.threads,
+            lanes=settings.lanes,
             cache_dir=settings.cache_dir,
         )
 

@@ -49,6 +49,14 @@ class EmbeddingSettings(BaseSettings):
     device: str = "cpu"
     batch_size: int = Field(16, ge=1, le=4096, description="texts per model call when embedding catalogs")
     threads: int | None = Field(None, ge=1, description="torch threads; all cores when unset")
+    lanes: int | None = Field(
+        None,
+        ge=1,
+        description=(
+            "query model calls at once under load, each on threads/lanes intra-op threads (a lone query "
+            "gets every thread); one per thread when unset and queries run on PyTorch, else 1"
+        ),
+    )
 
     @model_validator(mode="after")
     def _known_template(self) -> EmbeddingSettings:

@@ -16,9 +16,22 @@ import numpy as np
 
 from router.embedding.batching import Vectors, length_groups
 
-__all__ = ["BF16", "ONNX", "TORCH", "TorchModel"]
+__all__ = ["BF16", "ONNX", "TORCH", "TorchModel", "intra_op_threads"]
 
 TORCH, BF16, ONNX = "torch", "torch-bf16", "onnx"
+
+
+def intra_op_threads(threads: int) -> None:
+    """Give PyTorch calls from the calling thread ``threads`` intra-op threads.
+
+    PyTorch keeps the count per calling thread (its OpenMP and MKL settings are thread-local),
+    so model calls on two threads can each use part of the cores. Set only when it changes:
+    setting it also drops oneDNN's cached kernels.
+    """
+    import torch
+
+    if torch.get_num_threads() != threads:
+        torch.set_num_threads(threads)
 
 
 @dataclass

@@ -1,9 +1,10 @@
 """Query embeddings, cached and micro-batched.
 
-Concurrent route requests share one model call: while the model encodes one batch, new
-texts queue up and go together in the next. A request that finds the model idle starts
-at once, so a lone request waits for nothing; under load throughput grows with
-concurrency instead of queueing one text per forward pass.
+Concurrent route requests share model calls: while the model encodes, new texts queue up
+and go together in the next calls, spread over the lanes (model calls that can run at once,
+each on part of the cores). A request that finds the model idle starts at once on every
+core, so a lone request waits for nothing; under load throughput grows with concurrency
+instead of queueing one text per forward pass.
 """
 
 from __future__ import annotations
@@ -17,18 +18,25 @@ import numpy.typing as npt
 
 Vectors = npt.NDArray[np.float32]
 
-Encode = Callable[[Sequence[str]], Awaitable[Vectors]]
+# Encodes texts off the event loop; the flag says whether the call has the machine to itself.
+Encode = Callable[[Sequence[str], bool], Awaitable[Vectors]]
 
 
 class QueryBatcher:
-    """Encodes query texts through a cache and shared batches.
+    """Encodes query texts through a cache and shared batches on one or more lanes.
+
+    A lane is one model call at a time. A request that finds every lane idle is encoded at
+    once and alone, told so (``alone=True``) to use every core; texts that arrive while lanes
+    are busy queue up and go together, split across the lanes that are free, each call told it
+    shares the machine. A call holding every core is not joined by another: what queues meanwhile
+    starts when it ends.
 
     Args:
-        encode: encodes a batch of texts off the event loop.
+        encode: encodes a batch of texts off the event loop; its second argument says whether
+            the call has the machine to itself.
         dimension: the vectors' dimension.
+        lanes: most model calls at once.
         max_batch: most texts in one model call.
-        max_wait: seconds to wait for more texts before a batch starts when others are
-            already queued (0 starts as soon as the model is free).
         cache_size: query vectors kept, by exact text (0 disables the cache).
     """
 
@@ -37,18 +45,22 @@ class QueryBatcher:
         encode: Encode,
         *,
         dimension: int,
+        lanes: int = 1,
         max_batch: int = 64,
-        max_wait: float = 0.0,
         cache_size: int = 4096,
     ) -> None:
+        if lanes < 1:
+            raise ValueError(f"lanes must be at least 1, not {lanes}")
         self._encode = encode
         self._dimension = dimension
+        self._lanes = lanes
         self._max_batch = max_batch
-        self._max_wait = max_wait
         self._cache: OrderedDict[str, Vectors] = OrderedDict()
         self._cache_size = cache_size
-        self._queue: dict[str, asyncio.Future[Vectors]] = {}
-        self._worker: asyncio.Task[None] | None = None
+        self._pending: dict[str, asyncio.Future[Vectors]] = {}  # queued or being encoded
+        self._queue: dict[str, None] = {}  # not started yet, oldest first
+        self._running: set[asyncio.Task[None]] = set()
+        self._alone = False
         self.batches = 0
         self.cache_hits = 0
 
@@ -62,37 +74,64 @@ class QueryBatcher:
                 self.cache_hits += 1
                 rows.append(cached)
                 continue
-            future = self._queue.get(text)
+            future = self._pending.get(text)
             if future is None:
                 future = asyncio.get_running_loop().create_future()
-                self._queue[text] = future
+                self._pending[text] = future
+                self._queue[text] = None
             rows.append(future)
-        if self._queue and (self._worker is None or self._worker.done()):
-            self._worker = asyncio.create_task(self._drain(), name="query-batcher")
+        self._dispatch()
         # Shielded: one caller giving up must not cancel a vector other callers wait for.
         vectors = [row if isinstance(row, np.ndarray) else await asyncio.shield(row) for row in rows]
         if not vectors:
             return np.zeros((0, self._dimension), dtype=np.float32)
         return np.stack(vectors)
 
-    async def _drain(self) -> None:
-        while self._queue:
-            if self._max_wait and len(self._queue) < self._max_batch:
-                await asyncio.sleep(self._max_wait)
-            texts = list(self._queue)[: self._max_batch]
-            futures = [self._queue.pop(t) for t in texts]
-            try:
-                vectors = await self._encode(texts)
-            except Exception as exc:  # every waiter gets the model's error, not a hang
-                for future in futures:
-                    if not future.done():
-                        future.set_exception(exc)
-                continue
-            self.batches += 1
-            for text, future, vector in zip(texts, futures, vectors, strict=True):
-                self._remember(text, vector)
+    def _dispatch(self) -> None:
+        """Start calls on the free lanes for what is queued."""
+        free = self._lanes - len(self._running)
+        if not self._queue or self._alone or free <= 0:
+            return
+        waiting = list(self._queue)
+        parts = min(free, len(waiting))
+        alone = not self._running and parts == 1
+        taken = sorted(waiting[: self._max_batch * parts], key=len)  # the oldest first; like lengths together
+        size = -(-len(taken) // parts)
+        for start in range(0, len(taken), size):
+            texts = taken[start : start + size]
+            for text in texts:
+                del self._queue[text]
+            task = asyncio.create_task(self._call(texts, alone=alone), name="query-batch")
+            self._running.add(task)
+            task.add_done_callback(self._ended)
+        self._alone = alone
+
+    def _ended(self, task: asyncio.Task[None]) -> None:
+        self._running.discard(task)
+        self._alone = False
+        self._dispatch()
+
+    async def _call(self, texts: list[str], *, alone: bool) -> None:
+        futures = [self._pending[text] for text in texts]
+        try:
+            vectors = await self._encode(texts, alone)
+        except asyncio.CancelledError:  # the loop is closing: so are the waiters
+            for text, future in zip(texts, futures, strict=True):
+                self._pending.pop(text, None)
+                future.cancel()
+            raise
+        except Exception as exc:  # every waiter gets the model's error, not a hang
+            for text, future in zip(texts, futures, strict=True):
+                self._pending.pop(text, None)
                 if not future.done():
-                    future.set_result(vector)
+                    future.set_exception(exc)
+            return
+        self.batches += 1
+        for text, future, vector in zip(texts, futures, vectors, strict=True):
+            self._remember(text, vector)
+            self._pending.pop(text, None)
+            if not future.done():
+                future.set_result(vector)
 
     def _remember(self, text: str, vector: Vectors) -> None:
         if self._cache_size <= 0:

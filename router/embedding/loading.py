@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from router.embedding import selection
-from router.embedding.backends import BF16, ONNX, TORCH, TorchModel
+from router.embedding.backends import BF16, ONNX, TORCH, TorchModel, intra_op_threads
 from router.embedding.batching import Vectors
 from router.embedding.selection import BackendChoice
 
@@ -31,6 +31,15 @@ class Loaded:
     choice: BackendChoice
     dimension: int
     max_tokens: int
+
+    @property
+    def intra_op(self) -> Callable[[int], None] | None:
+        """Sets the calling thread's intra-op threads for its next runs.
+
+        None when a query shape runs where that cannot change per call (ONNX Runtime's sessions fix it).
+        """
+        queries = {self.choice.backends[shape] for shape in ("query", "batch")}
+        return intra_op_threads if queries <= {TORCH, BF16} else None
 
 
 def load_backends(

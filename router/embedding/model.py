@@ -73,6 +73,9 @@ class Embedder:
         device: torch device, ``cpu`` by default.
         batch_size: texts per forward pass.
         threads: inference threads; all cores when None.
+        lanes: query model calls that can run at once under load, each on ``threads // lanes``
+            intra-op threads (a lone query still gets every thread); when None, one per thread
+            where the query backends can change their intra-op threads per call (PyTorch), else one.
         cache_size: query vectors cached by exact text.
         cache_dir: where ONNX exports and measured choices are kept.
         remeasure: time the backends even when a choice is cached (``router warm``).
@@ -90,6 +93,7 @@ class Embedder:
         device: str = "cpu",
         batch_size: int = 16,
         threads: int | None = None,
+        lanes: int | None = None,
         cache_size: int = 4096,
         cache_dir: Path | None = None,
         remeasure: bool = False,
@@ -100,11 +104,12 @@ class Embedder:
         self.batch_size = batch_size
         from router.embedding.loading import load_backends
 
+        self._threads = threads or os.cpu_count() or 1
         loaded = load_backends(
             Path(resolve_model(model)),
             backend=backend,
             device=device,
-            threads=threads or os.cpu_count() or 1,
+            threads=self._threads,
             batch_size=batch_size,
             cache_dir=cache_dir or default_cache_dir(),
             remeasure=remeasure,
@@ -112,6 +117,8 @@ class Embedder:
         self.choice = loaded.choice
         self.backend: str = loaded.choice.backends["query"]
         self._runs = loaded.runs
+        self._intra_op = loaded.intra_op
+        self.lanes = lanes or (self._threads if loaded.intra_op is not None else 1)
         self._queries_run = QueryRuns(
             loaded.runs["query"], loaded.runs["batch"], dimension=loaded.dimension, max_batch=batch_size
         )
@@ -121,12 +128,15 @@ class Embedder:
             extra={"model": model, "backends": self.choice.backends, "dimension": self.dimension},
         )
         self.observers: list[EncodeObserver] = []
-        self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="embed")
-        self._queries = QueryBatcher(self._encode_queries, dimension=self.dimension, cache_size=cache_size)
+        self._thread = ThreadPoolExecutor(max_workers=self.lanes, thread_name_prefix="embed")
+        self._queries = QueryBatcher(
+            self._encode_queries, dimension=self.dimension, lanes=self.lanes, cache_size=cache_size
+        )
 
-    async def _encode_queries(self, texts: Sequence[str]) -> Vectors:
+    async def _encode_queries(self, texts: Sequence[str], alone: bool) -> Vectors:
+        threads = self._threads if alone else max(1, self._threads // self.lanes)
         loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self._thread, self._encode_batch, list(texts), "query")
+        return await loop.run_in_executor(self._thread, self._encode_batch, list(texts), "query", threads)
 
     def encode(self, texts: Sequence[str], *, progress: Progress | None = None, kind: str = "catalog") -> Vectors:
         """Encode texts on the calling thread (for scripts and the sync worker's thread).
@@ -167,15 +177,19 @@ class Embedder:
         return await self._queries.embed(texts)
 
     def describe(self) -> dict[str, Any]:
-        """The model, its dimension, the backend of each shape of work and the timings it was chosen by."""
+        """The model, its dimension, the backend of each shape of work (and the timings it was chosen by),
+        and the query lanes."""
         return {
             "model": self.model_name,
             "dimension": self.dimension,
             "backends": dict(self.choice.backends),
+            "lanes": self.lanes,
             "timings_ms": {shape: dict(t) for shape, t in self.choice.timings_ms.items()},
         }
 
-    def _encode_batch(self, batch: list[str], kind: str) -> Vectors:
+    def _encode_batch(self, batch: list[str], kind: str, threads: int | None = None) -> Vectors:
+        if self._intra_op is not None:
+            self._intra_op(threads or self._threads)
         start = perf_counter()
         # Queries (one, or a micro-batch of concurrent ones) and documents: each on its measured path.
         vectors = self._queries_run(batch) if kind == "query" else self._runs["catalog"](batch)

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import asyncio
+import os
 import shutil
+import threading
 from pathlib import Path
 
 import numpy as np
 import pytest
+import torch
 from sentence_transformers import SentenceTransformer
 from threadpoolctl import threadpool_info
 
@@ -50,6 +54,7 @@ def test_every_backend_gives_the_fp32_vectors(forced: str, name: str, bare: Vect
             "model": DEFAULT_MODEL,
             "dimension": 384,
             "backends": {"query": name, "batch": name, "catalog": name},
+            "lanes": 1 if name == "onnx" else os.cpu_count(),
             "timings_ms": {},
         }
         for vectors in (embedder.encode(TEXTS), np.stack([embedder.encode([t])[0] for t in TEXTS])):
@@ -96,6 +101,29 @@ async def test_queries_and_documents_share_one_vector_space(embedder: Embedder) 
     alone = np.stack([await embedder.query([f"{t} "]) for t in TEXTS])[:, 0]
     assert (documents * queries).sum(axis=1).min() >= selection.AGREEMENT
     assert (documents * alone).sum(axis=1).min() >= selection.AGREEMENT
+
+
+async def test_queued_queries_run_on_lanes_of_fewer_threads_with_the_same_vectors(bare: Vectors) -> None:
+    embedder = Embedder(DEFAULT_MODEL, backend="torch", threads=2, lanes=2)
+    calls: list[tuple[str, int, int]] = []
+    embedder.observers.append(
+        lambda _kind, texts, _seconds: calls.append((threading.current_thread().name, torch.get_num_threads(), texts))
+    )
+    try:
+        await embedder.query(["warm up"])
+        assert [(threads, texts) for _, threads, texts in calls] == [(2, 1)]  # alone: every thread
+        calls.clear()
+        together = await asyncio.gather(*(embedder.query([t]) for t in TEXTS))
+        first, *queued = calls
+        assert first[1:] == (2, 1)  # found the lanes idle
+        assert {threads for _, threads, _ in queued} == {1}  # queued behind it, then shared the cores
+        assert len({lane for lane, _, _ in queued}) == 2
+        assert sum(texts for _, _, texts in queued) == len(TEXTS) - 1
+        assert (np.concatenate(together) * bare).sum(axis=1).min() >= selection.AGREEMENT
+        assert embedder.encode(TEXTS[:1]).shape == (1, 384)
+        assert torch.get_num_threads() == 2  # documents on the calling thread: every thread
+    finally:
+        embedder.close()
 
 
 async def test_large_inputs_report_progress_per_batch(embedder: Embedder) -> None:

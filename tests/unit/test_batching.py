@@ -16,12 +16,20 @@ class SlowEncoder:
 
     def __init__(self, pause: float = 0.02) -> None:
         self.batches: list[list[str]] = []
+        self.alone: list[bool] = []
         self.pause = pause
         self.fail = False
+        self.running = self.most_at_once = 0
 
-    async def __call__(self, texts: Sequence[str]) -> Vectors:
+    async def __call__(self, texts: Sequence[str], alone: bool) -> Vectors:
         self.batches.append(list(texts))
-        await asyncio.sleep(self.pause)
+        self.alone.append(alone)
+        self.running += 1
+        self.most_at_once = max(self.most_at_once, self.running)
+        try:
+            await asyncio.sleep(self.pause)
+        finally:
+            self.running -= 1
         if self.fail:
             raise RuntimeError("model crashed")
         vectors = np.zeros((len(texts), 8), dtype=np.float32)
@@ -35,6 +43,7 @@ async def test_a_lone_request_is_encoded_at_once_and_alone() -> None:
     batcher = QueryBatcher(encoder, dimension=8)
     vectors = await batcher.embed(["abc", "abcd"])
     assert encoder.batches == [["abc", "abcd"]]
+    assert encoder.alone == [True]
     assert vectors.shape == (2, 8)
     assert vectors[0, 3] == 1.0
     assert vectors[1, 4] == 1.0
@@ -49,6 +58,55 @@ async def test_concurrent_requests_share_model_calls() -> None:
     assert sorted(t for b in encoder.batches for t in b) == sorted(texts)
     for text, vectors in zip(texts, results, strict=True):
         assert vectors[0, len(text) % 8] == 1.0
+
+
+async def test_a_lone_text_gets_the_machine_even_with_lanes_to_spare() -> None:
+    encoder = SlowEncoder()
+    batcher = QueryBatcher(encoder, dimension=8, lanes=2)
+    await batcher.embed(["only one"])
+    assert (encoder.batches, encoder.alone) == ([["only one"]], [True])
+
+
+async def test_queued_texts_split_across_free_lanes_and_share_the_machine() -> None:
+    encoder = SlowEncoder()
+    batcher = QueryBatcher(encoder, dimension=8, lanes=2, cache_size=0)
+    texts = ["a" * n for n in range(1, 9)]
+    results = await batcher.embed(texts)
+    assert encoder.most_at_once == 2
+    assert encoder.alone == [False, False]
+    assert encoder.batches == [texts[:4], texts[4:]]  # like lengths together
+    assert [int(np.argmax(v)) for v in results] == [len(t) % 8 for t in texts]
+
+
+async def test_a_call_holding_the_machine_is_not_joined_and_lanes_stay_bounded() -> None:
+    encoder = SlowEncoder()
+    batcher = QueryBatcher(encoder, dimension=8, lanes=2, cache_size=0)
+    first = asyncio.create_task(batcher.embed(["first"]))
+    await asyncio.sleep(0.005)  # the first call runs alone; these queue behind it
+    rest = [asyncio.create_task(batcher.embed([f"later {i}"])) for i in range(30)]
+    await asyncio.gather(first, *rest)
+    assert encoder.alone[0] is True
+    assert encoder.batches[0] == ["first"]
+    assert not any(encoder.alone[1:])
+    assert len(encoder.batches) >= 3  # the queue went to both lanes
+    assert encoder.most_at_once == 2
+    assert sorted(t for b in encoder.batches[1:] for t in b) == sorted(f"later {i}" for i in range(30))
+
+
+async def test_a_lane_that_ends_takes_what_queued_while_the_other_runs() -> None:
+    encoder = SlowEncoder()
+    batcher = QueryBatcher(encoder, dimension=8, lanes=2, cache_size=0)
+    pair = asyncio.create_task(batcher.embed(["one", "two"]))  # both lanes, sharing
+    await asyncio.sleep(0.005)
+    late = asyncio.create_task(batcher.embed(["three"]))
+    await asyncio.gather(pair, late)
+    assert encoder.batches == [["one"], ["two"], ["three"]]
+    assert encoder.alone == [False, False, False]
+
+
+def test_a_batcher_needs_a_lane() -> None:
+    with pytest.raises(ValueError, match="lanes"):
+        QueryBatcher(SlowEncoder(), dimension=8, lanes=0)
 
 
 async def test_identical_texts_are_encoded_once_and_then_cached() -> None:
