@@ -7,8 +7,9 @@ batching saves). Which path serves which shape of work is chosen in ``selection`
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from itertools import pairwise
 from typing import Any
 
@@ -47,6 +48,19 @@ class TorchModel:
     dimension: int
     max_tokens: int
     batch_size: int
+    # Releases of transformers that set a fast tokenizer's truncation and padding on its shared
+    # Rust object fail ("Already borrowed") when another thread tokenizes meanwhile: model calls
+    # on several threads (query lanes, a sync's batches) take turns to tokenize.
+    tokenizing: threading.Lock = field(default_factory=threading.Lock)
+
+    def __post_init__(self) -> None:
+        preprocess = self.model.preprocess
+
+        def take_turns(*args: Any, **kwargs: Any) -> Any:
+            with self.tokenizing:
+                return preprocess(*args, **kwargs)
+
+        self.model.preprocess = take_turns
 
     @classmethod
     def load(cls, location: str, *, device: str, threads: int, batch_size: int) -> TorchModel:
@@ -70,7 +84,8 @@ class TorchModel:
 
     def lengths(self, texts: list[str]) -> list[int]:
         """Token counts of ``texts`` as the model reads them (truncated)."""
-        encoded = self.model.tokenizer(texts, truncation=True, max_length=self.max_tokens)["input_ids"]
+        with self.tokenizing:
+            encoded = self.model.tokenizer(texts, truncation=True, max_length=self.max_tokens)["input_ids"]
         return [len(ids) for ids in encoded]
 
     def fp32(self, texts: list[str]) -> Vectors:

@@ -109,7 +109,8 @@ class QueryBatcher:
     def _ended(self, task: asyncio.Task[None]) -> None:
         self._running.discard(task)
         self._alone = False
-        self._dispatch()
+        if not task.cancelled():  # cancelled: the loop is closing, start nothing more
+            self._dispatch()
 
     async def _call(self, texts: list[str], *, alone: bool) -> None:
         futures = [self._pending[text] for text in texts]

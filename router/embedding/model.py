@@ -60,8 +60,9 @@ def default_cache_dir() -> Path:
 class Embedder:
     """A sentence-transformers model with normalised float32 output.
 
-    The blocking model call runs on one dedicated thread, so ``embed`` never blocks the
-    event loop and concurrent callers never run the model twice at once. Each shape of work
+    Blocking model calls run on the model's lanes (one thread each), so ``embed`` never
+    blocks the event loop; concurrent queries share calls, on several lanes under load (see
+    ``router.embedding.batching``). Each shape of work
     (one query, a micro-batch of concurrent queries, catalog batches) runs on its own backend:
     with ``auto``, the fastest measured on this machine among those whose vectors match
     PyTorch fp32 (see ``router.embedding.selection``), the choice cached per model and CPU.
@@ -128,15 +129,30 @@ class Embedder:
             extra={"model": model, "backends": self.choice.backends, "dimension": self.dimension},
         )
         self.observers: list[EncodeObserver] = []
-        self._thread = ThreadPoolExecutor(max_workers=self.lanes, thread_name_prefix="embed")
+        # One thread per lane, and work goes to the lowest free lane: a call of several intra-op
+        # threads starts a thread team for the thread that makes it, and teams of two threads
+        # that take turns spin against each other. So lone queries and catalog batches stay on
+        # the first lane unless it is busy.
+        self._lanes = [ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"embed-{i}") for i in range(self.lanes)]
+        self._busy = [0] * self.lanes
         self._queries = QueryBatcher(
             self._encode_queries, dimension=self.dimension, lanes=self.lanes, cache_size=cache_size
         )
 
     async def _encode_queries(self, texts: Sequence[str], alone: bool) -> Vectors:
         threads = self._threads if alone else max(1, self._threads // self.lanes)
-        loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self._thread, self._encode_batch, list(texts), "query", threads)
+        return await self._on_lane(list(texts), "query", threads)
+
+    async def _on_lane(self, texts: list[str], kind: str, threads: int | None = None) -> Vectors:
+        """Encode on the lowest free lane (the least busy when none is free)."""
+        free = [lane for lane, calls in enumerate(self._busy) if not calls]
+        lane = free[0] if free else min(range(self.lanes), key=self._busy.__getitem__)
+        self._busy[lane] += 1
+        try:
+            loop = asyncio.get_running_loop()
+            return await loop.run_in_executor(self._lanes[lane], self._encode_batch, texts, kind, threads)
+        finally:
+            self._busy[lane] -= 1
 
     def encode(self, texts: Sequence[str], *, progress: Progress | None = None, kind: str = "catalog") -> Vectors:
         """Encode texts on the calling thread (for scripts and the sync worker's thread).
@@ -162,12 +178,10 @@ class Embedder:
         between batches instead of waiting for a whole catalog. ``kind`` names the texts
         for the observers (``catalog``, ``memory``, ``example``).
         """
-        loop = asyncio.get_running_loop()
         order, out = _by_length(texts), np.zeros((len(texts), self.dimension), dtype=np.float32)
         for start in range(0, len(order), self.batch_size):
             rows = order[start : start + self.batch_size]
-            batch = [texts[i] for i in rows]
-            out[rows] = await loop.run_in_executor(self._thread, self._encode_batch, batch, kind)
+            out[rows] = await self._on_lane([texts[i] for i in rows], kind)
             if progress is not None:
                 progress(start + len(rows), len(order))
         return out
@@ -200,8 +214,9 @@ class Embedder:
         return vectors
 
     def close(self) -> None:
-        """Stop the model's thread."""
-        self._thread.shutdown(wait=False, cancel_futures=True)
+        """Stop the model's threads."""
+        for lane in self._lanes:
+            lane.shutdown(wait=False, cancel_futures=True)
 
 
 def _by_length(texts: Sequence[str]) -> list[int]:
