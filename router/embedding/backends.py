@@ -51,16 +51,22 @@ class TorchModel:
     # Releases of transformers that set a fast tokenizer's truncation and padding on its shared
     # Rust object fail ("Already borrowed") when another thread tokenizes meanwhile: model calls
     # on several threads (query lanes, a sync's batches) take turns to tokenize.
-    tokenizing: threading.Lock = field(default_factory=threading.Lock)
+    tokenizing: threading.RLock = field(default_factory=threading.RLock)
 
     def __post_init__(self) -> None:
-        preprocess = self.model.preprocess
+        # sentence-transformers tokenizes in ``preprocess`` (``tokenize`` in older releases, which
+        # newer ones keep as a wrapper of it: hence a re-entrant lock).
+        for name in ("preprocess", "tokenize"):
+            method = getattr(self.model, name, None)
+            if callable(method):
+                setattr(self.model, name, self._in_turn(method))
 
+    def _in_turn(self, method: Callable[..., Any]) -> Callable[..., Any]:
         def take_turns(*args: Any, **kwargs: Any) -> Any:
             with self.tokenizing:
-                return preprocess(*args, **kwargs)
+                return method(*args, **kwargs)
 
-        self.model.preprocess = take_turns
+        return take_turns
 
     @classmethod
     def load(cls, location: str, *, device: str, threads: int, batch_size: int) -> TorchModel:

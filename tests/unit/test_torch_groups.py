@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+import time
 from typing import Any
 
 import numpy as np
@@ -57,3 +59,49 @@ def test_bf16_gives_float32_vectors() -> None:
     vectors = torch_model.bf16([words(2, "a"), words(7, "b"), words(3, "c")])
     assert vectors.dtype == np.float32
     assert [int(np.argmax(v)) for v in vectors] == [2, 7, 3]
+
+
+class SharedTokenizer(FakeModel):
+    """Records how many threads are inside the tokenizer at once."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.inside = self.most_inside = 0
+
+    def _enter(self) -> None:
+        self.inside += 1
+        self.most_inside = max(self.most_inside, self.inside)
+        time.sleep(0.002)
+        self.inside -= 1
+
+    def tokenizer(self, texts: list[str], **options: Any) -> dict[str, list[list[int]]]:
+        self._enter()
+        return super().tokenizer(texts, **options)
+
+    def preprocess(self, texts: list[str]) -> list[str]:
+        self._enter()
+        return texts
+
+    def tokenize(self, texts: list[str]) -> list[str]:
+        return self.preprocess(texts)  # newer releases keep it as a wrapper
+
+
+def test_threads_take_turns_to_tokenize() -> None:
+    fake = SharedTokenizer()
+    torch_model = TorchModel(fake, dimension=32, max_tokens=256, batch_size=16)
+
+    def hammer(way: int) -> None:
+        for _ in range(20):
+            if way == 0:
+                torch_model.lengths(["a b", "c"])
+            elif way == 1:
+                fake.preprocess(["a b"])
+            else:
+                fake.tokenize(["a b"])
+
+    threads = [threading.Thread(target=hammer, args=(i % 3,)) for i in range(6)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert fake.most_inside == 1
