@@ -117,20 +117,20 @@ class QueryBatcher:
         try:
             vectors = await self._encode(texts, alone)
         except asyncio.CancelledError:  # the loop is closing: so are the waiters
-            for text, future in zip(texts, futures, strict=True):
-                self._pending.pop(text, None)
+            for future in futures:
                 future.cancel()
             raise
         except Exception as exc:  # every waiter gets the model's error, not a hang
-            for text, future in zip(texts, futures, strict=True):
-                self._pending.pop(text, None)
+            for future in futures:
                 if not future.done():
                     future.set_exception(exc)
             return
+        finally:
+            for text in texts:
+                del self._pending[text]
         self.batches += 1
         for text, future, vector in zip(texts, futures, vectors, strict=True):
             self._remember(text, vector)
-            self._pending.pop(text, None)
             if not future.done():
                 future.set_result(vector)
 

@@ -144,11 +144,11 @@ class ExactTier:
             # einsum, not BLAS: a row's score must not depend on where it sits or how many rows are
             # asked (BLAS rounds the rows of a block's tail otherwise), so a route scores the
             # same whichever order the rows were written or read back in. It is as fast here.
-            if len(picked) == size:
-                scores = np.einsum("ij,j->i", self._matrix[:size], query)
-            elif len(picked) * 8 > size:
+            if len(picked) * 8 > size:
                 # One product over every row beats copying most of them out first.
-                scores = np.einsum("ij,j->i", self._matrix[:size], query)[picked]
+                scores = np.einsum("ij,j->i", self._matrix[:size], query)
+                if len(picked) < size:
+                    scores = scores[picked]
             else:
                 scores = np.einsum("ij,j->i", self._matrix[picked], query)
             return self._best(scores, picked, limit, fields)
