@@ -2,7 +2,8 @@
 
 ``python -m benchmarks.perf [--sizes 1000,10000,100000] [--quick]`` (``make bench-perf``). For each
 size, a BFCL-grown catalog (``benchmarks.catalogs``) and a real ``router serve`` process in
-embedded mode on 127.0.0.1, driven with httpx:
+embedded mode on 127.0.0.1, loaded through a lean HTTP/1.1 client (``benchmarks.perf_http``: the
+load generator shares the server's cores) and, for the client's share, httpx:
 
 1. **full sync**: ``PUT /v1/catalogs/bench`` of the whole catalog on an empty store, beside the
    bare library's batch encode of the same texts (``SentenceTransformer(path).encode``, fp32;
@@ -46,7 +47,15 @@ from benchmarks.bfcl import load_questions
 from benchmarks.common import RESULTS, Load, kept_subsection, machine, record_run, retimed_pool, say
 from benchmarks.perf_floor import BareModel, bare_load_seconds
 from benchmarks.perf_inproc import encode_rate, floor_sample, reconcile
-from benchmarks.perf_load import batching_ceiling, client, parallel_ceiling, put_catalog, sequential, throughput
+from benchmarks.perf_load import (
+    batching_ceiling,
+    client,
+    lean_client,
+    parallel_ceiling,
+    put_catalog,
+    sequential,
+    throughput,
+)
 from benchmarks.perf_report import CLIENTS, SizeResult, apply_table, table
 from benchmarks.perf_server import start, wait_for_log
 from benchmarks.perf_store import CACHE, BuildInfo, Catalog, StoreCache, copy_store, load_catalog, product_version
@@ -135,9 +144,9 @@ async def _serve(result: SizeResult, catalog: Catalog, bare: BareModel, work: Pa
             say(f"{result.size:,}: waiting for the search index (built in the background)")
             built = await asyncio.to_thread(wait_for_log, log, "index built", timeout=INDEX_SECONDS, offset=offset)
             result.index_seconds = server.ready_seconds + built if built is not None else None
-        async with client(server) as http:
+        async with lean_client(server) as http, client(server, connections=1) as compare:
             deadline = time.monotonic() + LATENCY_SECONDS
-            result.latency = await sequential(http, bare, NAMESPACE, latency_texts, deadline=deadline)
+            result.latency = await sequential(http, compare, bare, NAMESPACE, latency_texts, deadline=deadline)
             for i, slices in enumerate(rounds):
                 order = CLIENTS[i % len(CLIENTS) :] + CLIENTS[: i % len(CLIENTS)]
                 for clients in order:

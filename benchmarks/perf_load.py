@@ -16,6 +16,7 @@ import httpx
 from tqdm import tqdm
 
 from benchmarks.perf_floor import BareModel
+from benchmarks.perf_http import LeanClient
 from benchmarks.perf_server import LogProgress, Server
 
 __all__ = ["Latency", "batching_ceiling", "parallel_ceiling", "put_catalog", "route_body", "sequential", "throughput"]
@@ -37,12 +38,23 @@ def client(server: Server, *, connections: int = 64, timeout: float = REQUEST_TI
     return httpx.AsyncClient(base_url=server.url, timeout=timeout, limits=limits)
 
 
+def lean_client(server: Server, *, connections: int = 64) -> LeanClient:
+    """The load generator's client for ``server`` (``benchmarks.perf_http``: little CPU of its own)."""
+    return LeanClient(server.url, connections=connections, timeout=REQUEST_TIMEOUT)
+
+
 @dataclass(frozen=True)
 class Latency:
-    """Paired seconds: each route beside the bare encode of the context it embedded."""
+    """Paired seconds: each route beside the bare encode of the context it embedded.
+
+    ``cached`` and ``cached_httpx`` are the same texts routed again, their query vectors cached
+    by then (what a route spends beside its encode), through this client and through httpx.
+    """
 
     route: list[float]
     encode: list[float]
+    cached: list[float]
+    cached_httpx: list[float]
 
     def quantile(self, values: Sequence[float], q: float) -> float:
         """The ``q`` quantile (0.5 for the median) of ``values``."""
@@ -56,14 +68,23 @@ class Latency:
 
 
 async def sequential(
-    http: httpx.AsyncClient, bare: BareModel, namespace: str, texts: Sequence[str], *, deadline: float
+    http: LeanClient,
+    compare: httpx.AsyncClient,
+    bare: BareModel,
+    namespace: str,
+    texts: Sequence[str],
+    *,
+    deadline: float,
 ) -> Latency:
     """Route ``texts`` one at a time; after each, encode the context it returned with the bare library, here.
 
     The two alternate which goes first, so a drift of the machine's load weighs on both alike.
+    Each text is then routed again through ``http`` and through ``compare``: its query vector is
+    cached by then, so what is timed is the route beside its encode, the client's share included.
     """
     route: list[float] = []
     encode: list[float] = []
+    cached: dict[bool, list[float]] = {False: [], True: []}
     bare.encode(list(texts[:8]))  # warm-up: the first runs allocate
     for i, text in enumerate(tqdm(texts, desc="sequential routes", unit="q", leave=False)):
         if time.monotonic() > deadline:
@@ -83,11 +104,17 @@ async def sequential(
         await asyncio.sleep(SETTLE)
         if not bare_first:
             encode.append(bare.one(context))
-    return Latency(route, encode)
+        for through_httpx in (False, True) if bare_first else (True, False):
+            start = time.perf_counter()
+            again = await (compare if through_httpx else http).post("/v1/route", json=body)
+            cached[through_httpx].append(time.perf_counter() - start)
+            again.raise_for_status()
+            await asyncio.sleep(SETTLE)
+    return Latency(route, encode, cached[False], cached[True])
 
 
 async def throughput(
-    http: httpx.AsyncClient, namespace: str, texts: Sequence[str], *, clients: int, deadline: float
+    http: LeanClient, namespace: str, texts: Sequence[str], *, clients: int, deadline: float
 ) -> tuple[int, float]:
     """``clients`` concurrent clients route ``texts`` (each once) as fast as answers come.
 

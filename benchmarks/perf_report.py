@@ -89,6 +89,19 @@ def _latency_rows(r: SizeResult) -> list[str]:
         _row(f"route p50, sequential ({len(lat.route)} distinct)", r.size, _ms(p50), floor50, p50 / e50,
              *_at_most(_route_target(r.size), p50 / e50, "x")),
         _row("route p95, sequential", r.size, _ms(p95), f"{_ms(e95)} bare encode", p95 / e95, "", None),
+        *_cached_rows(r.size, lat),
+    ]  # fmt: skip
+
+
+def _cached_rows(size: int, lat: Latency) -> list[str]:
+    """The same routes again with their query vectors cached: what a route spends beside its encode."""
+    if not lat.cached or not lat.cached_httpx:
+        return []
+    lean, through = lat.quantile(lat.cached, 0.5), lat.quantile(lat.cached_httpx, 0.5)
+    return [
+        _row("route p50, query vector cached", size, _ms(lean), "", None, "", None),
+        _row("route p50, query vector cached, httpx client", size, _ms(through), f"{_ms(lean)} lean client",
+             through / lean, "", None),
     ]  # fmt: skip
 
 
