@@ -25,6 +25,9 @@ from router.storage.edge_shard import LiveShard
 _FLOAT = np.float32
 _MIN_ROWS = 1024
 _PAGE = 2048
+# Up to this many rows, a filtered BM25 search scores each row's own words (a few microseconds a
+# row) rather than walking every posting of the query's terms (0.3-0.5 ms at 10,000 rows).
+_FEW_ROWS = 64
 _NONE = np.empty(0, dtype=np.intp)
 
 
@@ -161,10 +164,18 @@ class ExactTier:
             postings = self._postings
             if postings is None:
                 postings = self._postings = Postings(self._words)
-            every, holds = postings.scores(sparse.indices, sparse.values)
-            picked = np.flatnonzero(holds) if not match else self._matching(match)
             if match:
-                picked = picked[holds[picked]]
+                picked = self._matching(match)
+                if len(picked) <= _FEW_ROWS:  # a list of names: their own words, not every posting
+                    scores, holds = postings.scores_of(
+                        [self._words[r] for r in picked.tolist()], sparse.indices, sparse.values
+                    )
+                else:
+                    every, held = postings.scores(sparse.indices, sparse.values)
+                    scores, holds = every[picked], held[picked]
+                return self._best(scores[holds], picked[holds], limit, fields)
+            every, held = postings.scores(sparse.indices, sparse.values)
+            picked = np.flatnonzero(held)
             return self._best(every[picked], picked, limit, fields)
 
     def _best(self, scores: np.ndarray, picked: np.ndarray, limit: int, fields: Sequence[str]) -> list[Hit]:

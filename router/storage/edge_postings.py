@@ -44,17 +44,42 @@ class Postings:
         """Every row's score for a query, and whether the row holds one of its terms."""
         scores = np.zeros(self.size, dtype=np.float64)
         found = np.zeros(self.size, dtype=bool)
-        if not len(self._terms):
-            return scores, found
-        wanted = np.asarray(indices, dtype=np.int64)
-        at = np.searchsorted(self._terms, wanted)
-        for term, weight, position in zip(wanted.tolist(), values, at.tolist(), strict=True):
-            if position >= len(self._terms) or self._terms[position] != term:
-                continue
+        for _, position, weight in self._held(indices, values):
             start, end = self._starts[position], self._starts[position + 1]
-            held = end - start
-            idf = np.log((self._documents - held + 0.5) / (held + 0.5) + 1.0)
             rows = self._rows[start:end]
-            scores[rows] += weight * idf * self._values[start:end]
+            scores[rows] += weight * self._values[start:end]
             found[rows] = True
         return scores, found
+
+    def scores_of(
+        self, rows: Sequence[Words | None], indices: Sequence[int], values: Sequence[float]
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """``scores`` for a few rows only, given their words: the same sums, term by term in query order."""
+        held = self._held(indices, values)
+        scores = np.zeros(len(rows), dtype=np.float64)
+        found = np.zeros(len(rows), dtype=bool)
+        for i, words in enumerate(rows):
+            if words is None or not held:
+                continue
+            document = dict(zip(words[0].tolist(), words[1].tolist(), strict=True))
+            total, holds = 0.0, False
+            for term, _, weight in held:
+                value = document.get(term)
+                if value is not None:
+                    total += float(weight * value)
+                    holds = True
+            scores[i], found[i] = total, holds
+        return scores, found
+
+    def _held(self, indices: Sequence[int], values: Sequence[float]) -> list[tuple[int, int, np.float64]]:
+        """The query's terms that some row holds, in query order: term, position, weight times IDF."""
+        if not len(self._terms) or not len(indices):
+            return []
+        wanted = np.asarray(indices, dtype=np.int64)
+        at = np.minimum(np.searchsorted(self._terms, wanted), len(self._terms) - 1)
+        present = self._terms[at] == wanted
+        wanted, at = wanted[present], at[present]
+        counts = self._starts[at + 1] - self._starts[at]
+        idf = np.log((self._documents - counts + 0.5) / (counts + 0.5) + 1.0)
+        weights = np.asarray(values, dtype=np.float64)[present] * idf
+        return list(zip(wanted.tolist(), at.tolist(), weights, strict=True))
