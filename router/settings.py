@@ -36,11 +36,12 @@ class EmbeddingSettings(BaseSettings):
 
     model: str = Field(DEFAULT_MODEL, description="sentence-transformers model name or local path")
     text: str = Field(DEFAULT_TEMPLATE, description=f"function text template: one of {sorted(TEMPLATES)}")
-    backend: Literal["auto", "torch", "bf16", "onnx"] = Field(
+    backend: Literal["auto", "torch", "traced", "bf16", "onnx"] = Field(
         "auto",
         description=(
             "auto: per shape of work, the fastest backend measured on this machine whose vectors match "
-            "PyTorch fp32 (cached per model and CPU); torch, bf16 (PyTorch bf16 autocast) or onnx force one"
+            "PyTorch fp32 (cached per model and CPU); torch, traced (PyTorch fp32, the transformer traced "
+            "by TorchScript), bf16 (PyTorch bf16 autocast) or onnx force one"
         ),
     )
     cache_dir: Path | None = Field(

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from router.embedding import selection
-from router.embedding.backends import BF16, ONNX, TORCH, TorchModel, intra_op_threads
+from router.embedding.backends import BF16, ONNX, TORCH, TORCH_RUNS, TRACED, TorchModel, intra_op_threads
 from router.embedding.batching import Vectors
 from router.embedding.selection import BackendChoice
 
@@ -20,7 +20,7 @@ __all__ = ["FORCED", "Loaded", "load_backends"]
 log = logging.getLogger(__name__)
 Run = Callable[[list[str]], Vectors]
 # ROUTER_EMBEDDING_BACKEND values that force one backend for every shape.
-FORCED = {"torch": TORCH, "bf16": BF16, "onnx": ONNX}
+FORCED = {"torch": TORCH, "traced": TRACED, "bf16": BF16, "onnx": ONNX}
 
 
 @dataclass
@@ -39,7 +39,7 @@ class Loaded:
         None when a query shape runs where that cannot change per call (ONNX Runtime's sessions fix it).
         """
         queries = {self.choice.backends[shape] for shape in ("query", "batch")}
-        return intra_op_threads if queries <= {TORCH, BF16} else None
+        return intra_op_threads if queries <= TORCH_RUNS else None
 
 
 def load_backends(
@@ -56,7 +56,7 @@ def load_backends(
 
     Args:
         location: the model directory (or a name sentence-transformers resolves).
-        backend: ``auto``, ``torch``, ``bf16`` or ``onnx``.
+        backend: ``auto``, ``torch``, ``traced``, ``bf16`` or ``onnx``.
         device: the torch device; off the CPU only PyTorch fp32 is used.
         threads: inference threads.
         batch_size: texts per forward pass.
@@ -91,6 +91,11 @@ def load_backends(
     torch_model = TorchModel.load(str(location), device="cpu", threads=threads, batch_size=batch_size)
     candidates: dict[str, Run] = {TORCH: torch_model.fp32}
     rejected: dict[str, str] = {}
+    try:
+        torch_model.trace()
+        candidates[TRACED] = torch_model.traced
+    except Exception as exc:  # any model the tracer cannot follow stays on the eager runs
+        rejected[TRACED] = f"the transformer cannot be traced: {exc}"
     if selection.cpu_supports_bf16(selection.cpu_flags(selection.cpuinfo())):
         candidates[BF16] = torch_model.bf16
     else:
@@ -136,6 +141,8 @@ def _forced(location: Path, name: str, *, device: str, threads: int, batch_size:
     if name == BF16 and not selection.cpu_supports_bf16(selection.cpu_flags(selection.cpuinfo())):
         log.warning("bf16 forced on a CPU without bf16 instructions: it is emulated, and slow")
     model = TorchModel.load(str(location), device=device, threads=threads, batch_size=batch_size)
+    if name == TRACED:
+        model.trace()  # a model the tracer cannot follow fails at start-up, not on its first route
     return Loaded(dict.fromkeys(selection.SHAPES, model.runner(name)), choice, model.dimension, model.max_tokens)
 
 
@@ -146,9 +153,9 @@ def _from_choice(
     names = set(choice.backends.values())
     runs: dict[str, Run] = {}
     dimension = max_tokens = 0
-    if names & {TORCH, BF16}:
+    if names & TORCH_RUNS:
         model = TorchModel.load(str(location), device="cpu", threads=threads, batch_size=batch_size)
-        runs.update({name: model.runner(name) for name in names & {TORCH, BF16}})
+        runs.update({name: model.runner(name) for name in names & TORCH_RUNS})
         dimension, max_tokens = model.dimension, model.max_tokens
     if ONNX in names:
         from router.embedding import onnx_backend

@@ -48,7 +48,7 @@ def resolve_model(name: str) -> str:
     return str(Path(name).expanduser()) if Path(name).expanduser().exists() else name
 
 
-Backend = Literal["auto", "onnx", "torch", "bf16"]
+Backend = Literal["auto", "onnx", "torch", "traced", "bf16"]
 
 
 def default_cache_dir() -> Path:
@@ -69,8 +69,9 @@ class Embedder:
 
     Args:
         model: a model name or local path.
-        backend: ``auto``; or ``torch``, ``bf16`` (PyTorch bf16 autocast), ``onnx`` (fails
-            when the export cannot reproduce the model) for every shape.
+        backend: ``auto``; or ``torch``, ``traced`` (PyTorch fp32, the transformer traced by
+            TorchScript), ``bf16`` (PyTorch bf16 autocast), ``onnx`` (fails when the export cannot
+            reproduce the model) for every shape.
         device: torch device, ``cpu`` by default.
         batch_size: texts per forward pass.
         threads: inference threads; all cores when None.
@@ -82,7 +83,7 @@ class Embedder:
         remeasure: time the backends even when a choice is cached (``router warm``).
 
     Attributes:
-        backend: the backend serving single queries (``torch``, ``torch-bf16``, ``onnx``).
+        backend: the backend serving single queries (``torch``, ``torch-traced``, ``torch-bf16``, ``onnx``).
         choice: the backend of every shape, and the timings it was chosen by.
     """
 

@@ -15,6 +15,7 @@ from sentence_transformers import SentenceTransformer
 from threadpoolctl import threadpool_info
 
 from router.embedding import DEFAULT_MODEL, Embedder, Vectors, resolve_model, selection
+from router.embedding.backends import TorchModel
 
 pytestmark = pytest.mark.integration
 
@@ -45,7 +46,9 @@ def tiny_workloads(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(selection, "workloads", lambda **_options: work)
 
 
-@pytest.mark.parametrize(("forced", "name"), [("torch", "torch"), ("onnx", "onnx"), ("bf16", "torch-bf16")])
+@pytest.mark.parametrize(
+    ("forced", "name"), [("torch", "torch"), ("traced", "torch-traced"), ("onnx", "onnx"), ("bf16", "torch-bf16")]
+)
 def test_every_backend_gives_the_fp32_vectors(forced: str, name: str, bare: Vectors, tmp_path: Path) -> None:
     embedder = Embedder(DEFAULT_MODEL, backend=forced, cache_dir=tmp_path / "cache")  # type: ignore[arg-type]
     try:
@@ -73,7 +76,7 @@ def test_auto_times_the_backends_once_and_later_starts_reuse_the_choice(
     described = first.describe()
     first.close()
     assert set(described["backends"]) == {"query", "batch", "catalog"}
-    assert set(described["timings_ms"]["query"]) >= {"torch", "onnx"}
+    assert set(described["timings_ms"]["query"]) >= {"torch", "torch-traced", "onnx"}
     assert all(ms > 0 for ms in described["timings_ms"]["catalog"].values())
     assert first.backend == described["backends"]["query"]
     (verified,) = (tmp_path / "cache").glob("*/verified.json")
@@ -92,6 +95,24 @@ def test_auto_times_the_backends_once_and_later_starts_reuse_the_choice(
             Embedder(DEFAULT_MODEL, cache_dir=tmp_path / "cache", remeasure=True)
     finally:
         again.close()
+
+
+@pytest.mark.usefixtures("tiny_workloads")
+def test_a_model_the_tracer_cannot_follow_is_measured_without_its_traced_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def untraceable(_model: TorchModel) -> None:
+        raise RuntimeError("control flow on tensor values")
+
+    monkeypatch.setattr(TorchModel, "trace", untraceable)
+    embedder = Embedder(DEFAULT_MODEL, cache_dir=tmp_path / "cache")
+    try:
+        assert "torch-traced" not in embedder.describe()["timings_ms"]["query"]
+        assert "control flow on tensor values" in embedder.choice.rejected["torch-traced"]
+        with pytest.raises(RuntimeError, match="control flow"):
+            Embedder(DEFAULT_MODEL, backend="traced", cache_dir=tmp_path / "cache")
+    finally:
+        embedder.close()
 
 
 async def test_queries_and_documents_share_one_vector_space(embedder: Embedder) -> None:
@@ -150,8 +171,8 @@ def test_a_model_onnx_cannot_reproduce_stays_on_pytorch(tmp_path: Path) -> None:
     copy = Path(shutil.copytree(resolve_model(DEFAULT_MODEL), tmp_path / "model"))
     (copy / "tokenizer.json").unlink()
     fallback = Embedder(str(copy), cache_dir=tmp_path / "cache")
-    assert fallback.backend == "torch"
-    assert set(fallback.describe()["backends"].values()) == {"torch"}
+    assert fallback.backend in {"torch", "torch-traced"}
+    assert set(fallback.describe()["backends"].values()) <= {"torch", "torch-traced"}
     assert "onnx" in fallback.choice.rejected
     assert fallback.encode(["hello"]).shape == (1, 384)
     with pytest.raises(ValueError, match="ONNX backend"):
