@@ -11,6 +11,7 @@ still routes the same texts through httpx beside it, so both figures are in the 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -47,18 +48,28 @@ class _Connection:
         self.used = time.monotonic()
 
     async def exchange(self, head: bytes, body: bytes) -> tuple[Answer, bool]:
-        """Send one request; its answer, and whether the connection may be used again."""
+        """Send one request; its answer, and whether the connection may be used again.
+
+        Raises:
+            _Unanswered: the connection was closed before any byte of an answer (a kept-alive
+                connection the server had just dropped: the request can be sent again).
+        """
         self.writer.write(head + body)
-        await self.writer.drain()
-        status_line = await self.reader.readline()
+        try:
+            await self.writer.drain()
+            status_line = await self.reader.readline()
+        except ConnectionError as exc:
+            raise _Unanswered(str(exc)) from exc
         if not status_line:
-            raise ConnectionError("the server closed the connection")
+            raise _Unanswered("the server closed the connection")
         status = int(status_line.split()[1])
         headers: dict[str, str] = {}
         while (line := await self.reader.readline()) not in (b"\r\n", b"\n", b""):
             name, _, value = line.decode("latin-1").partition(":")
             headers[name.strip().lower()] = value.strip()
-        if "content-length" in headers:
+        if status < 200 or status in (204, 304):
+            content = b""  # no body, whatever the headers say
+        elif "content-length" in headers:
             content = await self.reader.readexactly(int(headers["content-length"]))
         elif headers.get("transfer-encoding", "").lower() == "chunked":
             content = await self._chunks()
@@ -70,15 +81,27 @@ class _Connection:
 
     async def _chunks(self) -> bytes:
         parts = []
-        while size := int((await self.reader.readline()).split(b";")[0], 16):
+        while size := int(await self._line(), 16):
             parts.append(await self.reader.readexactly(size))
-            await self.reader.readline()
+            await self._line()
         while (await self.reader.readline()) not in (b"\r\n", b"\n", b""):
             pass  # trailers
         return b"".join(parts)
 
-    def close(self) -> None:
+    async def _line(self) -> bytes:
+        line = await self.reader.readline()
+        if not line:
+            raise ConnectionError("the server closed the connection inside a chunked body")
+        return line.split(b";")[0].strip()
+
+    async def close(self) -> None:
         self.writer.close()
+        with contextlib.suppress(OSError):
+            await self.writer.wait_closed()
+
+
+class _Unanswered(ConnectionError):
+    """A request the server closed the connection on before answering."""
 
 
 class LeanClient:
@@ -111,33 +134,41 @@ class LeanClient:
             f"{method} {path} HTTP/1.1\r\nHost: {self._host}:{self._port}\r\n"
             f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n"
         ).encode("latin-1")
-        async with self._slots:
-            connection = await self._connection()
-            try:
-                answer, reusable = await asyncio.wait_for(connection.exchange(head, body), self._timeout)
-            except BaseException:
-                connection.close()
-                raise
-            if reusable:
-                self._idle.append(connection)
-            else:
-                connection.close()
-            return answer
+        async with self._slots, asyncio.timeout(self._timeout):
+            for attempt in range(2):
+                connection, reused = await self._connection()
+                try:
+                    answer, reusable = await connection.exchange(head, body)
+                except _Unanswered:
+                    await connection.close()
+                    if reused and attempt == 0:
+                        continue  # an idle connection the server dropped: once more on a new one
+                    raise
+                except BaseException:
+                    await connection.close()
+                    raise
+                if reusable:
+                    self._idle.append(connection)
+                else:
+                    await connection.close()
+                return answer
+        raise AssertionError("unreachable")  # pragma: no cover
 
-    async def _connection(self) -> _Connection:
+    async def _connection(self) -> tuple[_Connection, bool]:
+        """A connection, and whether it was kept alive from an earlier request."""
         while self._idle:
             connection = self._idle.pop()
             if time.monotonic() - connection.used < _IDLE:
-                return connection
-            connection.close()
+                return connection, True
+            await connection.close()
         reader, writer = await asyncio.open_connection(self._host, self._port)
-        return _Connection(reader, writer)
+        return _Connection(reader, writer), False
 
     async def aclose(self) -> None:
         """Close every idle connection."""
-        for connection in self._idle:
-            connection.close()
-        self._idle.clear()
+        idle, self._idle = self._idle, []
+        for connection in idle:
+            await connection.close()
 
     async def __aenter__(self) -> LeanClient:
         return self

@@ -5,7 +5,7 @@ similar token length (padding a short text to the longest of its batch costs mor
 batching saves). Which path serves which shape of work is chosen in ``selection``.
 
 The traced path runs the transformer as one TorchScript graph (``torch.jit.trace``), the same
-kernels on the same weights without a Python call per layer: a short query spends a quarter
+operators on the same weights without a Python call per layer: a short query spends a quarter
 of its eager time dispatching operators from Python, each dispatch waiting for the
 interpreter lock while another thread (a route's search, the event loop) holds it.
 """
@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from router.embedding.batching import Vectors, length_groups
+from router.embedding.selection import AGREEMENT
 
 __all__ = ["BF16", "ONNX", "TORCH", "TORCH_RUNS", "TRACED", "TorchModel", "intra_op_threads"]
 
@@ -61,9 +62,9 @@ class TorchModel:
     # Rust object fail ("Already borrowed") when another thread tokenizes meanwhile: model calls
     # on several threads (query lanes, a sync's batches) take turns to tokenize.
     tokenizing: threading.RLock = field(default_factory=threading.RLock)
-    _graph: Any = None  # the traced transformer, made on the first traced run
-    _graph_inputs: tuple[str, ...] = ()
-    _tracing: threading.Lock = field(default_factory=threading.Lock)
+    _graph: Any = field(default=None, init=False, repr=False, compare=False)  # made by ``trace``
+    _graph_inputs: tuple[str, ...] = field(default=(), init=False, repr=False, compare=False)
+    _tracing: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         # sentence-transformers tokenizes in ``preprocess`` (``tokenize`` in older releases, which
@@ -132,34 +133,58 @@ class TorchModel:
         return runs[name]
 
     def trace(self) -> None:
-        """Trace the transformer (once); raises when this model's first module cannot be traced."""
+        """Trace the transformer (once) and check it against the eager run.
+
+        Raises:
+            ValueError: this model's pipeline is not one the traced run reproduces (a default
+                prompt, hidden states of every layer, another first module), or the graph's
+                vectors on texts of other lengths differ from the eager ones.
+        """
+        if self._graph is not None:
+            return
+        with self._tracing:
+            if self._graph is None:
+                self._graph_inputs, self._graph = self._checked_graph()
+
+    def _checked_graph(self) -> tuple[tuple[str, ...], Any]:
         import torch
 
-        with self._tracing:
-            if self._graph is not None:
-                return
-            first = self.model[0]
-            probe = self._features(["a probe text, longer than the other one", "short"])
-            names = tuple(n for n in _INPUTS if n in probe)
-            if "input_ids" not in names or getattr(first, "module_output_name", None) != "token_embeddings":
-                raise ValueError("the model's first module is not a text transformer giving token embeddings")
-            module = _hidden_states(first.auto_model, names)
-            with torch.inference_mode(), warnings.catch_warnings():
-                warnings.simplefilter("ignore")  # the tracer's notes on Python values it fixed
-                self._graph = torch.jit.trace(  # type: ignore[no-untyped-call]
-                    module, tuple(probe[n] for n in names), check_trace=False
-                )
-            self._graph_inputs = names
+        first = self.model[0]
+        if getattr(self.model, "default_prompt_name", None):
+            raise ValueError("the model prepends a default prompt, which the traced run does not")
+        if getattr(first, "module_output_name", None) != "token_embeddings" or not hasattr(first, "auto_model"):
+            raise ValueError("the model's first module is not a text transformer giving token embeddings")
+        if getattr(getattr(first.auto_model, "config", None), "output_hidden_states", False):
+            raise ValueError("the model's later modules read every layer's hidden states")
+        probe = self._features(["a probe text, longer than the other one", "short"])
+        names = tuple(n for n in _INPUTS if n in probe)
+        if "input_ids" not in names:
+            raise ValueError("the model's tokenizer gives no input_ids")
+        with torch.inference_mode(), warnings.catch_warnings():
+            # The tracer's notes on Python values it fixed: the check below is what decides.
+            warnings.simplefilter("ignore")
+            graph = torch.jit.trace(  # type: ignore[no-untyped-call]
+                _hidden_states(first.auto_model, names), tuple(probe[n] for n in names), check_trace=False
+            )
+        check = ["one", "a check text of another length and batch", "and a third, of middling length here"]
+        traced, eager = self._run_graph(graph, names, check), self._encode(check)
+        cosine = float(np.min(np.sum(traced * eager, axis=1)))
+        if traced.shape != eager.shape or cosine < AGREEMENT:
+            raise ValueError(f"the traced graph's vectors differ from the eager run's (cosine {cosine:.6f})")
+        return names, graph
 
     def _encode_traced(self, batch: list[str]) -> Vectors:
+        self.trace()
+        return self._run_graph(self._graph, self._graph_inputs, batch)
+
+    def _run_graph(self, graph: Any, names: tuple[str, ...], batch: list[str]) -> Vectors:
         import torch
 
-        self.trace()
         out = []
         for start in range(0, len(batch), self.batch_size):
             features = self._features(batch[start : start + self.batch_size])
             with torch.inference_mode():
-                features["token_embeddings"] = self._graph(*(features[n] for n in self._graph_inputs))
+                features["token_embeddings"] = graph(*(features[n] for n in names))
                 for module in list(self.model)[1:]:  # pooling, normalising, dense layers: few operators
                     features = module(features)
                 vectors = torch.nn.functional.normalize(features["sentence_embedding"], p=2, dim=1)

@@ -155,6 +155,12 @@ def _from_choice(
     dimension = max_tokens = 0
     if names & TORCH_RUNS:
         model = TorchModel.load(str(location), device="cpu", threads=threads, batch_size=batch_size)
+        if TRACED in names:
+            try:
+                model.trace()  # a graph that no longer reproduces the eager vectors sends us back to measuring
+            except Exception:
+                log.warning("the cached choice's traced run no longer traces: measuring again", exc_info=True)
+                return None
         runs.update({name: model.runner(name) for name in names & TORCH_RUNS})
         dimension, max_tokens = model.dimension, model.max_tokens
     if ONNX in names:

@@ -201,7 +201,7 @@ class BackendChoice:
         for shape in SHAPES:
             timings = self.timings_ms.get(shape, {})
             cells = [f"{n} {ms:.2f}{' *' if n == self.backends[shape] else ''}" for n, ms in timings.items()]
-            lines.append(f"  {shape:<8} {self.backends[shape]:<11} {' | '.join(cells) if cells else '(forced)'}")
+            lines.append(f"  {shape:<8} {self.backends[shape]:<12} {' | '.join(cells) if cells else '(forced)'}")
         lines.extend(f"  rejected {name}: {why}" for name, why in self.rejected.items())
         return lines
 

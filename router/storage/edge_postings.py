@@ -47,7 +47,8 @@ class Postings:
         for _, position, weight in self._held(indices, values):
             start, end = self._starts[position], self._starts[position + 1]
             rows = self._rows[start:end]
-            scores[rows] += weight * self._values[start:end]
+            # float64 products whatever numpy's promotion rules: ``scores_of`` sums the same ones.
+            scores[rows] += np.multiply(self._values[start:end], weight, dtype=np.float64)
             found[rows] = True
         return scores, found
 

@@ -14,7 +14,7 @@ import torch
 from sentence_transformers import SentenceTransformer
 from threadpoolctl import threadpool_info
 
-from router.embedding import DEFAULT_MODEL, Embedder, Vectors, resolve_model, selection
+from router.embedding import DEFAULT_MODEL, Embedder, Vectors, backends, resolve_model, selection
 from router.embedding.backends import TorchModel
 
 pytestmark = pytest.mark.integration
@@ -111,6 +111,72 @@ def test_a_model_the_tracer_cannot_follow_is_measured_without_its_traced_run(
         assert "control flow on tensor values" in embedder.choice.rejected["torch-traced"]
         with pytest.raises(RuntimeError, match="control flow"):
             Embedder(DEFAULT_MODEL, backend="traced", cache_dir=tmp_path / "cache")
+    finally:
+        embedder.close()
+
+
+def test_tracing_refuses_pipelines_the_traced_run_would_change() -> None:
+    model = TorchModel.load(resolve_model(DEFAULT_MODEL), device="cpu", threads=1, batch_size=8)
+    model.model.prompts, model.model.default_prompt_name = {"query": "query: "}, "query"
+    with pytest.raises(ValueError, match="default prompt"):
+        model.trace()
+    model.model.default_prompt_name = None
+    model.model[0].auto_model.config.output_hidden_states = True
+    with pytest.raises(ValueError, match="every layer"):
+        model.trace()
+    model.model[0].auto_model.config.output_hidden_states = False
+    model.trace()
+    assert (model.traced(TEXTS) * model.fp32(TEXTS)).sum(axis=1).min() >= selection.AGREEMENT
+
+
+def test_a_graph_that_changes_the_vectors_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    real = backends._hidden_states
+
+    def reversed_features(model: object, names: tuple[str, ...]) -> torch.nn.Module:
+        class Reversed(torch.nn.Module):
+            def __init__(self) -> None:
+                super().__init__()
+                self.inner = real(model, names)
+
+            def forward(self, *tensors: torch.Tensor) -> torch.Tensor:
+                return torch.flip(self.inner(*tensors), dims=[-1])
+
+        return Reversed().eval()
+
+    monkeypatch.setattr(backends, "_hidden_states", reversed_features)
+    model = TorchModel.load(resolve_model(DEFAULT_MODEL), device="cpu", threads=1, batch_size=8)
+    with pytest.raises(ValueError, match="differ from the eager run"):
+        model.trace()
+    with pytest.raises(ValueError, match="differ from the eager run"):
+        model.traced(["a text"])  # no graph was kept: the next run tries, and refuses, again
+
+
+@pytest.mark.usefixtures("tiny_workloads")
+def test_a_cached_traced_choice_that_no_longer_traces_is_measured_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def all_traced(candidates: object, _work: object, **_options: object) -> selection.BackendChoice:
+        return selection.BackendChoice.forced("torch-traced")
+
+    monkeypatch.setattr(selection, "select", all_traced)
+    Embedder(DEFAULT_MODEL, cache_dir=tmp_path / "cache").close()
+    measured = []
+
+    def untraceable(_model: TorchModel) -> None:
+        raise RuntimeError("control flow on tensor values")
+
+    def eager(candidates: dict[str, object], _work: object, **_options: object) -> selection.BackendChoice:
+        measured.append(sorted(candidates))
+        return selection.BackendChoice.forced("torch")
+
+    monkeypatch.setattr(TorchModel, "trace", untraceable)
+    monkeypatch.setattr(selection, "select", eager)
+    embedder = Embedder(DEFAULT_MODEL, cache_dir=tmp_path / "cache")
+    try:
+        assert embedder.backend == "torch"
+        assert len(measured) == 1
+        assert "torch" in measured[0]
+        assert "torch-traced" not in measured[0]
     finally:
         embedder.close()
 

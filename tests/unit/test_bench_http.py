@@ -10,7 +10,7 @@ from collections.abc import AsyncIterator, Iterator
 
 import pytest
 import uvicorn
-from fastapi import FastAPI, Request
+from fastapi import FastAPI, Request, Response
 from fastapi.responses import JSONResponse, StreamingResponse
 
 from benchmarks.perf_http import LeanClient
@@ -36,6 +36,11 @@ async def chunked() -> StreamingResponse:
             yield part
 
     return StreamingResponse(parts(), media_type="application/json")
+
+
+@app.delete("/echo")
+async def forget() -> Response:
+    return Response(status_code=204)
 
 
 @app.get("/close")
@@ -109,3 +114,71 @@ def test_an_error_status_raises_with_the_body_and_a_closed_connection_is_replace
 def test_a_url_without_a_port_is_refused() -> None:
     with pytest.raises(ValueError, match="url"):
         LeanClient("http://localhost")
+
+
+def test_an_answer_without_a_body_does_not_wait_for_one(url: str) -> None:
+    async def run() -> None:
+        async with LeanClient(url, timeout=5) as http:
+            answer = await http._request("DELETE", "/echo", b"")
+            assert (answer.status, answer.body) == (204, b"")
+            assert (await http.post("/echo", json={"after": 1})).json()["got"] == {"after": 1}
+
+    asyncio.run(run())
+
+
+async def _raw_server(
+    answer: bytes, *, requests_per_connection: int, hold: float = 0.0
+) -> tuple[asyncio.Server, str, list[int]]:
+    """A server writing ``answer`` ``hold`` seconds after each request, closing each connection after so many."""
+    connections: list[int] = []
+
+    async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        connections.append(len(connections))
+        try:
+            for _ in range(requests_per_connection):
+                while (await reader.readline()) not in (b"\r\n", b""):
+                    pass
+                await asyncio.sleep(hold)
+                writer.write(answer)
+                await writer.drain()
+        finally:
+            writer.close()
+            await writer.wait_closed()
+
+    server = await asyncio.start_server(serve, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    return server, f"http://127.0.0.1:{port}", connections
+
+
+def test_a_kept_connection_the_server_dropped_is_replaced_once() -> None:
+    async def run() -> None:
+        ok = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}"
+        server, url, connections = await _raw_server(ok, requests_per_connection=1)
+        async with server, LeanClient(url, timeout=5) as http:
+            assert (await http.get("/")).body == b"{}"
+            await asyncio.sleep(0.05)  # the server has closed the connection the client keeps
+            assert (await http.get("/")).body == b"{}"
+        assert len(connections) == 2
+
+    asyncio.run(run())
+
+
+def test_a_chunked_body_cut_short_is_an_error_not_a_hang() -> None:
+    async def run() -> None:
+        cut = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n4\r\nabcd\r\n"
+        server, url, _ = await _raw_server(cut, requests_per_connection=1)
+        async with server, LeanClient(url, timeout=5) as http:
+            with pytest.raises(ConnectionError, match="chunked"):
+                await http.get("/")
+
+    asyncio.run(run())
+
+
+def test_a_server_that_does_not_answer_times_out() -> None:
+    async def run() -> None:
+        server, url, _ = await _raw_server(b"", requests_per_connection=1, hold=1.0)
+        async with server, LeanClient(url, timeout=0.3) as http:
+            with pytest.raises(TimeoutError):
+                await http.get("/")
+
+    asyncio.run(run())
