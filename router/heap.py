@@ -10,8 +10,8 @@ Python's cycle collector runs its full passes in proportion to the objects alloc
 each pass walks every live container object: decoding and validating a 100k-function catalog
 (millions of dicts and lists, none of them in a cycle) spent most of its time in those
 passes, three quarters of an ``orjson.loads`` of the 60 MB body. ``bulk()`` pauses the
-collector for such work; ``settle()`` moves what a started process holds (model, libraries)
-out of the passes for good.
+collector for such work and moves its result out of the passes until ``release()``;
+``settle()`` moves what a started process holds (model, libraries) out of them for good.
 """
 
 from __future__ import annotations
@@ -49,7 +49,8 @@ def _libc() -> Any:
 
 
 def release() -> bool:
-    """Return the allocator's free pages to the OS; whether the C library could (glibc)."""
+    """Collect what a finished ``bulk`` froze and return free pages to the OS; whether the C library could (glibc)."""
+    _thaw()
     libc = _libc()
     if libc is None:
         return False
@@ -99,6 +100,7 @@ async def trim_when_quiet(activity: Callable[[], object], *, quiet: float = 2.0,
 
 _paused = 0
 _resume = False
+_thaw_pending = False
 _pause_lock = threading.Lock()
 
 
@@ -106,10 +108,13 @@ _pause_lock = threading.Lock()
 def bulk() -> Iterator[None]:
     """Pause the cycle collector while building or reading large acyclic data (catalogs).
 
-    Process-wide and nestable across threads: when the last ``bulk`` ends the collector runs again
-    if it ran before the first, and then collects whatever cycles were made meanwhile.
+    Process-wide and nestable across threads. When the last ``bulk`` ends, what lives then is
+    frozen (``gc.freeze``) before the collector runs again: resumed over a just-parsed catalog,
+    its next three passes walked all of it (1.1 s for 100k functions), though none of it is in
+    a cycle and it is freed by reference counting all the same. ``release`` thaws and collects
+    once the work is over, so cycles that other threads made meanwhile are not kept.
     """
-    global _paused, _resume
+    global _paused, _resume, _thaw_pending
     with _pause_lock:
         if _paused == 0:
             _resume = gc.isenabled()
@@ -120,8 +125,23 @@ def bulk() -> Iterator[None]:
     finally:
         with _pause_lock:
             _paused -= 1
-            if _paused == 0 and _resume:
-                gc.enable()
+            if _paused == 0:
+                gc.freeze()
+                _thaw_pending = True
+                if _resume:
+                    gc.enable()
+
+
+def _thaw() -> None:
+    """Collect what ``bulk`` froze that is garbage by now, and freeze the rest again (as ``settle`` left it)."""
+    global _thaw_pending
+    with _pause_lock:
+        if not _thaw_pending or _paused:
+            return
+        _thaw_pending = False
+        gc.unfreeze()
+        gc.collect()
+        gc.freeze()
 
 
 def settle(*, arenas: int | None = None) -> None:

@@ -16,7 +16,7 @@ import httpx
 import orjson
 import pytest
 
-from router.limits import MIB, LimitSettings
+from router.limits import LARGE_BODY, MIB, LimitSettings
 from tests.conftest import STOCKS, TIMEZONE, WEATHER, Served, bare, write_catalog
 
 pytestmark = pytest.mark.integration
@@ -243,3 +243,33 @@ async def test_a_catalog_body_that_is_not_json_is_refused(guarded: Callable[...,
             headers={"content-type": "application/json"},
         )
         assert good.status_code == 200, good.text
+
+
+async def test_a_large_catalog_is_checked_as_closely_as_a_small_one(guarded: Callable[..., Any]) -> None:
+    limits = LimitSettings(catalog_bytes=8 * MIB, functions=20_000, text_chars=500, depth=12)
+    words = "words " * 60
+    functions = [
+        {**WEATHER, "name": f"get_weather_{i}", "description": f'Weather "[{i}]" \\ {{now}} {words}'}
+        for i in range(2500)
+    ]
+    assert len(orjson.dumps({"functions": functions})) > LARGE_BODY  # checked off the loop, from its bytes first
+    bad = {
+        "a NUL": ({"description": "rain\x00"}, r"functions[2100].description: the text contains a NUL character"),
+        "a long text": ({"description": "y" * 501}, "functions[2100].description: the text has 501 characters"),
+        "deep nesting": (
+            {"parameters": {"type": "object", "properties": {"a": {"items": [[[[[[[1]]]]]]]}}}},
+            "functions[2100].parameters.properties.a.items[0][0][0][0][0][0]: nested deeper than 12 levels",
+        ),
+    }
+    async with guarded(limits) as served:
+        before = await state(served)
+        for change, detail in bad.values():
+            document = {"functions": [*functions[:2100], {**functions[2100], **change}, *functions[2101:]]}
+            put = await served.client.put("/v1/catalogs/travel", content=orjson.dumps(document), headers=JSON)
+            refused(put, 422, "InvalidRequest", detail)
+            assert await state(served) == before
+        fine = await served.client.put(
+            "/v1/catalogs/weather", content=orjson.dumps({"functions": functions}), headers=JSON
+        )
+        assert fine.status_code == 200, fine.text
+        assert fine.json()["added"] == 2500
