@@ -99,6 +99,10 @@ class _Connection:
         with contextlib.suppress(OSError):
             await self.writer.wait_closed()
 
+    def abort(self) -> None:
+        """Drop the connection now, whatever is still buffered (a request that failed or timed out)."""
+        self.writer.transport.abort()
+
 
 class _Unanswered(ConnectionError):
     """A request the server closed the connection on before answering."""
@@ -136,16 +140,16 @@ class LeanClient:
         ).encode("latin-1")
         async with self._slots, asyncio.timeout(self._timeout):
             for attempt in range(2):
-                connection, reused = await self._connection()
+                connection, reused = await self._connection(fresh=attempt > 0)
                 try:
                     answer, reusable = await connection.exchange(head, body)
                 except _Unanswered:
-                    await connection.close()
+                    connection.abort()
                     if reused and attempt == 0:
                         continue  # an idle connection the server dropped: once more on a new one
                     raise
                 except BaseException:
-                    await connection.close()
+                    connection.abort()
                     raise
                 if reusable:
                     self._idle.append(connection)
@@ -154,9 +158,9 @@ class LeanClient:
                 return answer
         raise AssertionError("unreachable")  # pragma: no cover
 
-    async def _connection(self) -> tuple[_Connection, bool]:
-        """A connection, and whether it was kept alive from an earlier request."""
-        while self._idle:
+    async def _connection(self, *, fresh: bool = False) -> tuple[_Connection, bool]:
+        """A connection (a new one if ``fresh``), and whether it was kept alive from an earlier request."""
+        while self._idle and not fresh:
             connection = self._idle.pop()
             if time.monotonic() - connection.used < _IDLE:
                 return connection, True

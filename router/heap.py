@@ -101,6 +101,9 @@ async def trim_when_quiet(activity: Callable[[], object], *, quiet: float = 2.0,
 _paused = 0
 _resume = False
 _thaw_pending = False
+_thaw_armed = False
+# Seconds from the end of bulk work to the collection that follows it.
+THAW_AFTER = 1.0
 _pause_lock = threading.Lock()
 
 
@@ -111,10 +114,11 @@ def bulk() -> Iterator[None]:
     Process-wide and nestable across threads. When the last ``bulk`` ends, what lives then is
     frozen (``gc.freeze``) before the collector runs again: resumed over a just-parsed catalog,
     its next three passes walked all of it (1.1 s for 100k functions), though none of it is in
-    a cycle and it is freed by reference counting all the same. ``release`` thaws and collects
-    once the work is over, so cycles that other threads made meanwhile are not kept.
+    a cycle and it is freed by reference counting all the same. ``THAW_AFTER`` seconds later (or
+    at ``release``, if sooner) a thaw collects once, so cycles that any thread made meanwhile are
+    not kept, whether the work succeeded or not.
     """
-    global _paused, _resume, _thaw_pending
+    global _paused, _resume, _thaw_pending, _thaw_armed
     with _pause_lock:
         if _paused == 0:
             _resume = gc.isenabled()
@@ -130,18 +134,29 @@ def bulk() -> Iterator[None]:
                 _thaw_pending = True
                 if _resume:
                     gc.enable()
+                if not _thaw_armed:
+                    _thaw_armed = True
+                    timer = threading.Timer(THAW_AFTER, _thaw)
+                    timer.daemon = True
+                    timer.start()
 
 
 def _thaw() -> None:
-    """Collect what ``bulk`` froze that is garbage by now, and freeze the rest again (as ``settle`` left it)."""
-    global _thaw_pending
+    """Collect what ``bulk`` froze that is garbage by now, and freeze the rest again (as ``settle`` left it).
+
+    A full collection over everything alive (tenths of a second): once after bulk work, not per request.
+    Skipped while a ``bulk`` runs: its end arms the next thaw.
+    """
+    global _thaw_pending, _thaw_armed
     with _pause_lock:
+        _thaw_armed = False
         if not _thaw_pending or _paused:
             return
         _thaw_pending = False
-        gc.unfreeze()
-        gc.collect()
-        gc.freeze()
+    # Outside the lock: a finalizer that parses (enters ``bulk``) must not wait on it.
+    gc.unfreeze()
+    gc.collect()
+    gc.freeze()
 
 
 def settle(*, arenas: int | None = None) -> None:

@@ -242,18 +242,28 @@ def within_limits(body: bytes, limits: LimitSettings) -> bool:
     """
     import numpy as np
 
-    if b"\\u0000" in body:
-        return False
+    if b"\\u0000" in body or b"\x00" in body:
+        return False  # a NUL escape, or a body in UTF-16 or UTF-32 (which the decoder also takes)
     # One pass of bytes.translate marks the bytes that matter: quotes, openers, closers.
     marks = np.frombuffer(body.translate(_MARKS), dtype=np.uint8)
     at = np.flatnonzero(marks)
     kinds = marks[at]
     quotes = at[kinds == _QUOTE]
-    before = np.frombuffer(body, dtype=np.uint8)[np.maximum(quotes - 1, 0)]
-    after_backslash = quotes[before == _BACKSLASH]
-    if len(after_backslash):
-        escaped = [int(q) for q in after_backslash if _backslashes_before(body, int(q)) % 2]
-        quotes = np.delete(quotes, np.searchsorted(quotes, escaped))
+    raw = np.frombuffer(body, dtype=np.uint8)
+    # A quote is escaped after an odd run of backslashes: runs counted a step at a time over the
+    # quotes still in one, up to a bound past which the walk decides.
+    behind = quotes[quotes > 0]
+    backslashes = np.zeros(len(behind), dtype=np.int64)
+    running = np.ones(len(behind), dtype=bool)
+    for step in range(1, _RUN_BOUND + 1):
+        running &= behind >= step
+        running[running] = raw[behind[running] - step] == _BACKSLASH
+        if not running.any():
+            break
+        backslashes += running
+    else:
+        return False
+    quotes = np.concatenate([quotes[quotes == 0], behind[backslashes % 2 == 0]])
     if len(quotes) % 2:
         return False  # not JSON the decoder took: let the walk decide
     if len(quotes) and int((quotes[1::2] - quotes[0::2]).max()) - 1 > limits.text_chars:
@@ -266,14 +276,8 @@ def within_limits(body: bytes, limits: LimitSettings) -> bool:
 
 
 _BACKSLASH = ord("\\")
+_RUN_BOUND = 64  # backslashes in a row before a quote that the scan counts
 _QUOTE, _OPEN, _CLOSE = 1, 2, 3
 _MARKS = bytes(
     _QUOTE if byte == ord('"') else _OPEN if byte in b"{[" else _CLOSE if byte in b"}]" else 0 for byte in range(256)
 )
-
-
-def _backslashes_before(body: bytes, at: int) -> int:
-    start = at
-    while start > 0 and body[start - 1] == _BACKSLASH:
-        start -= 1
-    return at - start

@@ -182,3 +182,16 @@ def test_a_server_that_does_not_answer_times_out() -> None:
                 await http.get("/")
 
     asyncio.run(run())
+
+
+def test_a_retry_goes_over_a_new_connection_when_every_kept_one_was_dropped() -> None:
+    async def run() -> None:
+        ok = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}"
+        server, url, connections = await _raw_server(ok, requests_per_connection=1)
+        async with server, LeanClient(url, timeout=5) as http:
+            assert all(a.body == b"{}" for a in await asyncio.gather(*(http.get("/") for _ in range(3))))
+            await asyncio.sleep(0.05)  # all three kept connections are closed by now
+            assert (await http.get("/")).body == b"{}"
+        assert len(connections) == 4
+
+    asyncio.run(run())

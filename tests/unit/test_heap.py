@@ -112,3 +112,29 @@ print(dropped() is None, gc.get_freeze_count() >= 20_000, len(catalog))  # colle
 def test_what_a_bulk_built_leaves_the_collector_until_release_collects_its_garbage() -> None:
     done = subprocess.run([sys.executable, "-c", FROZEN], capture_output=True, text=True, check=True, timeout=60)
     assert done.stdout.split() == ["True", "True", "True", "True", "10000"]
+
+
+# A bulk that ends without anybody calling ``release`` (a refused body): its thaw comes by itself.
+THAWED = """
+import gc, time, weakref
+from router import heap
+
+class Node:
+    pass
+
+heap.THAW_AFTER = 0.2
+with heap.bulk():
+    cycle = Node()
+    cycle.me = cycle
+    dropped = weakref.ref(cycle)
+    del cycle
+gc.collect()
+print(dropped() is not None)
+time.sleep(1.0)
+print(dropped() is None)
+"""
+
+
+def test_a_bulk_is_thawed_after_a_while_without_a_release() -> None:
+    done = subprocess.run([sys.executable, "-c", THAWED], capture_output=True, text=True, check=True, timeout=60)
+    assert done.stdout.split() == ["True", "True"]

@@ -135,6 +135,15 @@ def test_the_byte_scan_reads_strings_as_json_writes_them(document: Any, scanned:
     assert within_limits(orjson.dumps(document), limits) is scanned
 
 
+def test_the_byte_scan_leaves_to_the_walk_what_it_cannot_read() -> None:
+    limits = LimitSettings(text_chars=20, depth=5)
+    nul = {"messages": [{"role": "user", "content": "a\x00b"}]}
+    assert not within_limits(orjson.dumps(nul), limits)
+    assert not within_limits(json.dumps(nul).encode("utf-16-le"), limits)  # json.loads reads UTF-16 too
+    assert not within_limits(orjson.dumps({"a": "\\" * 40}), limits)  # 80 backslashes before a quote
+    assert within_limits(orjson.dumps({"a": "\\" * 5}), limits)
+
+
 @pytest.mark.parametrize(
     ("method", "path", "expected"),
     [
