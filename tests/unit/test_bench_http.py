@@ -126,6 +126,9 @@ def test_an_answer_without_a_body_does_not_wait_for_one(url: str) -> None:
     asyncio.run(run())
 
 
+OK = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}"
+
+
 async def _raw_server(
     answer: bytes, *, requests_per_connection: int, hold: float = 0.0
 ) -> tuple[asyncio.Server, str, list[int]]:
@@ -152,8 +155,7 @@ async def _raw_server(
 
 def test_a_kept_connection_the_server_dropped_is_replaced_once() -> None:
     async def run() -> None:
-        ok = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}"
-        server, url, connections = await _raw_server(ok, requests_per_connection=1)
+        server, url, connections = await _raw_server(OK, requests_per_connection=1)
         async with server, LeanClient(url, timeout=5) as http:
             assert (await http.get("/")).body == b"{}"
             await asyncio.sleep(0.05)  # the server has closed the connection the client keeps
@@ -163,22 +165,20 @@ def test_a_kept_connection_the_server_dropped_is_replaced_once() -> None:
     asyncio.run(run())
 
 
-def test_a_chunked_body_cut_short_is_an_error_not_a_hang() -> None:
+@pytest.mark.parametrize(
+    ("answer", "hold", "timeout", "error", "match"),
+    [
+        (b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n4\r\nabcd\r\n", 0.0, 5.0, ConnectionError, "chunked"),
+        (b"", 1.0, 0.3, TimeoutError, None),  # no answer at all
+    ],
+)
+def test_an_answer_cut_short_or_never_sent_is_an_error_not_a_hang(
+    answer: bytes, hold: float, timeout: float, error: type[Exception], match: str | None
+) -> None:
     async def run() -> None:
-        cut = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n4\r\nabcd\r\n"
-        server, url, _ = await _raw_server(cut, requests_per_connection=1)
-        async with server, LeanClient(url, timeout=5) as http:
-            with pytest.raises(ConnectionError, match="chunked"):
-                await http.get("/")
-
-    asyncio.run(run())
-
-
-def test_a_server_that_does_not_answer_times_out() -> None:
-    async def run() -> None:
-        server, url, _ = await _raw_server(b"", requests_per_connection=1, hold=1.0)
-        async with server, LeanClient(url, timeout=0.3) as http:
-            with pytest.raises(TimeoutError):
+        server, url, _ = await _raw_server(answer, requests_per_connection=1, hold=hold)
+        async with server, LeanClient(url, timeout=timeout) as http:
+            with pytest.raises(error, match=match):
                 await http.get("/")
 
     asyncio.run(run())
@@ -186,8 +186,7 @@ def test_a_server_that_does_not_answer_times_out() -> None:
 
 def test_a_retry_goes_over_a_new_connection_when_every_kept_one_was_dropped() -> None:
     async def run() -> None:
-        ok = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}"
-        server, url, connections = await _raw_server(ok, requests_per_connection=1)
+        server, url, connections = await _raw_server(OK, requests_per_connection=1)
         async with server, LeanClient(url, timeout=5) as http:
             assert all(a.body == b"{}" for a in await asyncio.gather(*(http.get("/") for _ in range(3))))
             await asyncio.sleep(0.05)  # all three kept connections are closed by now
