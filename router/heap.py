@@ -144,7 +144,7 @@ def bulk() -> Iterator[None]:
 def _thaw() -> None:
     """Collect what ``bulk`` froze that is garbage by now, and freeze the rest again (as ``settle`` left it).
 
-    A full collection over everything alive (tenths of a second): once after bulk work, not per request.
+    A full collection over everything alive, model included: once after bulk work, not per request.
     Skipped while a ``bulk`` runs: its end arms the next thaw.
     """
     global _thaw_pending, _thaw_armed
