@@ -144,18 +144,25 @@ async def drain(receive: Receive, *, budget: int) -> int:
     return discarded
 
 
-def check_document(document: Any, limits: LimitSettings) -> None:
+def check_document(document: Any, limits: LimitSettings, *, at: tuple[str | int, ...] = ()) -> None:
     """Reject a parsed JSON body that holds too many items, a too long or NUL-bearing string, or nests too deep.
+
+    ``at``: where ``document`` lies in the body (``("functions", 3)``), for a part of a body
+    checked on its own: errors name the field from the top, and depth counts from there.
 
     Raises:
         InvalidRequest: naming the first offending field, in document order.
     """
-    _check_counts(document, limits)
     # Iterative, so a deep document cannot exhaust the interpreter's stack; paths are linked
     # (parent, key) pairs, rendered only for an error.
+    trail: tuple[Any, str | int] | None = None
+    for key in at:
+        trail = (trail, key)
+    if not at:
+        _check_counts(document, limits)
     if isinstance(document, str):
-        _check_string(document, None, limits)
-    stack: list[tuple[Any, tuple[Any, str | int] | None, int]] = [(document, None, 0)]
+        _check_string(document, trail, limits)
+    stack: list[tuple[Any, tuple[Any, str | int] | None, int]] = [(document, trail, len(at))]
     while stack:
         node, trail, depth = stack.pop()
         if not isinstance(node, dict | list):
@@ -177,13 +184,19 @@ def check_document(document: Any, limits: LimitSettings) -> None:
 
 def _check_counts(document: Any, limits: LimitSettings) -> None:
     if isinstance(document, dict):
-        for name, (noun, scope) in COUNTED.items():
+        for name in COUNTED:
             items = document.get(name)
-            limit = getattr(limits, name)
-            if isinstance(items, list) and len(items) > limit:
-                raise InvalidRequest(
-                    f"{name}: {len(items)} {noun}; at most {limit} {scope} (ROUTER_LIMIT_{name.upper()})", field=name
-                )
+            if isinstance(items, list):
+                check_count(name, len(items), limits)
+
+
+def check_count(name: str, count: int, limits: LimitSettings) -> None:
+    """Reject ``count`` items in the top-level list ``name`` (one of ``COUNTED``) when over its limit."""
+    noun, scope = COUNTED[name]
+    limit = getattr(limits, name)
+    if count > limit:
+        detail = f"{name}: {count} {noun}; at most {limit} {scope} (ROUTER_LIMIT_{name.upper()})"
+        raise InvalidRequest(detail, field=name)
 
 
 def _check_string(text: str, trail: tuple[Any, str | int] | None, limits: LimitSettings, *, name: bool = False) -> None:
@@ -210,7 +223,12 @@ def _path(trail: tuple[Any, str | int] | None) -> str:
 
 
 async def check_body(request: Request) -> None:
-    """Dependency: apply ``check_document`` to the request's JSON body, if it has one."""
+    """Dependency: apply ``check_document`` to the request's JSON body, if it has one.
+
+    A catalog body split into its definitions' bytes (``request.split``, see
+    ``router.catalog_body``) is checked here only for what the split shows; each definition is
+    checked when it is decoded.
+    """
     body = await request.body()
     if request.method not in ("POST", "PUT", "PATCH") or not body:
         return
@@ -218,13 +236,22 @@ async def check_body(request: Request) -> None:
         document = await request.json()  # parsed once: the route reads the same cached value
     except (ValueError, RecursionError):
         return  # not JSON: the route's own validation says so
-    if len(body) < LARGE_BODY:
-        check_document(document, request.app.state.limits)
+    limits = request.app.state.limits
+    split = getattr(request, "split", None)
+    if split is not None:
+        try:
+            split.check(limits)
+        except InvalidRequest:
+            await asyncio.to_thread(split.document, limits)  # the first error in body order, as unsplit
+            raise
+    elif len(body) < LARGE_BODY:
+        check_document(document, limits)
     else:
-        await asyncio.to_thread(_check_bulk, document, body, request.app.state.limits)
+        await asyncio.to_thread(check_bulk, document, body, limits)
 
 
-def _check_bulk(document: Any, body: bytes, limits: LimitSettings) -> None:
+def check_bulk(document: Any, body: bytes, limits: LimitSettings) -> None:
+    """``check_document`` of a large decoded body: a scan of its bytes, and the walk only where they fall short."""
     if within_limits(body, limits):
         _check_counts(document, limits)  # walking a 100k-function catalog took over a second
         return
