@@ -28,9 +28,11 @@ class PinnedFunctions:
         self._pins: dict[str, tuple[str, ...]] = {}
         self._known: dict[str, dict[str, FunctionDef]] = {}
 
-    def written(self, namespace: str, functions: Sequence[FunctionDef], pinned: Sequence[str]) -> None:
-        """A catalog now holds exactly ``functions``: forget what it no longer has."""
-        by_name = {f.name: f for f in functions}
+    def written(
+        self, namespace: str, functions: Sequence[FunctionDef] | Mapping[str, FunctionDef], pinned: Sequence[str]
+    ) -> None:
+        """A catalog now holds exactly ``functions`` (a list, or by name): forget what it no longer has."""
+        by_name = functions if isinstance(functions, Mapping) else {f.name: f for f in functions}
         known = {name: by_name[name] for name in self._known.get(namespace, {}) if name in by_name}
         known.update((name, by_name[name]) for name in pinned if name in by_name)
         self._pins[namespace] = tuple(pinned)

@@ -14,6 +14,7 @@ from router.catalog import FunctionDef, fingerprint_of
 from router.meta import CatalogRecord
 from router.retrieval.index import FunctionStore
 from router.retrieval.texts import template
+from sync.delta import Delta
 
 
 @dataclass(frozen=True)
@@ -85,11 +86,21 @@ class Known(Mapping[str, str]):
     One 48-byte value per function (hash digest and fingerprint), under a copy of its name. Kept
     from one apply to the next, the parsed catalog's own name strings held the pages of the whole
     parse (Python's allocator returns a page only when nothing on it lives): 300 MB at 100k.
+
+    When the catalog was written from a body split into its definitions' bytes (``parts``: their
+    digests, in body order), the record also names each definition by its digest, so the next
+    body is told apart without decoding what it repeats (``plan_delta``).
     """
 
-    def __init__(self, functions: Sequence[FunctionDef] = ()) -> None:
+    def __init__(self, functions: Sequence[FunctionDef] = (), parts: Sequence[bytes] | None = None) -> None:
         self._entries = {_own(f.name): _entry(f) for f in functions}
         self._runs = {key for run in _runs(functions) if (key := _run_key(run)) is not None}
+        self._parts = _keep_parts(parts, [f.name for f in functions])
+
+    @property
+    def parts(self) -> Mapping[bytes, str] | None:
+        """Each definition's name by the digest of its bytes as last written, if written from a split body."""
+        return self._parts
 
     def __getitem__(self, name: str) -> str:
         return self._entries[name][:_DIGEST].hex()
@@ -105,7 +116,7 @@ class Known(Mapping[str, str]):
         entry = self._entries.get(name)
         return None if entry is None else entry[_DIGEST:]
 
-    def plan(self, functions: Sequence[FunctionDef]) -> Plan:
+    def plan(self, functions: Sequence[FunctionDef], parts: Sequence[bytes] | None = None) -> Plan:
         """``plan(functions, self)`` in one pass, then this record updated to what the plan leaves stored.
 
         Hashing every definition of a large catalog to find the one that changed costs more than
@@ -114,7 +125,7 @@ class Known(Mapping[str, str]):
         definitions. In any other run each definition's fingerprint is compared with the one
         written, and only a definition whose bytes differ is hashed. The record is then changed
         where the plan changes the store, which is why a caller keeps it only once the plan is
-        written.
+        written. ``parts``: the digests of the functions' bytes, when they came from a split body.
         """
         entries, result = self._entries, Plan()
         refreshed: list[FunctionDef] = []
@@ -148,6 +159,38 @@ class Known(Mapping[str, str]):
             del entries[name]
         entries.update((_own(f.name), _entry(f)) for f in [*result.to_embed, *refreshed])
         self._runs = runs
+        self._parts = _keep_parts(parts, [f.name for f in functions])
+        return result
+
+    def plan_delta(self, delta: Delta) -> Plan:
+        """``plan`` of a body resolved against this record's ``parts``: only its fresh definitions are compared.
+
+        Raises:
+            ValueError: ``delta`` was resolved against another record.
+        """
+        if delta.basis is not self._parts:
+            raise ValueError("the delta was resolved against another record of the namespace")
+        entries, result = self._entries, Plan()
+        names = list(delta.names)
+        for index, name in enumerate(names):
+            function = delta.fresh.get(index)
+            if function is None:
+                result.unchanged.append(name)
+                continue
+            names[index] = owned = _own(name)
+            entry = entries.get(name)
+            if entry is None:
+                result.added.append(function)
+            elif entry[:_DIGEST].hex() == function.content_hash:
+                result.unchanged.append(name)  # the same content in other bytes
+            else:
+                result.updated.append(function)
+            entries[owned] = _entry(function)
+        result.removed.extend(sorted(entries.keys() - set(names)))
+        for name in result.removed:
+            del entries[name]
+        self._runs = set()  # a split body leaves no runs: a later list is compared function by function
+        self._parts = dict(zip(delta.digests, names, strict=True))
         return result
 
 
@@ -175,6 +218,10 @@ def _run_key(run: Sequence[FunctionDef]) -> bytes | None:
         return hashlib.sha256(orjson.dumps([f.definition for f in run])).digest()
     except TypeError:
         return None
+
+
+def _keep_parts(parts: Sequence[bytes] | None, names: list[str]) -> dict[bytes, str] | None:
+    return None if parts is None else dict(zip(parts, map(_own, names), strict=True))
 
 
 def _own(name: str) -> str:
@@ -211,6 +258,11 @@ class StoredHashes:
             return None
         return cached[2]
 
+    def parts(self, namespace: str) -> Mapping[bytes, str] | None:
+        """``Known.parts`` of what was last kept for ``namespace``, without taking it (a hint: ``take`` decides)."""
+        cached = self._known.get(namespace)
+        return None if cached is None else cached[2].parts
+
     def keep(self, store: object, namespace: str, record: CatalogRecord | None, known: Known) -> None:
         """Remember that ``store`` holds what ``known`` says for ``namespace``, as recorded by ``record``."""
         if record is not None:
@@ -224,21 +276,27 @@ class StoredHashes:
 def prepare(
     store: FunctionStore,
     namespace: str,
-    functions: Sequence[FunctionDef],
+    functions: Sequence[FunctionDef] | Delta,
     batch_size: int,
     known: Known | None = None,
+    parts: Sequence[bytes] | None = None,
 ) -> tuple[Plan, list[str], list[FunctionDef], Known]:
     """The plan of an apply, the texts to embed with their functions, and the record of the store once written.
 
     Off the event loop: it hashes. ``known`` is what this writer last wrote to the namespace (and
-    is updated to what the plan leaves); without it, hashes are read from the store.
+    is updated to what the plan leaves); without it, hashes are read from the store. A ``Delta``
+    needs the ``known`` it was resolved against; ``parts``: as for ``Known.plan``.
     """
     with heap.bulk():
-        if known is not None:
-            todo = known.plan(functions)
+        if isinstance(functions, Delta):
+            if known is None:
+                raise ValueError("a delta is planned against the record it was resolved against")
+            todo = known.plan_delta(functions)
+        elif known is not None:
+            todo = known.plan(functions, parts)
         else:
             todo = plan(functions, store.hashes(namespace))
-            known = Known(functions)
+            known = Known(functions, parts)
     builder = template(store.generation.text)
     pairs = [(builder(f), f) for f in todo.to_embed]
     if len(pairs) > batch_size:

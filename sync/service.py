@@ -7,9 +7,11 @@ import logging
 from collections.abc import Sequence
 
 from router.catalog import FunctionDef
+from router.catalog_body import CatalogBody
 from router.embedding import Embedder, EmbedderPool
 from router.errors import NamespaceNotFound, Unavailable
 from router.fallback import PinnedFunctions
+from router.limits import LimitSettings
 from router.meta import CatalogRecord, MetaStore
 from router.metrics import Metrics
 from router.retrieval.examples import reembed
@@ -17,6 +19,7 @@ from router.retrieval.index import ActiveIndex, FunctionStore, Generation
 from router.retrieval.texts import template
 from router.sessions.reembed import drop_memories, reembed_memories
 from router.storage.base import Storage
+from sync.delta import Delta, resolve
 from sync.diff import Known, StoredHashes, Summary, prepare
 from sync.progress import ProgressFactory, both, offset, progress_for
 from sync.status import SyncLog
@@ -186,35 +189,60 @@ class CatalogService:
             await self._reconcile(new, embedder, namespace, functions)
         return set(catalogs)
 
+    async def apply_body(self, namespace: str, body: CatalogBody, *, limits: LimitSettings) -> Summary:
+        """``apply`` of a split ``PUT`` body (source ``api``).
+
+        When this writer holds the digests of the bytes it last wrote to ``namespace``, only the
+        definitions whose bytes differ are decoded; otherwise the body is decoded whole.
+
+        Raises:
+            InvalidRequest, CatalogInvalid: as for an unsplit body, nothing written.
+        """
+        basis = self._hashes.parts(namespace)
+        delta = await asyncio.to_thread(resolve, body, basis, limits) if basis is not None else None
+        if delta is not None:
+            return await self.apply(namespace, delta, source="api", pinned=delta.pinned)
+        document, digests = await asyncio.to_thread(lambda: (body.document(limits), body.digests))
+        return await self.apply(namespace, document.functions, source="api", pinned=document.pinned, parts=digests)
+
     async def apply(
         self,
         namespace: str,
-        functions: Sequence[FunctionDef],
+        functions: Sequence[FunctionDef] | Delta,
         *,
         source: str,
         pinned: Sequence[str] = (),
         digest: str | None = None,
+        parts: Sequence[bytes] | None = None,
     ) -> Summary:
         """Make ``namespace`` hold exactly ``functions``, embedding only new or changed ones.
 
         Args:
             namespace: the catalog to replace.
-            functions: its functions, validated.
+            functions: its functions, validated (or a split body resolved by ``apply_body``).
             source: where they came from (``api``, ``dir:<path>``).
             pinned: names always returned with a route of this namespace.
             digest: the digest of the source document they were read from, when there is one
                 (recorded: ``CatalogRecord.digest``).
+            parts: the digests of the functions' bytes when they came from a split body.
         """
         try:
             async with self._lock:
                 index = self.index
                 record = await asyncio.to_thread(self.meta.catalog, namespace)
                 known = self._hashes.take(index.store, namespace, record)
+                if isinstance(functions, Delta) and (known is None or known.parts is not functions.basis):
+                    # Another write since the body was resolved: decoded whole, against what is stored now.
+                    delta = functions
+                    document = await asyncio.to_thread(delta.body.document, delta.limits)
+                    functions, parts = document.functions, delta.digests
                 expected = record
                 if record is not None and record.digest not in (None, digest):
                     # Cleared before the first write: a write cut short must not pass for the old document.
                     expected = await asyncio.to_thread(self.meta.forget_digest, record)
-                summary, known = await self._reconcile(index.store, index.embedder, namespace, functions, known=known)
+                summary, known = await self._reconcile(
+                    index.store, index.embedder, namespace, functions, known=known, parts=parts
+                )
                 if digest is not None and await asyncio.to_thread(self.meta.catalog, namespace) != expected:
                     digest = None  # another writer (a replica) wrote meanwhile: the store may hold both
                 if summary.changed or record is None or not record.written_from(source, pinned, digest):
@@ -224,7 +252,8 @@ class CatalogService:
                     )
                 self._hashes.keep(index.store, namespace, record, known)
                 if self.pins is not None:
-                    self.pins.written(namespace, functions, pinned)
+                    written = functions.by_name() if isinstance(functions, Delta) else functions
+                    self.pins.written(namespace, written, pinned)
         except Exception as exc:
             self.metrics.sync_failed(source)
             self.log.failed(namespace, source, str(exc) or type(exc).__name__)
@@ -277,13 +306,14 @@ class CatalogService:
         store: FunctionStore,
         embedder: Embedder,
         namespace: str,
-        functions: Sequence[FunctionDef],
+        functions: Sequence[FunctionDef] | Delta,
         *,
         known: Known | None = None,
+        parts: Sequence[bytes] | None = None,
     ) -> tuple[Summary, Known]:
         """Write the plan of ``functions`` to ``store``; the summary, and what the store then holds."""
         todo, texts, embedded, after = await asyncio.to_thread(
-            prepare, store, namespace, functions, embedder.batch_size, known
+            prepare, store, namespace, functions, embedder.batch_size, known, parts
         )
         if embedded:
             progress = progress_for(self._progress, f"{namespace}", len(texts))

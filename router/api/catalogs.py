@@ -15,6 +15,7 @@ from router.api.auth import AccessDep, get_access
 from router.api.deps import ServiceDep
 from router.api.errors import responses
 from router.catalog import CatalogDocument, parse_document
+from router.catalog_body import CatalogBody, split
 from router.limits import check_body
 from router.meta import CatalogRecord
 from router.schemas import NAMESPACE, CatalogIn, CatalogInfo, CatalogOut, CatalogsOut, ReconcileOut
@@ -30,13 +31,29 @@ class CatalogRequest(Request):
 
     A 100k-function catalog is 60 MB of JSON: ``json.loads`` on the loop stalled every route for
     seconds, most of it in the collector's passes over the millions of new objects.
+
+    A ``PUT`` body of the ``{"functions": [...]}`` shape is only split into its definitions'
+    bytes (``split``; the decoded value then holds them raw); its definitions are decoded where
+    the writer needs them. Any other body is decoded whole.
     """
+
+    split: CatalogBody | None = None
 
     async def json(self) -> Any:
         """The decoded body (decoded once)."""
         if not hasattr(self, "_decoded"):
-            self._decoded = await asyncio.to_thread(_decode, await self.body())
+            body = await self.body()
+            if self.method == "PUT":
+                self.split = await asyncio.to_thread(split, body, _source(self.path_params.get("namespace", "")))
+            if self.split is not None:
+                self._decoded = {"functions": self.split.parts, "pinned": list(self.split.pinned)}
+            else:
+                self._decoded = await asyncio.to_thread(_decode, body)
         return self._decoded
+
+
+def _source(namespace: str) -> str:
+    return f"PUT /v1/catalogs/{namespace}"
 
 
 def _decode(body: bytes) -> Any:
@@ -79,13 +96,17 @@ async def list_catalogs(access: AccessDep, service: ServiceDep) -> CatalogsOut:
 
 @router.put("/{namespace}", responses=responses(400, 401, 403, 413, 422, 503))
 async def put_catalog(
-    body: CatalogIn, access: AccessDep, service: ServiceDep, namespace: str = NamespacePath
+    body: CatalogIn, request: Request, access: AccessDep, service: ServiceDep, namespace: str = NamespacePath
 ) -> ReconcileOut:
     """Replace a catalog and reconcile it now; only new or changed functions are embedded."""
     access.check(namespace)
-    # The body's own lists, not a deep copy (model_dump of 100k definitions takes seconds), checked off the loop.
-    document = await asyncio.to_thread(_parse, dict(body), f"PUT /v1/catalogs/{namespace}")
-    summary = await service.apply(namespace, document.functions, source="api", pinned=document.pinned)
+    split = getattr(request, "split", None)
+    if split is not None:
+        summary = await service.apply_body(namespace, split, limits=request.app.state.limits)
+    else:
+        # The body's own lists, not a deep copy (model_dump of 100k definitions takes seconds), checked off the loop.
+        document = await asyncio.to_thread(_parse, dict(body), _source(namespace))
+        summary = await service.apply(namespace, document.functions, source="api", pinned=document.pinned)
     heap.release_soon()
     return ReconcileOut(namespace=namespace, **summary.counts())
 

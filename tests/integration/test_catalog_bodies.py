@@ -1,0 +1,154 @@
+"""Catalog PUTs told apart by their definitions' bytes: one change decodes one definition, errors stay the same."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from router.catalog_body import CatalogBody
+from router.limits import LimitSettings
+from sync import service as service_module
+from sync.delta import resolve
+from tests.conftest import bare
+
+pytestmark = pytest.mark.integration
+
+JSON = {"content-type": "application/json"}
+LIMITS = LimitSettings(functions=50, text_chars=500, depth=12)
+CATALOG = [bare(f"tool_{i}", f"Tool number {i} looks up record kind {i}.", key="Record key") for i in range(30)]
+
+
+def body(functions: list[Any], **extra: Any) -> bytes:
+    return json.dumps({"functions": functions, **extra}).encode()
+
+
+def edited(index: int, description: str, functions: list[Any] = CATALOG) -> list[Any]:
+    return [*functions[:index], {**functions[index], "description": description}, *functions[index + 1 :]]
+
+
+def in_order(functions: list[Any]) -> list[Any]:
+    return sorted(functions, key=lambda f: f["name"])
+
+
+def spy(monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
+    """Counts of definitions decoded one by one and of bodies decoded whole."""
+    counts = {"function": 0, "document": 0}
+    for name in counts:
+        original = getattr(CatalogBody, name)
+
+        def counted(self: CatalogBody, *args: Any, _original: Any = original, _name: str = name) -> Any:
+            counts[_name] += 1
+            return _original(self, *args)
+
+        monkeypatch.setattr(CatalogBody, name, counted)
+    return counts
+
+
+async def put(served: Any, namespace: str, data: bytes) -> Any:
+    return await served.client.put(
+        f"/v1/catalogs/{namespace}", content=data, headers={"content-type": "application/json"}
+    )
+
+
+async def test_one_changed_definition_is_the_only_one_decoded(
+    serve: Callable[..., Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    async with serve(limits=LIMITS) as served:
+        assert (await put(served, "tools", body(CATALOG))).json()["added"] == 30
+        counts = spy(monkeypatch)
+
+        changed = await put(served, "tools", body(edited(12, "Tool twelve now books rooms."), pinned=["tool_3"]))
+        same = await put(served, "tools", body(edited(12, "Tool twelve now books rooms."), pinned=["tool_3"]))
+
+        assert changed.json() == {"namespace": "tools", "added": 0, "updated": 1, "removed": 0, "unchanged": 29}
+        assert same.json()["unchanged"] == 30
+        assert counts == {"function": 1, "document": 0}
+        stored = (await served.client.get("/v1/catalogs/tools")).json()
+        assert in_order(stored["functions"]) == in_order(edited(12, "Tool twelve now books rooms."))
+        assert stored["pinned"] == ["tool_3"]
+        route = await served.client.post(
+            "/v1/route", json={"namespace": "tools", "messages": [{"role": "user", "content": "book me a room"}]}
+        )
+        assert [f["name"] for f in route.json()["functions"]][:2] == ["tool_3", "tool_12"]  # the pin, then the best
+
+
+DEEP: list[Any] = [[[[[[[[[[[]]]]]]]]]]]
+
+
+def bad_bodies() -> list[bytes]:
+    """Bodies refused for a limit, a definition, a name or a pin, each differing from ``CATALOG`` in one place."""
+    return [
+        body(edited(4, "has a NUL \x00")),
+        body(edited(4, "x" * 600)),
+        body([*CATALOG[:4], {"name": "bad name"}, *CATALOG[5:]]),
+        body([*CATALOG, CATALOG[2]]),
+        body(edited(4, "deep", [*CATALOG[:4], {**CATALOG[4], "parameters": {"a": DEEP}}, *CATALOG[5:]])),
+        body(CATALOG * 2),
+        body(edited(4, "fine"), pinned=["nobody"]),
+        body(edited(4, "fine"), pinned=["tool_1", "NUL \x00"]),
+        body([*edited(4, "x" * 600)[:10], {"name": "bad name"}]),  # a limit first, a bad definition later
+    ]
+
+
+async def test_a_known_body_is_refused_as_a_first_body_is(serve: Callable[..., Any]) -> None:
+    async with serve(limits=LIMITS) as served:
+        assert (await put(served, "known", body(CATALOG))).status_code == 200
+        before = (await served.client.get("/v1/catalogs/known")).json()
+        for data in bad_bodies():
+            first = await put(served, "first", data)
+            known = await put(served, "known", data)
+
+            assert first.status_code in (400, 422), first.text
+            assert known.status_code == first.status_code
+            assert known.json()["error"] == first.json()["error"]
+            assert known.json()["detail"] == first.json()["detail"].replace("/first", "/known")
+        assert (await served.client.get("/v1/catalogs/known")).json() == before
+        assert (await served.client.get("/v1/catalogs/first")).status_code == 404
+        again = await put(served, "known", body(edited(4, "Tool four, edited.")))
+        assert again.json()["updated"] == 1
+        assert again.json()["unchanged"] == 29
+
+
+async def test_a_write_from_elsewhere_between_two_bodies_is_planned_against(serve: Callable[..., Any]) -> None:
+    async with serve(limits=LIMITS) as served:
+        await put(served, "tools", body(CATALOG))
+        service = served.runtime.service
+        listed = [f for f in await service.functions("tools") if f.name != "tool_0"]
+        await service.apply("tools", listed, source="dir:elsewhere")  # a list: no digests of bytes
+
+        response = await put(served, "tools", body(edited(5, "Tool five, edited.")))
+
+        assert response.json() == {"namespace": "tools", "added": 1, "updated": 1, "removed": 0, "unchanged": 28}
+        stored = (await served.client.get("/v1/catalogs/tools")).json()["functions"]
+        assert in_order(stored) == in_order(edited(5, "Tool five, edited."))
+
+
+async def test_bodies_resolved_together_are_each_planned_against_what_is_stored(
+    serve: Callable[..., Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    async with serve(limits=LIMITS) as served:
+        await put(served, "tools", body(CATALOG))
+        both = threading.Barrier(2, timeout=30)
+
+        def resolved_together(*args: Any) -> Any:
+            result = resolve(*args)
+            both.wait()  # neither takes the writer's lock before both resolved against the same record
+            return result
+
+        monkeypatch.setattr(service_module, "resolve", resolved_together)
+        counts = spy(monkeypatch)
+        first, second = await asyncio.gather(
+            put(served, "tools", body(edited(1, "Tool one, edited."))),
+            put(served, "tools", body(edited(2, "Tool two, edited."))),
+        )
+
+        answers = sorted([first.json()["updated"], second.json()["updated"]])
+        assert answers == [1, 2]  # the later body also puts tool_1 (or tool_2) back
+        assert counts["document"] == 1  # the later one, decoded whole against the record the first left
+        stored = (await served.client.get("/v1/catalogs/tools")).json()["functions"]
+        assert in_order(stored) in (in_order(edited(1, "Tool one, edited.")), in_order(edited(2, "Tool two, edited.")))
