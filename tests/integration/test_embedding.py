@@ -228,7 +228,9 @@ async def test_mixed_lengths_in_one_call_give_each_text_its_own_vector(embedder:
     together = embedder.encode(texts)
     alone = np.stack([embedder.encode([t])[0] for t in texts])
     assert together.shape == (40, embedder.dimension)
-    assert (together * alone).sum(axis=1).min() >= 0.99999
+    # A batch and one text may run on different backends (bf16 for batches on a CPU with AMX),
+    # each within AGREEMENT of fp32; a text given another's vector would be far below.
+    assert (together * alone).sum(axis=1).min() >= 2 * selection.AGREEMENT - 1
     assert embedder.encode([]).shape == (0, embedder.dimension)
 
 
