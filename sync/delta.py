@@ -73,7 +73,7 @@ class _Functions(Mapping[str, FunctionDef]):
         return fresh if fresh is not None else self._delta.body.function(index, self._delta.limits)
 
     def __contains__(self, name: object) -> bool:
-        return name in self._index  # without decoding, as Mapping's own would
+        return name in self._index  # Mapping's own reads the item, which decodes it
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._index)

@@ -10,7 +10,8 @@ import orjson
 import pytest
 
 from router.errors import InvalidRequest
-from router.limits import MIB, LimitSettings, body_limit, check_document, within_limits
+from router.limits import MIB, LimitSettings, body_limit, check_document
+from router.limits_scan import within_limits
 
 LIMITS = LimitSettings(messages=3, functions=2, text_chars=20, depth=5)
 
