@@ -124,6 +124,7 @@ class Node:
 
 heap.THAW_AFTER = 0.2
 with heap.bulk():
+    parsed = [{"name": f"f{i}", "parameters": {}} for i in range(heap.FREEZE_AT)]
     cycle = Node()
     cycle.me = cycle
     dropped = weakref.ref(cycle)
@@ -138,3 +139,37 @@ print(dropped() is None)
 def test_a_bulk_is_thawed_after_a_while_without_a_release() -> None:
     done = subprocess.run([sys.executable, "-c", THAWED], capture_output=True, text=True, check=True, timeout=60)
     assert done.stdout.split() == ["True", "True"]
+
+
+# Bulk work that leaves few new containers alive (a body nearly all written before): nothing frozen, no thaw.
+SMALL = """
+import gc, threading, weakref
+from router import heap
+
+class Node:
+    pass
+
+gc.collect()
+gc.freeze()
+before = gc.get_freeze_count()
+with heap.bulk():
+    scratch = [{"name": f"f{i}", "parameters": {}} for i in range(heap.FREEZE_AT)]
+    del scratch  # freed inside: not left alive
+    kept = [{"name": f"f{i}"} for i in range(100)]
+    cycle = Node()
+    cycle.me = cycle
+    dropped = weakref.ref(cycle)
+    del cycle
+timers = [t for t in threading.enumerate() if isinstance(t, threading.Timer)]
+print(gc.isenabled(), gc.get_freeze_count() == before, not timers)
+gc.collect()
+print(dropped() is None)
+with heap.bulk():
+    parsed = [{"name": f"f{i}", "parameters": {}} for i in range(heap.FREEZE_AT)]
+print(gc.get_freeze_count() >= before + heap.FREEZE_AT)
+"""
+
+
+def test_a_bulk_that_leaves_little_alive_freezes_nothing() -> None:
+    done = subprocess.run([sys.executable, "-c", SMALL], capture_output=True, text=True, check=True, timeout=60)
+    assert done.stdout.split() == ["True", "True", "True", "True", "True"]
