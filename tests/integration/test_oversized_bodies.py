@@ -38,13 +38,13 @@ JSON = {"content-type": "application/json"}
 class Live:
     """The app served by uvicorn on a free 127.0.0.1 port, in a background thread."""
 
-    def __init__(self, root: Path, embedders: EmbedderPool, limits: LimitSettings) -> None:
+    def __init__(self, root: Path, embedders: EmbedderPool, limits: LimitSettings, http: str = "auto") -> None:
         settings = Settings(storage=StorageSettings(data=root / "data"), sync=SyncSettings(catalog=None), limits=limits)
         app = create_app(runtime=Runtime(settings, embedders=embedders))
         self.socket = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         self.socket.bind(("127.0.0.1", 0))
         self.url = f"http://127.0.0.1:{self.socket.getsockname()[1]}"
-        self.server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
+        self.server = uvicorn.Server(uvicorn.Config(app, http=http, log_level="warning", lifespan="on"))
         self.thread = threading.Thread(target=self.server.run, kwargs={"sockets": [self.socket]}, daemon=True)
 
     def __enter__(self) -> Live:
@@ -64,9 +64,12 @@ class Live:
         self.socket.close()
 
 
-@pytest.fixture(scope="module")
-def live(tmp_path_factory: pytest.TempPathFactory, embedders: EmbedderPool) -> Iterator[Live]:
-    with Live(tmp_path_factory.mktemp("oversized"), embedders, LIMITS) as server:
+# uvicorn parses with httptools when it is installed (a dependency), else with h11: both answer.
+@pytest.fixture(scope="module", params=["httptools", "h11"])
+def live(
+    tmp_path_factory: pytest.TempPathFactory, embedders: EmbedderPool, request: pytest.FixtureRequest
+) -> Iterator[Live]:
+    with Live(tmp_path_factory.mktemp("oversized"), embedders, LIMITS, http=request.param) as server:
         yield server
 
 
