@@ -19,7 +19,17 @@ from benchmarks.perf_floor import BareModel
 from benchmarks.perf_http import LeanClient
 from benchmarks.perf_server import LogProgress, Server
 
-__all__ = ["Latency", "batching_ceiling", "parallel_ceiling", "put_catalog", "route_body", "sequential", "throughput"]
+__all__ = [
+    "Latency",
+    "batching_ceiling",
+    "client",
+    "lean_client",
+    "parallel_ceiling",
+    "put_catalog",
+    "route_body",
+    "sequential",
+    "throughput",
+]
 
 # An ONNX Runtime thread pool spins for a moment after each run: let the other process's settle.
 SETTLE = 0.01
