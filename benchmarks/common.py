@@ -1,12 +1,14 @@
-"""Helpers shared by the benchmarks: timing, progress bars, the machine line and ``RESULTS.md`` sections."""
+"""Helpers shared by the benchmarks: timing, progress bars and the router pieces they drive.
+
+The machine line, load and CPU probe, and ``RESULTS.md`` sections live in ``benchmarks.recording``
+and are re-exported here.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
 import inspect
-import os
-import platform
 import sys
 from collections import defaultdict
 from collections.abc import Awaitable, Callable, Iterator, Sequence
@@ -17,6 +19,17 @@ from typing import Any
 
 from tqdm import tqdm
 
+from benchmarks.recording import (
+    COMPARABLE_LOAD,
+    INTRO,
+    RESULTS,
+    Load,
+    kept_subsection,
+    machine,
+    record_run,
+    record_section,
+    say,
+)
 from router.catalog import FunctionDef
 from router.embedding import Embedder, EmbedderPool, Progress
 from router.runtime import Runtime
@@ -44,15 +57,6 @@ __all__ = [
     "timed_async",
 ]
 
-INTRO = (
-    "Figures measured on this project's CI machine kind (2 cores, no GPU); "
-    "timings are noisy, compare ratios within one run."
-)
-RESULTS = Path(__file__).with_name("RESULTS.md")
-# A run that starts above this 1-minute load average (as ``uptime`` prints it) is not comparable.
-COMPARABLE_LOAD = 1.5
-COMPARABLE_MARK = "Comparable run:"
-NOT_COMPARABLE_MARK = "**Not comparable**:"
 # In embedded mode the event loop also serves HTTP: a stall is how long a request would wait.
 TICK = 0.01
 
@@ -143,11 +147,6 @@ def progress_bar(label: str, total: int, *, unit: str = "fn") -> Progress:
     return report
 
 
-def say(message: str) -> None:
-    """A progress line on stderr."""
-    print(message, file=sys.stderr, flush=True)
-
-
 async def timed_async(work: Awaitable[object]) -> float:
     """Seconds spent awaiting ``work``."""
     start = perf_counter()
@@ -165,109 +164,6 @@ def timed(work: Callable[[], object]) -> float:
 def disk_bytes(root: Path) -> int:
     """Bytes allocated on disk: Qdrant preallocates sparse files (~300 MB apparent for a small store)."""
     return sum(p.stat().st_blocks * 512 for p in root.rglob("*") if p.is_file())
-
-
-def machine() -> str:
-    """Cores, CPU model and torch threads, in one line."""
-    import torch
-
-    model = platform.processor() or "unknown CPU"
-    cpuinfo = Path("/proc/cpuinfo")
-    if cpuinfo.exists():
-        names = [line.split(":", 1)[1].strip() for line in cpuinfo.read_text().splitlines() if "model name" in line]
-        model = names[0] if names else model
-    torch_info = f"torch {torch.__version__}, {torch.get_num_threads()} threads"
-    return f"{os.cpu_count()} cores, CPU only, no GPU ({model}; {torch_info})"
-
-
-def kept_subsection(path: Path, heading: str, mark: str) -> str:
-    """The hand-written ``mark`` part (to its section's end) of the recorded ``heading`` section, if any."""
-    lines = path.read_text(encoding="utf-8").splitlines() if path.exists() else []
-    start = next((i for i, line in enumerate(lines) if line.strip() == heading), None)
-    if start is None:
-        return ""
-    end = next((i for i in range(start + 1, len(lines)) if lines[i].startswith("## ")), len(lines))
-    found = next((i for i in range(start, end) if lines[i].strip() == mark), None)
-    return "\n".join(lines[found:end]).strip() if found is not None else ""
-
-
-def record_section(path: Path, heading: str, body: str) -> None:
-    """Replace (or append) the ``heading`` section of a results file, keeping the intro line first."""
-    lines = path.read_text(encoding="utf-8").splitlines() if path.exists() else []
-    if lines and lines[0] == INTRO:
-        lines = lines[1:]
-    start = next((i for i, line in enumerate(lines) if line.strip() == heading), None)
-    if start is None:
-        kept, rest = lines, []
-    else:
-        end = next((i for i in range(start + 1, len(lines)) if lines[i].startswith("## ")), len(lines))
-        kept, rest = lines[:start], lines[end:]
-    blocks = [INTRO, "\n".join(kept).strip(), f"{heading}\n\n{body.strip()}", "\n".join(rest).strip()]
-    path.write_text("\n\n".join(b for b in blocks if b) + "\n", encoding="utf-8")
-
-
-def _uptime() -> tuple[float, float, float]:
-    return os.getloadavg()
-
-
-@dataclass
-class Load:
-    """The machine's load averages (1, 5, 15 minutes, as ``uptime`` prints them) at a run's start and end."""
-
-    start: tuple[float, float, float] = field(default_factory=_uptime)
-    end: tuple[float, float, float] | None = None
-
-    def finish(self) -> Load:
-        """Record the end of the run."""
-        self.end = _uptime()
-        return self
-
-    @property
-    def comparable(self) -> bool:
-        """Whether the run started on a quiet machine (1-minute load at most ``COMPARABLE_LOAD``)."""
-        return self.start[0] <= COMPARABLE_LOAD
-
-    def line(self) -> str:
-        """The sentence a recorded run carries: both loads and whether the run is comparable."""
-        end = self.end or _uptime()
-        loads = (
-            f"load average {', '.join(f'{x:.2f}' for x in self.start)} at start, "
-            f"{', '.join(f'{x:.2f}' for x in end)} at end (1, 5, 15 minutes)"
-        )
-        if self.comparable:
-            return f"{COMPARABLE_MARK} {loads}."
-        return (
-            f"{NOT_COMPARABLE_MARK} {loads}; it started above {COMPARABLE_LOAD}, so other work shared the "
-            "CPU and its timings say nothing about the router."
-        )
-
-
-def _section(path: Path, heading: str) -> str | None:
-    lines = path.read_text(encoding="utf-8").splitlines() if path.exists() else []
-    start = next((i for i, line in enumerate(lines) if line.strip() == heading), None)
-    if start is None:
-        return None
-    end = next((i for i in range(start + 1, len(lines)) if lines[i].startswith("## ")), len(lines))
-    return "\n".join(lines[start:end])
-
-
-def record_run(path: Path, heading: str, body: str, load: Load) -> bool:
-    """Record a timed run's section, unless it would replace a comparable run with one that is not.
-
-    The body gets ``load.line()`` first unless it holds it already. A run that started on a loaded machine is recorded
-    only where no comparable run is recorded yet (so the file says the figures are not to be
-    trusted); it never replaces a comparable one.
-
-    Returns:
-        Whether the section was written.
-    """
-    recorded = _section(path, heading)
-    if not load.comparable and recorded is not None and COMPARABLE_MARK in recorded:
-        say(f"not recorded: load {load.start[0]:.2f} at start makes this run not comparable; {path} holds one that is")
-        return False
-    stated = COMPARABLE_MARK in body or NOT_COMPARABLE_MARK in body
-    record_section(path, heading, body if stated else f"{load.line()}\n{body}")
-    return True
 
 
 def retimed_pool(settings: EmbeddingSettings) -> EmbedderPool:

@@ -203,8 +203,11 @@ async def _measure(n: int, opts: Options, pool: EmbedderPool, bare: BareModel, s
     return result
 
 
-async def run(opts: Options) -> tuple[list[SizeResult], dict[str, str]]:
-    """Measure every size; the batching ceiling once, with the first size. Also returns the router's backends."""
+async def run(opts: Options, load: Load) -> tuple[list[SizeResult], dict[str, str]]:
+    """Measure every size; the batching ceiling once, with the first size. Also returns the router's backends.
+
+    ``load`` times its CPU probe before each size, so a machine slowed during one part shows.
+    """
     pool = retimed_pool(EmbeddingSettings())
     embedder = await pool.get(EmbeddingSettings().model)
     backends = dict(embedder.describe()["backends"])
@@ -214,6 +217,7 @@ async def run(opts: Options) -> tuple[list[SizeResult], dict[str, str]]:
     try:
         with tempfile.TemporaryDirectory(prefix="bench-perf-") as tmp:
             for n in opts.sizes:
+                say(f"CPU probe before {n:,}: {await asyncio.to_thread(load.probe):.3f} s")
                 results.append(await _measure(n, opts, pool, bare, Path(tmp)))
                 if len(results) == 1:
                     queries = questions(opts.seed + 1)[:256]
@@ -285,7 +289,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         rebuild=args.rebuild,
     )
     load = Load()
-    results, backends = asyncio.run(run(opts))
+    results, backends = asyncio.run(run(opts, load))
     load.finish()
     command = shlex.join([".venv/bin/python", "-m", "benchmarks.perf", *(argv or sys.argv[1:])])
     body = report(results, opts, load=load, command=command, backends=backends)

@@ -1,20 +1,26 @@
-"""Benchmark runs record their load, and a run on a loaded machine never replaces a comparable one."""
+"""Benchmark runs record their load and CPU probes, and a run that is not comparable never replaces one that is."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 from benchmarks.common import COMPARABLE_LOAD, Load, record_run
+from benchmarks.recording import COMPARABLE_SPREAD, cpu_probe
 
 HEADING = "## Sync (make bench-sync)"
 
 
 def quiet() -> Load:
-    return Load(start=(0.4, 0.5, 0.6), end=(1.1, 0.7, 0.6))
+    return Load(start=(0.4, 0.5, 0.6), end=(1.1, 0.7, 0.6), probes=[0.30, 0.32, 0.31])
 
 
 def loaded() -> Load:
-    return Load(start=(COMPARABLE_LOAD + 0.1, 3.0, 2.0), end=(4.0, 3.0, 2.0))
+    return Load(start=(COMPARABLE_LOAD + 0.1, 3.0, 2.0), end=(4.0, 3.0, 2.0), probes=[0.30, 0.31])
+
+
+def slowed() -> Load:
+    """Quiet by its load average, but a CPU probe took twice as long in the middle of the run."""
+    return Load(start=(0.4, 0.5, 0.6), end=(0.9, 0.7, 0.6), probes=[0.30, 0.60, 0.31])
 
 
 def test_a_run_says_its_load_at_start_and_end_and_whether_it_is_comparable() -> None:
@@ -22,6 +28,37 @@ def test_a_run_says_its_load_at_start_and_end_and_whether_it_is_comparable() -> 
     assert quiet().line().startswith("Comparable run: load average 0.40, 0.50, 0.60 at start, 1.10, 0.70, 0.60 at end")
     assert not loaded().comparable
     assert loaded().line().startswith("**Not comparable**: load average 1.60")
+    assert "started above 1.5" in loaded().line()
+
+
+def test_a_run_whose_cpu_probe_moved_is_not_comparable_whatever_its_load() -> None:
+    assert quiet().spread < COMPARABLE_SPREAD
+    assert "CPU probe (a fixed pure-Python loop, best of 3) 0.300-0.320 s over 3 timings" in quiet().line()
+    run = slowed()
+    assert run.spread == 2.0
+    assert not run.comparable
+    line = run.line()
+    assert line.startswith("**Not comparable**: load average 0.40")
+    assert "0.300-0.600 s over 3 timings, 2.00x apart" in line
+    assert "speed moved by more than" in line
+
+
+def test_a_run_probes_the_cpu_at_its_start_at_each_part_and_at_its_end() -> None:
+    assert cpu_probe(loops=10_000) > 0
+    run = Load(start=(0.4, 0.5, 0.6), loops=10_000)
+    assert len(run.probes) == 1
+    run.probe()
+    run.finish()
+    assert len(run.probes) == 3
+    assert run.end is not None
+    assert min(run.probes) > 0
+
+
+def test_a_slowed_run_never_replaces_a_comparable_one(tmp_path: Path) -> None:
+    results = tmp_path / "RESULTS.md"
+    assert record_run(results, HEADING, "quiet figures", quiet())
+    assert not record_run(results, HEADING, "slowed figures", slowed())
+    assert "slowed figures" not in results.read_text()
 
 
 def test_a_loaded_run_never_replaces_a_comparable_one(tmp_path: Path) -> None:
