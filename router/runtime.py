@@ -16,6 +16,7 @@ from router.routing import TurnRouter
 from router.sessions.extraction import MemoryExtractor
 from router.settings import EmbeddingSettings, Settings, StorageSettings
 from router.storage.base import Storage, StorageUnavailable
+from sync.known import KnownFiles
 from sync.progress import ProgressFactory
 from sync.service import CatalogService
 from sync.worker import DirectorySync
@@ -160,6 +161,7 @@ class Runtime:
                 text=embedding.text,
                 progress=self._progress,
                 metrics=self.metrics,
+                known_files=self._known_files(),
             )
             await service.open()
             if self.settings.route.fail_open:
@@ -210,14 +212,26 @@ class Runtime:
         task.add_done_callback(_log_failure)
         self._tasks.append(task)
 
+    def _known_files(self) -> KnownFiles | None:
+        """Where a clean stop leaves what the writer knows of each catalog: the embedded data directory it opened."""
+        storage = self.settings.storage
+        if not (self._owns_storage and storage.embedded):
+            return None
+        return KnownFiles(storage.data_dir() / "known", self.settings.limits)
+
     async def stop(self) -> None:
-        """Cancel background tasks, then release models and storage."""
+        """Cancel background tasks, save what the writer knows of its catalogs, then release models and storage."""
         for task in self._tasks:
             task.cancel()
         for task in self._tasks:
             with contextlib.suppress(asyncio.CancelledError):
                 await task
         self._tasks.clear()
+        if self._service is not None:
+            try:
+                await self._service.save_known()
+            except Exception:  # the next start decodes its first PUT whole: slower, never wrong
+                log.exception("cannot save what the writer knows of its catalogs")
         if self.metrics.encoded in self.embedders.observers:
             self.embedders.observers.remove(self.metrics.encoded)
         if self._owns_embedders:

@@ -11,7 +11,6 @@ import orjson
 
 from router import heap
 from router.catalog import FunctionDef, fingerprint_of
-from router.meta import CatalogRecord
 from router.retrieval.index import FunctionStore
 from router.retrieval.texts import template
 from sync.delta import Delta
@@ -92,10 +91,33 @@ class Known(Mapping[str, str]):
     body is told apart without decoding what it repeats (``plan_delta``).
     """
 
+    ENTRY = 48  # bytes per function: its content hash and its fingerprint
+
     def __init__(self, functions: Sequence[FunctionDef] = (), parts: Sequence[bytes] | None = None) -> None:
         self._entries = {_own(f.name): _entry(f) for f in functions}
         self._runs = {key for run in _runs(functions) if (key := _run_key(run)) is not None}
         self._parts = _keep_parts(parts, [f.name for f in functions])
+
+    @classmethod
+    def restored(cls, names: Sequence[str], entries: bytes, digests: bytes, *, digest_size: int) -> Known:
+        """The record ``state`` gave: ``names`` in body order, their entries and their parts' digests, joined."""
+        known = cls()
+        step = cls.ENTRY
+        known._entries = {name: entries[i * step : (i + 1) * step] for i, name in enumerate(names)}
+        known._parts = {digests[i * digest_size : (i + 1) * digest_size]: name for i, name in enumerate(names)}
+        if len(known._entries) != len(names) or len(known._parts) != len(names):
+            raise ValueError("a saved record names a function or a digest twice")
+        return known
+
+    def state(self) -> tuple[list[str], bytes, bytes] | None:
+        """The names in body order, their entries and their parts' digests, joined; None without parts."""
+        parts = self._parts
+        if parts is None or len(parts) != len(self._entries) or len({len(digest) for digest in parts}) > 1:
+            return None
+        names = list(parts.values())
+        if any(name not in self._entries for name in names):
+            return None
+        return names, b"".join(self._entries[name] for name in names), b"".join(parts)
 
     @property
     def parts(self) -> Mapping[bytes, str] | None:
@@ -233,44 +255,7 @@ def _entry(function: FunctionDef) -> bytes:
     return bytes.fromhex(function.content_hash) + function.fingerprint
 
 
-_DIGEST = 32  # bytes of a sha256 content hash
-
-
-class StoredHashes:
-    """The stored content hashes of each namespace as the one writer last left them.
-
-    A no-op or one-change apply of a large catalog then reads no hashes from storage. Each entry
-    goes with the store it describes and the catalog record written with it: every write of a
-    catalog records it anew, so a record that changed since means another writer (an API replica
-    on the same Qdrant server) wrote the namespace, and the store is read again.
-    """
-
-    def __init__(self) -> None:
-        self._known: dict[str, tuple[object, CatalogRecord, Known]] = {}
-
-    def take(self, store: object, namespace: str, record: CatalogRecord | None) -> Known | None:
-        """What is known of ``namespace`` in ``store`` if nobody wrote it since, else None.
-
-        Taken out: until ``keep`` is called again (after a successful write) the store is unknown.
-        """
-        cached = self._known.pop(namespace, None)
-        if cached is None or record is None or cached[0] is not store or cached[1] != record:
-            return None
-        return cached[2]
-
-    def parts(self, namespace: str) -> Mapping[bytes, str] | None:
-        """``Known.parts`` of what was last kept for ``namespace``, without taking it (a hint: ``take`` decides)."""
-        cached = self._known.get(namespace)
-        return None if cached is None else cached[2].parts
-
-    def keep(self, store: object, namespace: str, record: CatalogRecord | None, known: Known) -> None:
-        """Remember that ``store`` holds what ``known`` says for ``namespace``, as recorded by ``record``."""
-        if record is not None:
-            self._known[namespace] = (store, record, known)
-
-    def forget(self, namespace: str) -> None:
-        """Drop what is known of ``namespace``."""
-        self._known.pop(namespace, None)
+_DIGEST = 32  # bytes of a sha256 content hash (then 16 of the fingerprint: ``Known.ENTRY``)
 
 
 def prepare(

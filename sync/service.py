@@ -20,7 +20,8 @@ from router.retrieval.texts import template
 from router.sessions.reembed import drop_memories, reembed_memories
 from router.storage.base import Storage
 from sync.delta import Delta, resolve
-from sync.diff import Known, StoredHashes, Summary, prepare
+from sync.diff import Known, Summary, prepare
+from sync.known import KnownFiles, StoredHashes
 from sync.progress import ProgressFactory, both, offset, progress_for
 from sync.status import SyncLog
 
@@ -43,6 +44,8 @@ class CatalogService:
         text: the function text template wanted for new vectors.
         progress: makes a progress callback for large embeddings (the CLI's progress bar).
         metrics: where reconciles are counted.
+        known_files: where a clean stop leaves what this writer knows of each namespace, for the
+            next process's first ``PUT`` (None: nowhere).
 
     Attributes:
         log: each namespace's last sync in this process, and the embeddings under way.
@@ -59,6 +62,7 @@ class CatalogService:
         text: str,
         progress: ProgressFactory | None = None,
         metrics: Metrics | None = None,
+        known_files: KnownFiles | None = None,
     ) -> None:
         template(text)  # reject an unknown template before anything is loaded
         self._storage = storage
@@ -74,7 +78,7 @@ class CatalogService:
         self._meta: MetaStore | None = None
         self._index: ActiveIndex | None = None
         self._pending: Generation | None = None
-        self._hashes = StoredHashes()
+        self._hashes = StoredHashes(known_files)
 
     @property
     def meta(self) -> MetaStore:
@@ -103,6 +107,8 @@ class CatalogService:
     async def open(self) -> None:
         """Open storage records and load the models needed to serve (and, if needed, rebuild)."""
         self._meta = meta = await asyncio.to_thread(MetaStore.open, self._storage)
+        if self._hashes.files is not None:
+            await asyncio.to_thread(self._hashes.files.open)
         embedder = await self._embedders.get(self._model)
         wanted = Generation(self._model, self._text, embedder.dimension)
         active = await asyncio.to_thread(meta.active_generation)
@@ -199,6 +205,11 @@ class CatalogService:
             InvalidRequest, CatalogInvalid: as for an unsplit body, nothing written.
         """
         basis = self._hashes.parts(namespace)
+        if basis is None and self._hashes.files is not None and self._hashes.files.holds(namespace):
+            async with self._lock:  # what the last clean stop saved, read once
+                record = await asyncio.to_thread(self.meta.catalog, namespace)
+                await asyncio.to_thread(self._hashes.restore, self.index.store, namespace, record, limits)
+            basis = self._hashes.parts(namespace)
         delta = await asyncio.to_thread(resolve, body, basis, limits) if basis is not None else None
         if delta is not None:
             return await self.apply(namespace, delta, source="api", pinned=delta.pinned)
@@ -263,6 +274,14 @@ class CatalogService:
         if summary.changed:
             log.info("catalog reconciled", extra={"source": source, **summary.counts(), "namespace": namespace})
         return summary
+
+    async def save_known(self) -> int:
+        """Write what this writer knows of each namespace for the next process (at a clean stop); how many."""
+        if self._hashes.files is None:
+            return 0
+        async with self._lock:
+            store = self._index.store if self._index is not None else None
+            return await asyncio.to_thread(self._hashes.save, store)
 
     async def remove(self, namespace: str) -> Summary:
         """Delete a namespace and all its functions."""

@@ -68,7 +68,7 @@ def recover(root: Path) -> None:
             log.warning("index swap rolled back", extra={"collection": live.name})
     for build in root.glob(f"*{BUILD}"):
         shutil.rmtree(build, ignore_errors=True)
-    _sync_dir(root)
+    sync_dir(root)
 
 
 class LiveShard:
@@ -127,7 +127,7 @@ class LiveShard:
             self._shard = None
             self.path.rename(aside)
             built.rename(self.path)
-            _sync_dir(self.path.parent)
+            sync_dir(self.path.parent)
             try:
                 self._shard = qe.EdgeShard.load(str(self.path))
             except Exception:
@@ -137,7 +137,7 @@ class LiveShard:
                 raise
             paused = perf_counter() - start
         shutil.rmtree(aside)
-        _sync_dir(self.path.parent)
+        sync_dir(self.path.parent)
         self.indexed = has_index(self.path)
         self.fresh_points = 0
         return paused
@@ -182,7 +182,8 @@ def lock_directory(root: Path) -> IO[str]:
     return handle
 
 
-def _sync_dir(path: Path) -> None:
+def sync_dir(path: Path) -> None:
+    """Flush a directory's entries (a rename or a new file in it) to disk."""
     fd = os.open(path, os.O_RDONLY)
     try:
         os.fsync(fd)
@@ -199,4 +200,4 @@ def sync_tree(path: Path) -> None:
                 os.fsync(fd)
             finally:
                 os.close(fd)
-    _sync_dir(path)
+    sync_dir(path)

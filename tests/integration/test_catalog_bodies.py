@@ -10,11 +10,12 @@ from typing import Any
 
 import pytest
 
+from router.catalog import parse_document
 from router.catalog_body import CatalogBody
 from router.limits import LimitSettings
 from sync import service as service_module
 from sync.delta import resolve
-from tests.conftest import bare
+from tests.conftest import bare, writes_cut_short
 
 pytestmark = pytest.mark.integration
 
@@ -75,6 +76,51 @@ async def test_one_changed_definition_is_the_only_one_decoded(
             "/v1/route", json={"namespace": "tools", "messages": [{"role": "user", "content": "book me a room"}]}
         )
         assert [f["name"] for f in route.json()["functions"]][:2] == ["tool_3", "tool_12"]  # the pin, then the best
+
+
+async def test_the_first_body_after_a_clean_restart_decodes_only_what_changed(
+    serve: Callable[..., Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    async with serve(limits=LIMITS) as served:
+        assert (await put(served, "tools", body(CATALOG))).json()["added"] == 30
+    assert [p.suffix for p in (served.data / "known").iterdir()] == [".known"]
+
+    async with serve(limits=LIMITS) as served:
+        counts = spy(monkeypatch)
+        changed = await put(served, "tools", body(edited(5, "Tool five now books flights.")))
+
+        assert changed.json() == {"namespace": "tools", "added": 0, "updated": 1, "removed": 0, "unchanged": 29}
+        assert counts == {"function": 1, "document": 0}
+        stored = (await served.client.get("/v1/catalogs/tools")).json()
+        assert in_order(stored["functions"]) == in_order(edited(5, "Tool five now books flights."))
+
+
+@pytest.mark.parametrize("first", ["split body", "another source"])
+async def test_a_write_cut_short_after_a_restart_leaves_the_saved_record_unused(
+    serve: Callable[..., Any], monkeypatch: pytest.MonkeyPatch, first: str
+) -> None:
+    async with serve(limits=LIMITS) as served:
+        await put(served, "tools", body(CATALOG))
+
+    async with serve(limits=LIMITS) as served:
+        service = served.runtime.service
+        with writes_cut_short(service.index.store):
+            if first == "split body":
+                failed = await put(served, "tools", body(edited(5, "Tool five now books flights.")))
+                assert failed.status_code == 500
+            else:  # a write that never reads the saved record: it must drop it all the same
+                document = parse_document({"functions": edited(5, "Tool five now books flights.")}, source="test")
+                functions = document.functions
+                with pytest.raises(OSError, match="disk full"):
+                    await service.apply("tools", functions, source="api")
+        counts = spy(monkeypatch)
+        # The store holds the new tool_5, the catalog record the old write: the old bytes are not "unchanged".
+        back = await put(served, "tools", body(CATALOG))
+
+        assert back.json()["updated"] == 1
+        assert counts["document"] == 1
+        stored = (await served.client.get("/v1/catalogs/tools")).json()
+        assert in_order(stored["functions"]) == in_order(CATALOG)
 
 
 DEEP: list[Any] = [[[[[[[[[[[]]]]]]]]]]]

@@ -1,0 +1,176 @@
+"""What the writer knows of a namespace survives a clean stop, and is used only while it is certainly true."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+
+from router.catalog_body import CatalogBody, split
+from router.limits import LimitSettings
+from router.meta import CatalogRecord
+from sync.delta import resolve
+from sync.diff import Known
+from sync.known import KnownFiles, StoredHashes
+
+LIMITS = LimitSettings(text_chars=200, depth=8)
+CATALOG = [{"name": f"f{i}", "description": f"function number {i}"} for i in range(20)]
+
+
+def cut(definitions: list[dict[str, Any]]) -> CatalogBody:
+    body = split(json.dumps({"functions": definitions}).encode(), "PUT /v1/catalogs/t")
+    assert body is not None
+    return body
+
+
+def written(definitions: list[dict[str, Any]] = CATALOG) -> Known:
+    body = cut(definitions)
+    return Known(body.document(LIMITS).functions, body.digests)
+
+
+def record(write: str = "w1") -> CatalogRecord:
+    return CatalogRecord("tools", "api", len(CATALOG), 0.0, write=write)
+
+
+def store(generation: str = "gen-a") -> Any:
+    return SimpleNamespace(generation=SimpleNamespace(id=generation))
+
+
+def saved(root: Path, known: Known | None = None, *, at: Any = None, limits: LimitSettings = LIMITS) -> Any:
+    """A clean stop that knew ``known`` of ``tools`` in ``at``; returns the store it was written for."""
+    at = at or store()
+    hashes = StoredHashes(KnownFiles(root, limits))
+    hashes.keep(at, "tools", record(), known or written())
+    assert hashes.save(at) == 1
+    return at
+
+
+def started(root: Path, limits: LimitSettings = LIMITS) -> StoredHashes:
+    files = KnownFiles(root, limits)
+    files.open()
+    return StoredHashes(files)
+
+
+def test_a_record_saved_at_a_clean_stop_tells_the_next_body_apart(tmp_path: Path) -> None:
+    at = saved(tmp_path)
+    hashes = started(tmp_path)
+    assert hashes.files is not None
+    assert hashes.files.holds("tools")
+
+    hashes.restore(at, "tools", record(), LIMITS)
+
+    basis = hashes.parts("tools")
+    assert basis is not None
+    assert basis == written().parts
+    changed = [*CATALOG[:7], {"name": "f7", "description": "a new description"}, *CATALOG[8:]]
+    delta = resolve(cut(changed), basis, LIMITS)
+    assert delta is not None
+    assert list(delta.fresh) == [7]
+    known = hashes.take(at, "tools", record())
+    assert known is not None
+    plan = known.plan_delta(delta)
+    assert [f.name for f in plan.updated] == ["f7"]
+    assert len(plan.unchanged) == 19
+    assert known["f3"] == written()["f3"]
+    assert known.fingerprint("f3") == written().fingerprint("f3")
+
+
+@pytest.mark.parametrize(
+    ("found", "generation", "limits"),
+    [
+        (record("w2"), "gen-a", LIMITS),  # another write since the stop
+        (record(), "gen-b", LIMITS),  # another model or text template
+        (record(), "gen-a", LimitSettings(text_chars=100, depth=8)),  # bytes accepted under other limits
+        (None, "gen-a", LIMITS),  # the namespace is gone
+    ],
+)
+def test_a_saved_record_that_no_longer_describes_the_store_is_not_used(
+    tmp_path: Path, found: CatalogRecord | None, generation: str, limits: LimitSettings
+) -> None:
+    saved(tmp_path)
+    hashes = started(tmp_path)
+
+    hashes.restore(store(generation), "tools", found, limits)
+
+    assert hashes.parts("tools") is None
+    assert hashes.files is not None
+    assert not hashes.files.holds("tools")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_saved_record_is_used_once(tmp_path: Path) -> None:
+    at = saved(tmp_path)
+    hashes = started(tmp_path)
+    hashes.restore(at, "tools", record(), LIMITS)
+    assert hashes.take(at, "tools", record()) is not None
+
+    hashes.restore(at, "tools", record(), LIMITS)
+
+    assert hashes.parts("tools") is None
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_what_a_process_that_did_not_stop_cleanly_left_is_deleted_unread(tmp_path: Path) -> None:
+    at = saved(tmp_path)
+    started(tmp_path)  # this process takes the file in hand, then dies without a clean stop
+    assert [p.suffix for p in tmp_path.iterdir()] == [".open"]
+
+    hashes = started(tmp_path)
+    hashes.restore(at, "tools", record(), LIMITS)
+
+    assert hashes.parts("tools") is None
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_record_not_taken_is_kept_for_the_next_process_across_a_clean_stop(tmp_path: Path) -> None:
+    at = saved(tmp_path)
+    idle = started(tmp_path)
+    assert idle.save(at) == 0  # a clean stop that wrote nothing of ``tools``
+    assert [p.suffix for p in tmp_path.iterdir()] == [".known"]
+
+    hashes = started(tmp_path)
+    hashes.restore(at, "tools", record(), LIMITS)
+
+    assert hashes.parts("tools") == written().parts
+
+
+@pytest.mark.parametrize("how", ["take", "forget"])
+def test_a_write_in_this_process_drops_the_saved_record_first(tmp_path: Path, how: str) -> None:
+    at = saved(tmp_path)
+    hashes = started(tmp_path)
+
+    if how == "take":
+        assert hashes.take(at, "tools", record()) is None  # a write begins: nothing known in memory yet
+    else:
+        hashes.forget("tools")
+    hashes.restore(at, "tools", record(), LIMITS)
+
+    assert hashes.parts("tools") is None
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_damaged_file_is_passed_over(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    at = saved(tmp_path)
+    (path,) = tmp_path.iterdir()
+    path.write_bytes(path.read_bytes()[:-5])
+    hashes = started(tmp_path)
+
+    hashes.restore(at, "tools", record(), LIMITS)
+
+    assert hashes.parts("tools") is None
+    assert "saved catalog record unreadable" in caplog.text
+
+
+def test_only_records_with_digests_of_the_store_in_use_are_saved(tmp_path: Path) -> None:
+    hashes = StoredHashes(KnownFiles(tmp_path, LIMITS))
+    served, old = store("gen-a"), store("gen-old")
+    body = cut(CATALOG)
+    hashes.keep(served, "listed", record(), Known(body.document(LIMITS).functions))  # from a list: no digests
+    hashes.keep(old, "tools", record(), written())
+
+    assert hashes.save(served) == 0
+    assert not tmp_path.exists() or list(tmp_path.iterdir()) == []
+    assert StoredHashes().save(served) == 0  # no directory: nothing to save
