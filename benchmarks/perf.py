@@ -206,7 +206,7 @@ async def _measure(n: int, opts: Options, pool: EmbedderPool, bare: BareModel, s
 async def run(opts: Options, load: Load) -> tuple[list[SizeResult], dict[str, str]]:
     """Measure every size; the batching ceiling once, with the first size. Also returns the router's backends.
 
-    ``load`` times its CPU probe before each size, so a machine slowed during one part shows.
+    ``load`` times its CPU probes before each size, so a machine slowed during one part shows.
     """
     pool = retimed_pool(EmbeddingSettings())
     embedder = await pool.get(EmbeddingSettings().model)
@@ -217,7 +217,8 @@ async def run(opts: Options, load: Load) -> tuple[list[SizeResult], dict[str, st
     try:
         with tempfile.TemporaryDirectory(prefix="bench-perf-") as tmp:
             for n in opts.sizes:
-                say(f"CPU probe before {n:,}: {await asyncio.to_thread(load.probe):.3f} s")
+                python, vector = await asyncio.to_thread(load.probe)
+                say(f"CPU probes before {n:,}: Python loop {python:.3f} s, matrix products {vector:.3f} s")
                 results.append(await _measure(n, opts, pool, bare, Path(tmp)))
                 if len(results) == 1:
                     queries = questions(opts.seed + 1)[:256]

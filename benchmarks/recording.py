@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from time import perf_counter
 
+import numpy as np
+
 __all__ = [
     "COMPARABLE_LOAD",
     "COMPARABLE_MARK",
@@ -28,6 +30,7 @@ __all__ = [
     "record_run",
     "record_section",
     "say",
+    "vector_probe",
 ]
 
 INTRO = (
@@ -43,6 +46,7 @@ COMPARABLE_SPREAD = 1.5
 COMPARABLE_MARK = "Comparable run:"
 NOT_COMPARABLE_MARK = "**Not comparable**:"
 PROBE_LOOPS = 5_000_000
+PROBE_PRODUCTS = 150
 
 
 def say(message: str) -> None:
@@ -109,28 +113,58 @@ def cpu_probe(loops: int = PROBE_LOOPS) -> float:
     return best
 
 
+def vector_probe(products: int = PROBE_PRODUCTS) -> float:
+    """Seconds ``products`` fixed float32 matrix products take right now (numpy's BLAS; the best of three).
+
+    An encoder's speed rests on the vector units and memory, which a neighbour on the host can
+    slow while the pure-Python loop of ``cpu_probe`` runs at its usual speed.
+    """
+    rng = np.random.default_rng(0)
+    left = rng.standard_normal((256, 384), dtype=np.float32)
+    right = rng.standard_normal((384, 1536), dtype=np.float32)
+    best = float("inf")
+    for _ in range(3):
+        start = perf_counter()
+        for _ in range(products):
+            left @ right
+        best = min(best, perf_counter() - start)
+    return best
+
+
+def _spread(timings: list[float]) -> float:
+    return max(timings) / min(timings) if timings else 1.0
+
+
+def _range(what: str, timings: list[float]) -> str:
+    return f"{what} {min(timings):.3f}-{max(timings):.3f} s ({_spread(timings):.2f}x apart)"
+
+
 @dataclass
 class Load:
     """The machine's state over a timed run: load averages at start and end, and CPU probes.
 
     ``start`` and ``end`` are the 1, 5 and 15-minute load averages as ``uptime`` prints them;
-    ``probes`` the seconds of ``cpu_probe`` (of ``loops`` iterations) at the start, at each
-    ``probe()`` (a benchmark takes one before each part) and at ``finish()``.
+    ``probes`` the seconds of ``cpu_probe`` (of ``loops`` iterations) and ``vector_probes`` those
+    of ``vector_probe`` (of ``products``), at the start, at each ``probe()`` (a benchmark takes
+    one before each part) and at ``finish()``.
     """
 
     start: tuple[float, float, float] = field(default_factory=_uptime)
     end: tuple[float, float, float] | None = None
     probes: list[float] = field(default_factory=list)
+    vector_probes: list[float] = field(default_factory=list)
     loops: int = PROBE_LOOPS
+    products: int = PROBE_PRODUCTS
 
     def __post_init__(self) -> None:
         if not self.probes:
             self.probe()
 
-    def probe(self) -> float:
-        """Time the CPU probe now and keep it."""
+    def probe(self) -> tuple[float, float]:
+        """Time both CPU probes now and keep them."""
         self.probes.append(cpu_probe(self.loops))
-        return self.probes[-1]
+        self.vector_probes.append(vector_probe(self.products))
+        return self.probes[-1], self.vector_probes[-1]
 
     def finish(self) -> Load:
         """Record the end of the run."""
@@ -140,8 +174,8 @@ class Load:
 
     @property
     def spread(self) -> float:
-        """The slowest CPU probe over the fastest (1.0 when the machine kept its speed)."""
-        return max(self.probes) / min(self.probes)
+        """The slowest CPU probe over the fastest, of the probe that moved most (1.0: the machine kept its speed)."""
+        return max(_spread(self.probes), _spread(self.vector_probes))
 
     @property
     def comparable(self) -> bool:
@@ -160,9 +194,10 @@ class Load:
             f"{', '.join(f'{x:.2f}' for x in end)} at end (1, 5, 15 minutes)"
         )
         probes = (
-            f"CPU probe (a fixed pure-Python loop, best of 3) {min(self.probes):.3f}-{max(self.probes):.3f} s "
-            f"over {len(self.probes)} timings, {self.spread:.2f}x apart"
+            f"CPU probes over {len(self.probes)} timings (best of 3 each): {_range('a pure-Python loop', self.probes)}"
         )
+        if self.vector_probes:
+            probes += f", {_range('float32 matrix products', self.vector_probes)}"
         if self.comparable:
             return f"{COMPARABLE_MARK} {loads}; {probes}."
         if self.start[0] > COMPARABLE_LOAD:

@@ -5,22 +5,29 @@ from __future__ import annotations
 from pathlib import Path
 
 from benchmarks.common import COMPARABLE_LOAD, Load, record_run
-from benchmarks.recording import COMPARABLE_SPREAD, cpu_probe
+from benchmarks.recording import COMPARABLE_SPREAD, cpu_probe, vector_probe
 
 HEADING = "## Sync (make bench-sync)"
 
 
 def quiet() -> Load:
-    return Load(start=(0.4, 0.5, 0.6), end=(1.1, 0.7, 0.6), probes=[0.30, 0.32, 0.31])
+    return Load(start=(0.4, 0.5, 0.6), end=(1.1, 0.7, 0.6), probes=[0.30, 0.32, 0.31], vector_probes=[0.9, 1.0, 0.95])
 
 
 def loaded() -> Load:
-    return Load(start=(COMPARABLE_LOAD + 0.1, 3.0, 2.0), end=(4.0, 3.0, 2.0), probes=[0.30, 0.31])
+    return Load(
+        start=(COMPARABLE_LOAD + 0.1, 3.0, 2.0), end=(4.0, 3.0, 2.0), probes=[0.30, 0.31], vector_probes=[0.9, 0.9]
+    )
 
 
 def slowed() -> Load:
     """Quiet by its load average, but a CPU probe took twice as long in the middle of the run."""
-    return Load(start=(0.4, 0.5, 0.6), end=(0.9, 0.7, 0.6), probes=[0.30, 0.60, 0.31])
+    return Load(start=(0.4, 0.5, 0.6), end=(0.9, 0.7, 0.6), probes=[0.30, 0.60, 0.31], vector_probes=[0.9, 0.9, 0.9])
+
+
+def slowed_vectors() -> Load:
+    """Quiet by its load average and its Python loop, but the matrix products took twice as long in one part."""
+    return Load(start=(0.4, 0.5, 0.6), end=(0.9, 0.7, 0.6), probes=[0.30, 0.31, 0.30], vector_probes=[0.9, 1.8, 0.9])
 
 
 def test_a_run_says_its_load_at_start_and_end_and_whether_it_is_comparable() -> None:
@@ -33,25 +40,30 @@ def test_a_run_says_its_load_at_start_and_end_and_whether_it_is_comparable() -> 
 
 def test_a_run_whose_cpu_probe_moved_is_not_comparable_whatever_its_load() -> None:
     assert quiet().spread < COMPARABLE_SPREAD
-    assert "CPU probe (a fixed pure-Python loop, best of 3) 0.300-0.320 s over 3 timings" in quiet().line()
-    run = slowed()
-    assert run.spread == 2.0
-    assert not run.comparable
-    line = run.line()
-    assert line.startswith("**Not comparable**: load average 0.40")
-    assert "0.300-0.600 s over 3 timings, 2.00x apart" in line
-    assert "speed moved by more than" in line
+    line = quiet().line()
+    assert "CPU probes over 3 timings (best of 3 each): a pure-Python loop 0.300-0.320 s (1.07x apart)" in line
+    assert "float32 matrix products 0.900-1.000 s (1.11x apart)" in line
+    for run in (slowed(), slowed_vectors()):
+        assert run.spread == 2.0
+        assert not run.comparable
+        line = run.line()
+        assert line.startswith("**Not comparable**: load average 0.40")
+        assert "speed moved by more than" in line
+    assert "a pure-Python loop 0.300-0.600 s (2.00x apart)" in slowed().line()
+    assert "float32 matrix products 0.900-1.800 s (2.00x apart)" in slowed_vectors().line()
 
 
 def test_a_run_probes_the_cpu_at_its_start_at_each_part_and_at_its_end() -> None:
     assert cpu_probe(loops=10_000) > 0
-    run = Load(start=(0.4, 0.5, 0.6), loops=10_000)
+    assert vector_probe(products=2) > 0
+    run = Load(start=(0.4, 0.5, 0.6), loops=10_000, products=2)
     assert len(run.probes) == 1
     run.probe()
     run.finish()
-    assert len(run.probes) == 3
+    assert len(run.probes) == len(run.vector_probes) == 3
     assert run.end is not None
     assert min(run.probes) > 0
+    assert min(run.vector_probes) > 0
 
 
 def test_a_slowed_run_never_replaces_a_comparable_one(tmp_path: Path) -> None:
