@@ -43,6 +43,7 @@ log = logging.getLogger(__name__)
 FORMAT = 1
 SUFFIX = ".known"
 OPEN = ".open"
+PARTIAL = ".partial"  # a file being written
 
 
 def validation_key() -> str:
@@ -68,10 +69,10 @@ class KnownFiles:
         self._validation = validation_key()
 
     def open(self) -> None:
-        """At start: drop what a process that did not stop cleanly left, and set aside what a clean stop wrote."""
+        """At start: drop what an unclean stop left (or half wrote), and set aside what a clean stop wrote."""
         if not self.root.is_dir():
             return
-        for left in self.root.glob(f"*{SUFFIX}{OPEN}"):
+        for left in [*self.root.glob(f"*{SUFFIX}{OPEN}"), *self.root.glob(f"*{SUFFIX}{PARTIAL}")]:
             left.unlink(missing_ok=True)
         for saved in self.root.glob(f"*{SUFFIX}"):
             saved.rename(saved.with_name(saved.name + OPEN))
@@ -131,7 +132,7 @@ class KnownFiles:
             }
             self.root.mkdir(parents=True, exist_ok=True)
             path = self.root / f"{_stem(namespace)}{SUFFIX}"
-            temporary = path.with_name(path.name + ".tmp")
+            temporary = path.with_name(path.name + PARTIAL)
             with temporary.open("wb") as out:
                 out.write(orjson.dumps(header) + b"\n" + orjson.dumps(names) + b"\n")
                 out.write(entries)

@@ -117,6 +117,7 @@ def test_what_a_process_that_did_not_stop_cleanly_left_is_deleted_unread(tmp_pat
     at = saved(tmp_path)
     started(tmp_path)  # this process takes the file in hand, then dies without a clean stop
     assert [p.suffix for p in tmp_path.iterdir()] == [".open"]
+    (tmp_path / "0123.known.partial").write_bytes(b"{")  # and another died while writing one
 
     hashes = started(tmp_path)
     hashes.restore(at, "tools", record(), LIMITS)
