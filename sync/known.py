@@ -121,12 +121,7 @@ class KnownFiles:
                 continue
             names, entries, digests = state
             header = {
-                "format": FORMAT,
-                "namespace": namespace,
-                "generation": generation,
-                "write": record.write,
-                "limits": self.limits.model_dump(),
-                "validation": self._validation,
+                **self._key(namespace, generation, record, self.limits),
                 "count": len(names),
                 "digest_size": len(digests) // max(1, len(names)),
             }
@@ -148,14 +143,9 @@ class KnownFiles:
         self._open.clear()
         return written
 
-    def _read(
-        self, path: Path, namespace: str, generation: str, record: CatalogRecord, limits: LimitSettings
-    ) -> Known | None:
-        data = path.read_bytes()
-        first = data.index(b"\n")
-        second = data.index(b"\n", first + 1)
-        header: dict[str, Any] = orjson.loads(data[:first])
-        expected = {
+    def _key(self, namespace: str, generation: str, record: CatalogRecord, limits: LimitSettings) -> dict[str, Any]:
+        """What a saved record must match to be used: the file's format, the store, the write, the rules."""
+        return {
             "format": FORMAT,
             "namespace": namespace,
             "generation": generation,
@@ -163,6 +153,15 @@ class KnownFiles:
             "limits": limits.model_dump(),
             "validation": self._validation,
         }
+
+    def _read(
+        self, path: Path, namespace: str, generation: str, record: CatalogRecord, limits: LimitSettings
+    ) -> Known | None:
+        data = path.read_bytes()
+        first = data.index(b"\n")
+        second = data.index(b"\n", first + 1)
+        header: dict[str, Any] = orjson.loads(data[:first])
+        expected = self._key(namespace, generation, record, limits)
         if any(header.get(key) != value for key, value in expected.items()):
             return None
         names: list[str] = orjson.loads(data[first + 1 : second])
