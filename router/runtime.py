@@ -16,7 +16,7 @@ from router.routing import TurnRouter
 from router.sessions.extraction import MemoryExtractor
 from router.settings import EmbeddingSettings, Settings, StorageSettings
 from router.storage.base import Storage, StorageUnavailable
-from sync.known import KnownFiles
+from sync.known_files import KnownFiles
 from sync.progress import ProgressFactory
 from sync.service import CatalogService
 from sync.worker import DirectorySync

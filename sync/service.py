@@ -21,7 +21,8 @@ from router.sessions.reembed import drop_memories, reembed_memories
 from router.storage.base import Storage
 from sync.delta import Delta, resolve
 from sync.diff import Known, Summary, prepare
-from sync.known import KnownFiles, StoredHashes
+from sync.known import StoredHashes
+from sync.known_files import KnownFiles
 from sync.progress import ProgressFactory, both, offset, progress_for
 from sync.status import SyncLog
 

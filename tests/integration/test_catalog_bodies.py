@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import shutil
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -119,6 +120,40 @@ async def test_a_write_cut_short_after_a_restart_leaves_the_saved_record_unused(
 
         assert back.json()["updated"] == 1
         assert counts["document"] == 1
+        stored = (await served.client.get("/v1/catalogs/tools")).json()
+        assert in_order(stored["functions"]) == in_order(CATALOG)
+
+
+async def test_a_collection_emptied_between_two_processes_is_written_again(serve: Callable[..., Any]) -> None:
+    async with serve(limits=LIMITS) as served:
+        await put(served, "tools", body(CATALOG))
+        generation = served.runtime.service.index.generation.id
+    # Deleted behind the catalog record's back (to force a re-embed, say): the record and known/ stay.
+    shutil.rmtree(served.data / f"functions-{generation}")
+
+    async with serve(limits=LIMITS) as served:
+        again = await put(served, "tools", body(CATALOG))
+
+        assert again.json()["added"] == 30
+        stored = (await served.client.get("/v1/catalogs/tools")).json()
+        assert in_order(stored["functions"]) == in_order(CATALOG)
+
+
+async def test_a_write_cut_short_after_the_stop_saved_leaves_the_saved_record_unused(
+    serve: Callable[..., Any],
+) -> None:
+    async with serve(limits=LIMITS) as served:
+        await put(served, "tools", body(CATALOG))
+        service = served.runtime.service
+        await service.save_known()  # what a stop does first; a write that starts after it is cut short
+        with writes_cut_short(service.index.store):
+            failed = await put(served, "tools", body(edited(5, "Tool five now books flights.")))
+            assert failed.status_code == 500
+
+    async with serve(limits=LIMITS) as served:
+        back = await put(served, "tools", body(CATALOG))
+
+        assert back.json()["updated"] == 1
         stored = (await served.client.get("/v1/catalogs/tools")).json()
         assert in_order(stored["functions"]) == in_order(CATALOG)
 

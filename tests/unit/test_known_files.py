@@ -14,7 +14,8 @@ from router.limits import LimitSettings
 from router.meta import CatalogRecord
 from sync.delta import resolve
 from sync.diff import Known
-from sync.known import KnownFiles, StoredHashes
+from sync.known import StoredHashes
+from sync.known_files import KnownFiles
 
 LIMITS = LimitSettings(text_chars=200, depth=8)
 CATALOG = [{"name": f"f{i}", "description": f"function number {i}"} for i in range(20)]
@@ -35,8 +36,14 @@ def record(write: str = "w1") -> CatalogRecord:
     return CatalogRecord("tools", "api", len(CATALOG), 0.0, write=write)
 
 
-def store(generation: str = "gen-a") -> Any:
-    return SimpleNamespace(generation=SimpleNamespace(id=generation))
+def store(generation: str = "gen-a", held: dict[str, str] | None = None) -> Any:
+    """A function store of ``generation`` holding ``held`` (name: content hash; by default ``CATALOG``)."""
+    held = dict(written()) if held is None else held
+    return SimpleNamespace(
+        generation=SimpleNamespace(id=generation),
+        count=lambda _namespace: len(held),
+        existing=lambda _namespace, names: {n: held[n] for n in names if n in held},
+    )
 
 
 def saved(root: Path, known: Known | None = None, *, at: Any = None, limits: LimitSettings = LIMITS) -> Any:
@@ -153,18 +160,6 @@ def test_a_write_in_this_process_drops_the_saved_record_first(tmp_path: Path, ho
     assert list(tmp_path.iterdir()) == []
 
 
-def test_a_damaged_file_is_passed_over(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
-    at = saved(tmp_path)
-    (path,) = tmp_path.iterdir()
-    path.write_bytes(path.read_bytes()[:-5])
-    hashes = started(tmp_path)
-
-    hashes.restore(at, "tools", record(), LIMITS)
-
-    assert hashes.parts("tools") is None
-    assert "saved catalog record unreadable" in caplog.text
-
-
 def test_only_records_with_digests_of_the_store_in_use_are_saved(tmp_path: Path) -> None:
     hashes = StoredHashes(KnownFiles(tmp_path, LIMITS))
     served, old = store("gen-a"), store("gen-old")
@@ -175,3 +170,101 @@ def test_only_records_with_digests_of_the_store_in_use_are_saved(tmp_path: Path)
     assert hashes.save(served) == 0
     assert not tmp_path.exists() or list(tmp_path.iterdir()) == []
     assert StoredHashes().save(served) == 0  # no directory: nothing to save
+
+
+@pytest.mark.parametrize(
+    "held",
+    [
+        {},  # the collection was emptied or created anew behind the catalog record's back
+        {**dict(written()), "f0": "0" * 64},  # or brought back from an older copy
+        dict(list(dict(written()).items())[1:]),  # or lost a function
+        {**dict(written()), "zz": "0" * 64},  # or holds one more
+    ],
+)
+def test_a_saved_record_the_store_does_not_bear_out_is_not_used(tmp_path: Path, held: dict[str, str]) -> None:
+    saved(tmp_path)
+    hashes = started(tmp_path)
+
+    hashes.restore(store(held=held), "tools", record(), LIMITS)
+
+    assert hashes.parts("tools") is None
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_write_after_the_stop_saved_drops_the_saved_record(tmp_path: Path) -> None:
+    at = store()
+    hashes = StoredHashes(KnownFiles(tmp_path, LIMITS))
+    hashes.keep(at, "tools", record(), written())
+    assert hashes.save(at) == 1
+    assert [p.suffix for p in tmp_path.iterdir()] == [".known"]
+
+    assert hashes.take(at, "tools", record()) is not None  # a write begins after the save
+
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_record_put_back_at_a_stop_is_dropped_by_a_later_write(tmp_path: Path) -> None:
+    at = saved(tmp_path)
+    idle = started(tmp_path)
+    assert idle.save(at) == 0  # put back untaken
+    idle.forget("tools")
+
+    assert list(tmp_path.iterdir()) == []
+
+
+def _rewritten(path: Path, change: Any) -> None:
+    header, names, rest = path.read_bytes().split(b"\n", 2)
+    path.write_bytes(b"\n".join(change(header, names, rest)))
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        lambda _header, names, rest: (b"[]", names, rest),  # a header of another JSON type
+        lambda header, names, rest: (header, names.replace(b'"f3"', b'"g3"'), rest),  # a name changed
+        lambda header, names, rest: (header, names, rest[:5] + bytes([rest[5] ^ 1]) + rest[6:]),  # a hash bit
+        lambda header, names, rest: (header, names, rest[:-1] + bytes([rest[-1] ^ 1])),  # a digest bit
+        lambda header, _names, rest: (header, b"{}", rest),  # names of another JSON type
+        lambda header, names, rest: (header, names, rest[:-5]),  # cut short
+    ],
+)
+def test_a_damaged_file_is_passed_over_and_dropped(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, damage: Any
+) -> None:
+    at = saved(tmp_path)
+    (path,) = tmp_path.iterdir()
+    _rewritten(path, damage)
+    hashes = started(tmp_path)
+
+    hashes.restore(at, "tools", record(), LIMITS)
+
+    assert hashes.parts("tools") is None
+    assert "saved catalog record unreadable" in caplog.text
+    assert list(tmp_path.iterdir()) == []
+    assert hashes.files is not None
+    assert hashes.files.save(()) == 0
+    assert list(tmp_path.iterdir()) == []  # not put back at the next stop either
+
+
+def test_a_record_without_a_write_id_is_not_saved(tmp_path: Path) -> None:
+    hashes = StoredHashes(KnownFiles(tmp_path, LIMITS))
+    at = store()
+    hashes.keep(at, "tools", record(write=""), written())
+
+    assert hashes.save(at) == 0
+    assert not tmp_path.exists() or list(tmp_path.iterdir()) == []
+
+
+def test_without_the_validation_code_nothing_is_saved_and_old_records_are_deleted(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    at = saved(tmp_path)
+    monkeypatch.setattr("sync.known_files.validation_key", lambda: None)
+    hashes = started(tmp_path)
+
+    hashes.restore(at, "tools", record(), LIMITS)
+
+    assert hashes.parts("tools") is None
+    assert list(tmp_path.iterdir()) == []
+    hashes.keep(at, "tools", record(), written())
+    assert hashes.save(at) == 0
