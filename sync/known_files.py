@@ -23,6 +23,7 @@ import hashlib
 import logging
 import os
 from collections.abc import Iterable
+from importlib import metadata
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +33,7 @@ from router import catalog, catalog_body, limits, limits_scan
 from router.limits import LimitSettings
 from router.meta import CatalogRecord
 from router.storage.edge_shard import sync_dir
+from sync import diff
 from sync.diff import Known
 
 __all__ = ["KnownFiles", "validation_key"]
@@ -45,13 +47,19 @@ PARTIAL = ".partial"  # a file being written
 DIGEST_SIZE = 16  # ``CatalogBody.digests``: xxh3-128
 
 
+# The libraries that parse and digest a body's bytes: another version may accept or tell apart other bytes.
+LIBRARIES = ("msgspec", "numpy", "orjson", "xxhash")
+
+
 def validation_key() -> str | None:
-    """A digest of the code that decides whether a definition's bytes are accepted; None when unreadable."""
+    """A digest of the code that accepts a definition's bytes and lays out its entry; None when unreadable."""
     sources = hashlib.sha256()
     try:
-        for module in (catalog, catalog_body, limits, limits_scan):
+        for module in (catalog, catalog_body, limits, limits_scan, diff):
             sources.update(Path(str(module.__file__)).read_bytes())
-    except (OSError, TypeError):  # no source files (a frozen or zipped install)
+        for library in LIBRARIES:
+            sources.update(f"{library}=={metadata.version(library)}".encode())
+    except (OSError, TypeError, metadata.PackageNotFoundError):  # no sources (a frozen or zipped install)
         return None
     return sources.hexdigest()
 

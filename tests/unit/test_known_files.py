@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from importlib import metadata
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -12,6 +13,7 @@ import pytest
 from router.catalog_body import CatalogBody, split
 from router.limits import LimitSettings
 from router.meta import CatalogRecord
+from sync import known_files
 from sync.delta import resolve
 from sync.diff import Known
 from sync.known import StoredHashes
@@ -268,3 +270,16 @@ def test_without_the_validation_code_nothing_is_saved_and_old_records_are_delete
     assert list(tmp_path.iterdir()) == []
     hashes.keep(at, "tools", record(), written())
     assert hashes.save(at) == 0
+
+
+def test_the_validation_key_follows_the_parsing_libraries(monkeypatch: pytest.MonkeyPatch) -> None:
+    before = known_files.validation_key()
+    real = metadata.version
+    monkeypatch.setattr(metadata, "version", lambda name: "0.0" if name == "orjson" else real(name))
+    assert known_files.validation_key() not in (None, before)
+
+    def missing(name: str) -> str:
+        raise metadata.PackageNotFoundError(name)
+
+    monkeypatch.setattr(metadata, "version", missing)
+    assert known_files.validation_key() is None
