@@ -75,12 +75,12 @@ class StoredHashes:
         known = self.files.take(namespace, store.generation.id, record, limits)
         if known is None or record is None:
             return
-        if store.count(namespace) != len(known):
-            log.warning("saved catalog record dropped: the store holds another count", extra={"namespace": namespace})
+        try:
+            borne_out = _borne_out(store, namespace, known)
+        except Exception as exc:  # the store cannot say: the body is decoded whole, as without a record
+            log.warning("saved catalog record unchecked", extra={"namespace": namespace, "error": str(exc)})
             return
-        names = list(known)
-        sample = names[:: max(1, -(-len(names) // SAMPLE))]
-        if store.existing(namespace, sample) != {name: known[name] for name in sample}:
+        if not borne_out:
             log.warning("saved catalog record dropped: the store holds other functions", extra={"namespace": namespace})
             return
         self.keep(store, namespace, record, known)
@@ -95,3 +95,12 @@ class StoredHashes:
             (ns, store.generation.id, record, known) for ns, (of, record, known) in self._known.items() if of is store
         ]
         return self.files.save(kept)
+
+
+def _borne_out(store: FunctionStore, namespace: str, known: Known) -> bool:
+    """Whether ``store`` holds as many functions as ``known`` names, with its content hashes for a sample of them."""
+    if store.count(namespace) != len(known):
+        return False
+    names = list(known)
+    sample = names[:: max(1, -(-len(names) // SAMPLE))]
+    return store.existing(namespace, sample) == {name: known[name] for name in sample}

@@ -12,8 +12,9 @@ A file is used at most once and only while it is certainly true:
 - it must name the store generation and the catalog record (``CatalogRecord.write``) found now,
   and the limits and validation code the bytes were accepted under; its checksum must hold;
 - the store must still hold as many functions as it names, with the content hashes it gives
-  for a sample of them (``sync.known.StoredHashes.restore``): a collection emptied or brought
-  back from an older copy behind the catalog record's back does not pass;
+  for a sample of them (``sync.known.StoredHashes.restore``): a collection emptied, created
+  anew or holding another count behind the catalog record's back does not pass, and a copy that
+  differs in many functions is caught by the sample (one that differs in a few may not be);
 - any write to a namespace in this process drops its file first, also after a stop saved it.
 """
 
@@ -22,6 +23,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import os
+import sys
 from collections.abc import Iterable
 from importlib import metadata
 from pathlib import Path
@@ -57,6 +59,7 @@ def validation_key() -> str | None:
     try:
         for module in (catalog, catalog_body, limits, limits_scan, diff):
             sources.update(Path(str(module.__file__)).read_bytes())
+        sources.update(sys.version.encode())
         for library in LIBRARIES:
             sources.update(f"{library}=={metadata.version(library)}".encode())
     except (OSError, TypeError, metadata.PackageNotFoundError):  # no sources (a frozen or zipped install)
@@ -89,6 +92,8 @@ class KnownFiles:
             return
         for left in [*self.root.glob(f"*{SUFFIX}{OPEN}"), *self.root.glob(f"*{SUFFIX}{PARTIAL}")]:
             left.unlink(missing_ok=True)
+        if self._validation is None:
+            log.warning("saved catalog records are not used: the validation code cannot be read")
         for saved in self.root.glob(f"*{SUFFIX}"):
             if self._validation is None:
                 saved.unlink(missing_ok=True)
@@ -116,7 +121,8 @@ class KnownFiles:
         if stem in self._saved:  # a write after the stop saved it: the next start must not find it
             self._saved.discard(stem)
             (self.root / f"{stem}{SUFFIX}").unlink(missing_ok=True)
-            _sync_dir(self.root)
+            if not _sync_dir(self.root):
+                log.warning("a dropped catalog record may come back after a crash", extra={"path": str(self.root)})
 
     def take(
         self, namespace: str, generation: str, record: CatalogRecord | None, limits: LimitSettings
@@ -148,7 +154,8 @@ class KnownFiles:
             return 0
         for namespace, generation, record, record_known in known:
             state = record_known.state()
-            if state is None or not record.write:  # a record without a write id is not told apart
+            # A record without a write id is not told apart; an empty catalog needs no digests.
+            if state is None or not record.write or not state[0]:
                 continue
             try:
                 self._write(namespace, generation, record, state)

@@ -283,3 +283,31 @@ def test_the_validation_key_follows_the_parsing_libraries(monkeypatch: pytest.Mo
 
     monkeypatch.setattr(metadata, "version", missing)
     assert known_files.validation_key() is None
+
+
+def test_a_store_that_cannot_say_leaves_the_saved_record_unused(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    saved(tmp_path)
+    hashes = started(tmp_path)
+    failing = store()
+
+    def broken(_namespace: str) -> int:
+        raise OSError("shard unreadable")
+
+    failing.count = broken
+
+    hashes.restore(failing, "tools", record(), LIMITS)
+
+    assert hashes.parts("tools") is None
+    assert "saved catalog record unchecked" in caplog.text
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_an_empty_catalog_is_not_saved(tmp_path: Path) -> None:
+    hashes = StoredHashes(KnownFiles(tmp_path, LIMITS))
+    at = store(held={})
+    hashes.keep(at, "tools", record(), written([]))
+
+    assert hashes.save(at) == 0
+    assert not tmp_path.exists() or list(tmp_path.iterdir()) == []
