@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import platform
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from time import perf_counter
@@ -103,14 +104,13 @@ def cpu_probe(loops: int = PROBE_LOOPS) -> float:
     The load average counts the processes of this machine only; a host that slows the whole
     machine down (a shared or throttled CPU) shows in this probe instead.
     """
-    best = float("inf")
-    for _ in range(3):
-        start = perf_counter()
+
+    def loop() -> None:
         total = 0
         for i in range(loops):
             total += i
-        best = min(best, perf_counter() - start)
-    return best
+
+    return _best_of_three(loop)
 
 
 def vector_probe(products: int = PROBE_PRODUCTS) -> float:
@@ -122,11 +122,19 @@ def vector_probe(products: int = PROBE_PRODUCTS) -> float:
     rng = np.random.default_rng(0)
     left = rng.standard_normal((256, 384), dtype=np.float32)
     right = rng.standard_normal((384, 1536), dtype=np.float32)
+
+    def multiply() -> None:
+        for _ in range(products):
+            left @ right
+
+    return _best_of_three(multiply)
+
+
+def _best_of_three(work: Callable[[], None]) -> float:
     best = float("inf")
     for _ in range(3):
         start = perf_counter()
-        for _ in range(products):
-            left @ right
+        work()
         best = min(best, perf_counter() - start)
     return best
 

@@ -94,10 +94,11 @@ class KnownFiles:
             left.unlink(missing_ok=True)
         if self._validation is None:
             log.warning("saved catalog records are not used: the validation code cannot be read")
-        for saved in self.root.glob(f"*{SUFFIX}"):
-            if self._validation is None:
+            for saved in self.root.glob(f"*{SUFFIX}"):
                 saved.unlink(missing_ok=True)
-                continue
+            _sync_dir(self.root)
+            return
+        for saved in self.root.glob(f"*{SUFFIX}"):
             saved.rename(saved.with_name(saved.name + OPEN))
             self._open.add(saved.name.removesuffix(SUFFIX))
         if not _sync_dir(self.root):
@@ -131,12 +132,10 @@ class KnownFiles:
         stem = _stem(namespace)
         if stem not in self._open:
             return None
-        if record is None:  # the namespace is gone
-            self.discard(namespace)
-            return None
-        path = self.root / f"{stem}{SUFFIX}{OPEN}"
         try:
-            return self._read(path, namespace, generation, record, limits)
+            if record is None:  # the namespace is gone
+                return None
+            return self._read(self.root / f"{stem}{SUFFIX}{OPEN}", namespace, generation, record, limits)
         except Exception as exc:  # whatever is wrong with the file, the body is decoded whole
             log.warning("saved catalog record unreadable", extra={"namespace": namespace, "error": str(exc)})
             return None
