@@ -14,22 +14,19 @@ from router.fallback import PinnedFunctions
 from router.limits import LimitSettings
 from router.meta import CatalogRecord, MetaStore
 from router.metrics import Metrics
-from router.retrieval.examples import reembed
 from router.retrieval.index import ActiveIndex, FunctionStore, Generation
 from router.retrieval.texts import template
 from router.sessions.reembed import drop_memories, reembed_memories
 from router.storage.base import Storage
 from sync.delta import Delta, resolve
-from sync.diff import Known, Summary, prepare
+from sync.diff import Summary
 from sync.known import StoredHashes
 from sync.known_files import KnownFiles
-from sync.progress import ProgressFactory, both, offset, progress_for
+from sync.progress import ProgressFactory
+from sync.reconcile import PlanWriter, reembed_examples
 from sync.status import SyncLog
 
 log = logging.getLogger(__name__)
-# Functions embedded between two writes: a sync interrupted at any point loses at most this
-# much embedding work (seconds on a small CPU), and the next one resumes after it.
-WRITE_CHUNK = 256
 
 
 class CatalogService:
@@ -74,6 +71,7 @@ class CatalogService:
         self.metrics = metrics or Metrics()
         self.pins: PinnedFunctions | None = None
         self.log = SyncLog()
+        self._writer = PlanWriter(progress, self.log, self.metrics)
         self._lock = asyncio.Lock()
         self._rebuilding = asyncio.Lock()
         self._meta: MetaStore | None = None
@@ -153,7 +151,7 @@ class CatalogService:
             new = await asyncio.to_thread(FunctionStore.open, self._storage, target)
             embedder = await self._embedders.get(target.model)
             copied = await self._copy(old, new, embedder)
-            examples = await self._reembed_examples(old, new, embedder)
+            examples = await reembed_examples(old, new, embedder)
             memories = (previous.model, previous.dimension) if previous is not None else None
             if memories is not None:
                 await reembed_memories(self._storage, source=memories, target=embedder)
@@ -164,8 +162,8 @@ class CatalogService:
                 if memories is not None:
                     await reembed_memories(self._storage, source=memories, target=embedder)
                 for namespace in copied - listed:
-                    await self._reconcile(new, embedder, namespace, [])
-                await self._reembed_examples(old, new, embedder, after=examples)
+                    await self._writer.reconcile(new, embedder, namespace, [])
+                await reembed_examples(old, new, embedder, after=examples)
                 await asyncio.to_thread(meta.set_active_generation, target)
                 self._index = ActiveIndex(new, embedder)
                 self._pending = None
@@ -178,22 +176,11 @@ class CatalogService:
                     )
                     self._embedders.release(previous.model)
 
-    @staticmethod
-    async def _reembed_examples(
-        old: FunctionStore | None, new: FunctionStore, embedder: Embedder, *, after: int = -1
-    ) -> int:
-        """Usage examples follow a model change (same model: same collection, nothing to do)."""
-        if old is None or old.examples is None or new.examples is None:
-            return after
-        if old.examples.collection.spec.name == new.examples.collection.spec.name:
-            return after
-        return await reembed(old.examples, new.examples, embedder, after=after)
-
     async def _copy(self, old: FunctionStore | None, new: FunctionStore, embedder: Embedder) -> set[str]:
         catalogs = await asyncio.to_thread(self.meta.catalogs)
         for namespace in catalogs:
             functions = await asyncio.to_thread(old.list, namespace) if old else []
-            await self._reconcile(new, embedder, namespace, functions)
+            await self._writer.reconcile(new, embedder, namespace, functions)
         return set(catalogs)
 
     async def apply_body(self, namespace: str, body: CatalogBody, *, limits: LimitSettings) -> Summary:
@@ -252,7 +239,7 @@ class CatalogService:
                 if record is not None and record.digest not in (None, digest):
                     # Cleared before the first write: a write cut short must not pass for the old document.
                     expected = await asyncio.to_thread(self.meta.forget_digest, record)
-                summary, known = await self._reconcile(
+                summary, known = await self._writer.reconcile(
                     index.store, index.embedder, namespace, functions, known=known, parts=parts
                 )
                 if digest is not None and await asyncio.to_thread(self.meta.catalog, namespace) != expected:
@@ -292,7 +279,7 @@ class CatalogService:
             if record is None:
                 raise NamespaceNotFound(f"no catalog named {namespace!r}", field="namespace")
             index = self.index
-            summary, _ = await self._reconcile(index.store, index.embedder, namespace, [])
+            summary, _ = await self._writer.reconcile(index.store, index.embedder, namespace, [])
             await asyncio.to_thread(self.meta.delete_catalog, namespace)
             if self.pins is not None:
                 self.pins.deleted(namespace)
@@ -320,39 +307,3 @@ class CatalogService:
     async def catalogs(self) -> dict[str, CatalogRecord]:
         """Every known catalog."""
         return await asyncio.to_thread(self.meta.catalogs)
-
-    async def _reconcile(
-        self,
-        store: FunctionStore,
-        embedder: Embedder,
-        namespace: str,
-        functions: Sequence[FunctionDef] | Delta,
-        *,
-        known: Known | None = None,
-        parts: Sequence[bytes] | None = None,
-    ) -> tuple[Summary, Known]:
-        """Write the plan of ``functions`` to ``store``; the summary, and what the store then holds."""
-        todo, texts, embedded, after = await asyncio.to_thread(
-            prepare, store, namespace, functions, embedder.batch_size, known, parts
-        )
-        if embedded:
-            progress = progress_for(self._progress, f"{namespace}", len(texts))
-            running = self.log.started(namespace, len(texts))
-            try:
-                # Written chunk by chunk: an interrupted sync keeps what it embedded, and the
-                # next reconcile's hash diff resumes with the rest.
-                for start in range(0, len(embedded), WRITE_CHUNK):
-                    chunk = slice(start, start + WRITE_CHUNK)
-                    done = offset(both(progress, running.embedded), start, len(texts))
-                    vectors = await embedder.embed(texts[chunk], progress=done)
-                    await asyncio.to_thread(store.upsert, namespace, embedded[chunk], vectors)
-                    self.metrics.written.inc(len(vectors))
-                    running.written += len(vectors)
-            finally:
-                self.log.finished(namespace)
-        if todo.updated:
-            # A changed function may no longer do what its past callers wanted.
-            await asyncio.to_thread(store.forget_examples, namespace, [f.name for f in todo.updated])
-        if todo.removed:
-            await asyncio.to_thread(store.remove, namespace, todo.removed)
-        return Summary.of(namespace, todo), after

@@ -23,7 +23,7 @@ from router.catalog import parse_catalog
 from router.meta import MetaStore
 from router.retrieval.index import FunctionStore
 from router.storage.edge import EdgeStorage
-from sync.service import WRITE_CHUNK
+from sync.reconcile import WRITE_CHUNK
 
 pytestmark = pytest.mark.integration
 
