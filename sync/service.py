@@ -269,7 +269,13 @@ class CatalogService:
             return 0
         async with self._lock:
             store = self._index.store if self._index is not None else None
-            return await asyncio.to_thread(self._hashes.save, store)
+            return await asyncio.to_thread(self._flushed_save, store)
+
+    def _flushed_save(self, store: FunctionStore | None) -> int:
+        # The records are synced to disk as they are written; the shards they describe must be
+        # first, or a power loss could leave a record of writes the store lost.
+        self._storage.flush()
+        return self._hashes.save(store)
 
     async def remove(self, namespace: str) -> Summary:
         """Delete a namespace and all its functions."""

@@ -91,6 +91,13 @@ class EdgeStorage:
                 opened.close()
             shutil.rmtree(self._root / name, ignore_errors=True)
 
+    def flush(self) -> None:
+        """Flush every open shard to disk."""
+        with self._guard:
+            opened = list(self._open.values())
+        for collection in opened:
+            collection.flush()
+
     def close(self) -> None:
         """End any index build, close every shard and release the directory lock."""
         if self.indexer is not None:

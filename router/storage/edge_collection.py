@@ -221,5 +221,10 @@ class EdgeCollection:
         query = qe.Query.Nearest(edge_sparse(search.sparse), using=SPARSE)
         return qe.QueryRequest(limit=search.limit, query=query, filter=flt, with_payload=payload)
 
+    def flush(self) -> None:
+        """Write the shard's segments to disk, so that what it answered survives a power loss."""
+        with self._live.reading() as shard:
+            shard.flush()
+
     def close(self) -> None:
         self._live.close()

@@ -16,6 +16,7 @@ from router.catalog_body import CatalogBody
 from router.limits import LimitSettings
 from sync import service as service_module
 from sync.delta import resolve
+from sync.known_files import KnownFiles
 from tests.conftest import bare, writes_cut_short
 
 pytestmark = pytest.mark.integration
@@ -156,6 +157,30 @@ async def test_a_write_cut_short_after_the_stop_saved_leaves_the_saved_record_un
         assert back.json()["updated"] == 1
         stored = (await served.client.get("/v1/catalogs/tools")).json()
         assert in_order(stored["functions"]) == in_order(CATALOG)
+
+
+async def test_a_stop_flushes_the_shards_before_it_saves_their_records(
+    serve: Callable[..., Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    events: list[str] = []
+    async with serve(limits=LIMITS) as served:
+        await put(served, "tools", body(CATALOG))
+        storage = served.runtime.storage
+        flush, save = type(storage).flush, KnownFiles.save
+
+        def flushed(self: Any) -> None:
+            events.append("flush")
+            flush(self)
+
+        def saved(self: KnownFiles, records: Any) -> int:
+            events.append("save")
+            return save(self, records)
+
+        monkeypatch.setattr(type(storage), "flush", flushed)
+        monkeypatch.setattr(KnownFiles, "save", saved)
+        assert await served.runtime.service.save_known() == 1
+
+    assert events[:2] == ["flush", "save"]
 
 
 DEEP: list[Any] = [[[[[[[[[[[]]]]]]]]]]]
