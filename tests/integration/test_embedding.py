@@ -115,6 +115,23 @@ def test_a_model_the_tracer_cannot_follow_is_measured_without_its_traced_run(
         embedder.close()
 
 
+def test_bf16_pads_lengths_to_a_few_and_keeps_prompts(bare: Vectors) -> None:
+    model = TorchModel.load(resolve_model(DEFAULT_MODEL), device="cpu", threads=1, batch_size=8)
+    lengths: list[int] = []
+    hook = model.model[0].register_forward_pre_hook(lambda _m, args: lengths.append(args[0]["input_ids"].shape[1]))
+    try:
+        vectors = model.bf16(TEXTS)
+        assert lengths
+        assert all(n % backends.BF16_LENGTH_STEP == 0 for n in lengths)
+        assert (vectors * bare).sum(axis=1).min() >= selection.AGREEMENT
+        model.model.prompts, model.model.default_prompt_name = {"query": "query: "}, "query"
+        prompted = model.bf16(TEXTS[:1])
+        assert (prompted * model.fp32(TEXTS[:1])).sum() >= selection.AGREEMENT
+        assert (prompted * bare[:1]).sum() < selection.AGREEMENT  # the prompt did change the text
+    finally:
+        hook.remove()
+
+
 def test_tracing_refuses_pipelines_the_traced_run_would_change() -> None:
     model = TorchModel.load(resolve_model(DEFAULT_MODEL), device="cpu", threads=1, batch_size=8)
     model.model.prompts, model.model.default_prompt_name = {"query": "query: "}, "query"
@@ -240,7 +257,7 @@ def test_a_model_onnx_cannot_reproduce_stays_on_pytorch(tmp_path: Path) -> None:
     (copy / "tokenizer.json").unlink()
     fallback = Embedder(str(copy), cache_dir=tmp_path / "cache")
     assert fallback.backend in {"torch", "torch-traced"}
-    assert set(fallback.describe()["backends"].values()) <= {"torch", "torch-traced"}
+    assert set(fallback.describe()["backends"].values()) <= backends.TORCH_RUNS
     assert "onnx" in fallback.choice.rejected
     assert fallback.encode(["hello"]).shape == (1, 384)
     with pytest.raises(ValueError, match="ONNX backend"):

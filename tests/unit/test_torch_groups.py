@@ -17,9 +17,16 @@ class FakeModel:
 
     def __init__(self) -> None:
         self.calls: list[list[str]] = []
+        self.device = torch.device("cpu")
 
     def tokenizer(self, texts: list[str], **_options: Any) -> dict[str, list[list[int]]]:
         return {"input_ids": [[0] * len(t.split()) for t in texts]}
+
+    def tokenize(self, texts: list[str]) -> dict[str, Any]:
+        return {"texts": texts}
+
+    def __call__(self, features: dict[str, Any]) -> dict[str, torch.Tensor]:
+        return {"sentence_embedding": self.encode(features["texts"])}
 
     def encode(self, batch: list[str], **_options: Any) -> torch.Tensor:
         self.calls.append(list(batch))
