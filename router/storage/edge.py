@@ -94,9 +94,8 @@ class EdgeStorage:
     def flush(self) -> None:
         """Flush every open shard to disk."""
         with self._guard:
-            opened = list(self._open.values())
-        for collection in opened:
-            collection.flush()
+            for collection in self._open.values():
+                collection.flush()
 
     def close(self) -> None:
         """End any index build, close every shard and release the directory lock."""
