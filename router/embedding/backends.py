@@ -124,14 +124,11 @@ class TorchModel:
             if getattr(self.model, "default_prompt_name", None):  # the library adds the prompt
                 with torch.autocast("cpu", dtype=torch.bfloat16):
                     return self._encode(batch)
-            out = []
-            for start in range(0, len(batch), self.batch_size):
-                features = self._features(batch[start : start + self.batch_size], multiple=BF16_LENGTH_STEP)
-                with torch.inference_mode(), torch.autocast("cpu", dtype=torch.bfloat16):
-                    embedded = self.model(features)["sentence_embedding"]
-                vectors = torch.nn.functional.normalize(embedded.float(), p=2, dim=1)
-                out.append(vectors.cpu().numpy())
-            return np.asarray(np.concatenate(out), dtype=np.float32)
+            return self._in_batches(batch, embedded, multiple=BF16_LENGTH_STEP)
+
+        def embedded(features: dict[str, Any]) -> Any:
+            with torch.autocast("cpu", dtype=torch.bfloat16):
+                return self.model(features)["sentence_embedding"]
 
         return self._grouped(texts, run)
 
@@ -192,17 +189,26 @@ class TorchModel:
         return self._run_graph(self._graph, self._graph_inputs, batch)
 
     def _run_graph(self, graph: Any, names: tuple[str, ...], batch: list[str]) -> Vectors:
+        def embedded(features: dict[str, Any]) -> Any:
+            features["token_embeddings"] = graph(*(features[n] for n in names))
+            for module in list(self.model)[1:]:  # pooling, normalising, dense layers: few operators
+                features = module(features)
+            return features["sentence_embedding"]
+
+        return self._in_batches(batch, embedded)
+
+    def _in_batches(
+        self, batch: list[str], embedded: Callable[[dict[str, Any]], Any], *, multiple: int | None = None
+    ) -> Vectors:
+        """Normalised vectors of ``batch``, ``embedded`` giving the sentence embeddings of each model batch's inputs."""
         import torch
 
         out = []
         for start in range(0, len(batch), self.batch_size):
-            features = self._features(batch[start : start + self.batch_size])
+            features = self._features(batch[start : start + self.batch_size], multiple=multiple)
             with torch.inference_mode():
-                features["token_embeddings"] = graph(*(features[n] for n in names))
-                for module in list(self.model)[1:]:  # pooling, normalising, dense layers: few operators
-                    features = module(features)
-                vectors = torch.nn.functional.normalize(features["sentence_embedding"], p=2, dim=1)
-            out.append(vectors.float().cpu().numpy())
+                vectors = torch.nn.functional.normalize(embedded(features).float(), p=2, dim=1)
+            out.append(vectors.cpu().numpy())
         return np.asarray(np.concatenate(out), dtype=np.float32)
 
     def _features(self, texts: list[str], *, multiple: int | None = None) -> dict[str, Any]:
@@ -210,13 +216,10 @@ class TorchModel:
         from sentence_transformers.util import batch_to_device
 
         preprocess = getattr(self.model, "preprocess", None)
+        padding = {} if multiple is None else {"processing_kwargs": {"text": {"pad_to_multiple_of": multiple}}}
         with self.tokenizing:
-            if preprocess is None:  # releases before ``preprocess`` pad to the longest text only
-                features = self.model.tokenize(texts)
-            elif multiple is None:
-                features = preprocess(texts)
-            else:
-                features = preprocess(texts, processing_kwargs={"text": {"pad_to_multiple_of": multiple}})
+            # Releases before ``preprocess`` tokenize only, padding to the longest text.
+            features = self.model.tokenize(texts) if preprocess is None else preprocess(texts, **padding)
         return dict(batch_to_device(features, self.model.device))
 
     def _encode(self, batch: list[str]) -> Vectors:
