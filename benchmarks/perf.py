@@ -15,7 +15,8 @@ load generator shares the server's cores) and, for the client's share, httpx:
    library's encode of the context it embedded, in this process, alternating which goes first;
 4. **throughput** with 1, 4, 16 and 64 concurrent clients over disjoint slices of distinct
    questions (the server caches query vectors), in rounds that rotate the order of the levels;
-   beside it, how much faster bare fp32 batches encode than single texts;
+   beside it, how much faster the bare library encodes batches, threads and 16 texts arriving
+   at once than single texts (``benchmarks.perf_ceiling``);
 5. **one changed function**: ``PUT`` of the full catalog with one description edited, then (with
    the server stopped) ``CatalogService.apply`` alone in this process, beside encoding that text;
 6. **resident memory** of the server process (psutil RSS sampled while serving, and ``VmHWM``).
@@ -45,17 +46,10 @@ from pathlib import Path
 
 from benchmarks.bfcl import load_questions
 from benchmarks.common import RESULTS, Load, kept_subsection, machine, record_run, retimed_pool, say
+from benchmarks.perf_ceiling import batching_ceiling, concurrent_ceiling, parallel_ceiling
 from benchmarks.perf_floor import BareModel, bare_load_seconds
 from benchmarks.perf_inproc import encode_rate, floor_sample, reconcile
-from benchmarks.perf_load import (
-    batching_ceiling,
-    client,
-    lean_client,
-    parallel_ceiling,
-    put_catalog,
-    sequential,
-    throughput,
-)
+from benchmarks.perf_load import client, lean_client, put_catalog, sequential, throughput
 from benchmarks.perf_report import CLIENTS, SizeResult, apply_table, table
 from benchmarks.perf_server import start, wait_for_log
 from benchmarks.perf_store import CACHE, BuildInfo, Catalog, StoreCache, copy_store, load_catalog, product_version
@@ -224,6 +218,7 @@ async def run(opts: Options, load: Load) -> tuple[list[SizeResult], dict[str, st
                     queries = questions(opts.seed + 1)[:256]
                     results[0].ceiling = {b: batching_ceiling(bare, queries, batch=b) for b in (4, 16, 64)}
                     results[0].parallel = parallel_ceiling(bare, queries[:128], workers=2)
+                    results[0].concurrent = concurrent_ceiling(bare, queries[:192], clients=16, workers=2)
                 print(table(results), file=sys.stderr, flush=True)
     finally:
         pool.close()

@@ -41,9 +41,10 @@ class BareModel:
         self._model: Any = SentenceTransformer(self.location, device="cpu")
         self.encode(["warm-up", "the first calls allocate"])
 
-    def encode(self, texts: Sequence[str]) -> Any:
-        """Normalised vectors of ``texts`` (the library's default batch size)."""
-        return self._model.encode(list(texts), normalize_embeddings=True, show_progress_bar=False)
+    def encode(self, texts: Sequence[str], *, batch_size: int | None = None) -> Any:
+        """Normalised vectors of ``texts`` (in batches of the library's default size unless ``batch_size``)."""
+        sizes = {} if batch_size is None else {"batch_size": batch_size}
+        return self._model.encode(list(texts), normalize_embeddings=True, show_progress_bar=False, **sizes)
 
     def rate(self, texts: Sequence[str], *, label: str) -> float:
         """Texts per second of a batch encode of ``texts`` (in chunks, for a progress bar)."""

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import asyncio
 import statistics
-import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -21,10 +20,8 @@ from benchmarks.perf_server import LogProgress, Server
 
 __all__ = [
     "Latency",
-    "batching_ceiling",
     "client",
     "lean_client",
-    "parallel_ceiling",
     "put_catalog",
     "route_body",
     "sequential",
@@ -145,66 +142,6 @@ async def throughput(
     start = time.perf_counter()
     await asyncio.gather(*(worker() for _ in range(clients)))
     return done[0], time.perf_counter() - start
-
-
-def batching_ceiling(bare: BareModel, texts: Sequence[str], *, batch: int) -> float:
-    """How much faster the bare library encodes in batches of ``batch`` (as they come) than one text at a time.
-
-    The most micro-batching can gain on this model and machine; chunks alternate the two ways
-    so that load drifting during the run weighs on both.
-    """
-    single = together = 0.0
-    for i, start in enumerate(range(0, len(texts) - batch + 1, batch)):
-        chunk = list(texts[start : start + batch])
-        for way in (0, 1) if i % 2 == 0 else (1, 0):
-            began = time.perf_counter()
-            if way == 0:
-                bare.encode(chunk)
-            else:
-                for text in chunk:
-                    bare.encode([text])
-            elapsed = time.perf_counter() - began
-            if way == 0:
-                together += elapsed
-            else:
-                single += elapsed
-    return single / together if together else 0.0
-
-
-def parallel_ceiling(bare: BareModel, texts: Sequence[str], *, workers: int) -> float:
-    """How much faster ``workers`` threads encode one text at a time, each with one intra-op thread,
-    than one thread with the library's default intra-op threads.
-
-    What serving concurrent requests on separate model threads could gain over one model thread;
-    the two ways alternate in halves so that load drifting weighs on both.
-    """
-    import torch
-
-    default = torch.get_num_threads()
-
-    def one_by_one(chunk: Sequence[str]) -> None:
-        for text in chunk:
-            bare.encode([text])
-
-    def parallel(chunk: Sequence[str]) -> None:
-        torch.set_num_threads(1)
-        try:
-            threads = [threading.Thread(target=one_by_one, args=(chunk[i::workers],)) for i in range(workers)]
-            for thread in threads:
-                thread.start()
-            for thread in threads:
-                thread.join()
-        finally:
-            torch.set_num_threads(default)
-
-    half = len(texts) // 2
-    seconds = {one_by_one: 0.0, parallel: 0.0}
-    for chunk, order in ((texts[:half], (one_by_one, parallel)), (texts[half:], (parallel, one_by_one))):
-        for way in order:
-            began = time.perf_counter()
-            way(chunk)
-            seconds[way] += time.perf_counter() - began
-    return seconds[one_by_one] / seconds[parallel] if seconds[parallel] else 0.0
 
 
 async def put_catalog(http: httpx.AsyncClient, server: Server, namespace: str, body: bytes, *, label: str) -> float:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from benchmarks.perf_ceiling import Concurrent
 from benchmarks.perf_inproc import PARTS, Reconciled
 from benchmarks.perf_load import Latency
 from benchmarks.perf_store import BuildInfo
@@ -32,6 +33,7 @@ class SizeResult:
     throughput: dict[int, tuple[int, float]] = field(default_factory=dict)
     ceiling: dict[int, float] = field(default_factory=dict)
     parallel: float = 0.0
+    concurrent: Concurrent | None = None
     put_changed: list[float] = field(default_factory=list)
     reconciled: Reconciled | None = None
     rss_ready: int = 0
@@ -125,6 +127,11 @@ def _throughput_rows(r: SizeResult) -> list[str]:
     if r.parallel:
         measure, floor = "bare encode, 2 threads of 1 intra-op thread each", "1 thread of the default intra-op threads"
         rows.append(_row(measure, r.size, f"{r.parallel:,.2f}x faster", floor, r.parallel, "(ceiling)", None))
+    if r.concurrent is not None:
+        c = r.concurrent
+        measure = "bare encode, 16 arriving at once vs one at a time, each at its fastest"
+        value, floor = f"{c.gain:,.2f}x faster ({c.together})", f"one text per call ({c.alone})"
+        rows.append(_row(measure, r.size, value, floor, c.gain, "(ceiling of 16 clients)", None))
     return rows
 
 
