@@ -114,11 +114,15 @@ def cpu_probe(loops: int = PROBE_LOOPS) -> float:
 
 
 def vector_probe(products: int = PROBE_PRODUCTS) -> float:
-    """Seconds ``products`` fixed float32 matrix products take right now (numpy's BLAS; the best of three).
+    """Seconds ``products`` fixed float32 matrix products take right now (one BLAS thread; the best of three).
 
     An encoder's speed rests on the vector units and memory, which a neighbour on the host can
-    slow while the pure-Python loop of ``cpu_probe`` runs at its usual speed.
+    slow while the pure-Python loop of ``cpu_probe`` runs at its usual speed. One BLAS thread,
+    whatever the process set: loading the router's model in a benchmark's process limits BLAS to
+    one thread, and a probe taken before that ran twice as fast as those after it.
     """
+    from threadpoolctl import threadpool_limits
+
     rng = np.random.default_rng(0)
     left = rng.standard_normal((256, 384), dtype=np.float32)
     right = rng.standard_normal((384, 1536), dtype=np.float32)
@@ -127,7 +131,8 @@ def vector_probe(products: int = PROBE_PRODUCTS) -> float:
         for _ in range(products):
             left @ right
 
-    return _best_of_three(multiply)
+    with threadpool_limits(1, user_api="blas"):
+        return _best_of_three(multiply)
 
 
 def _best_of_three(work: Callable[[], None]) -> float:

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
+
+import pytest
 
 from benchmarks.common import COMPARABLE_LOAD, Load, record_run
 from benchmarks.recording import COMPARABLE_SPREAD, cpu_probe, vector_probe
@@ -97,3 +100,28 @@ def test_a_loaded_run_is_recorded_as_not_comparable_where_no_comparable_run_is(t
     assert "kept" in text
     assert record_run(results, HEADING, "quiet figures", quiet())
     assert "Not comparable" not in results.read_text()
+
+
+def test_the_matrix_probe_runs_on_one_blas_thread_whatever_the_process_set(monkeypatch: pytest.MonkeyPatch) -> None:
+    from threadpoolctl import threadpool_info, threadpool_limits
+
+    from benchmarks import recording
+
+    seen: list[set[int]] = []
+
+    def timed(work: Callable[[], None]) -> float:
+        seen.append(blas())
+        work()
+        return 1.0
+
+    monkeypatch.setattr(recording, "_best_of_three", timed)
+
+    def blas() -> set[int]:
+        return {pool["num_threads"] for pool in threadpool_info() if pool["user_api"] == "blas"}
+
+    with threadpool_limits(2, user_api="blas"):
+        before = blas()
+        recording.vector_probe(products=1)
+        after = blas()
+    assert seen == [{1}]
+    assert after == before  # the process's own setting is back
