@@ -22,6 +22,7 @@ Way = Callable[[Sequence[str]], None]
 # A thread's share of one arrival goes to the library in batches of this many: 4 like-length texts
 # pad little, and gained the most of 2, 4 and 8 with 16 BFCL questions arriving at once.
 CONCURRENT_BATCH = 4
+_ALONE = " one by one"
 
 
 def batching_ceiling(bare: BareModel, texts: Sequence[str], *, batch: int) -> float:
@@ -58,13 +59,15 @@ class Concurrent:
 
     Attributes:
         gain: the fastest way together against the fastest one at a time.
-        together: that way together (``<precision>, <threads> threads``).
+        together: that way together (``<precision> in <n> threads``).
         alone: the precision of the fastest one at a time.
+        ways: every way's gain over one text per call in fp32 (``bf16 one by one`` among them).
     """
 
     gain: float
     together: str
     alone: str
+    ways: dict[str, float]
 
 
 def concurrent_ceiling(bare: BareModel, texts: Sequence[str], *, clients: int, workers: int) -> Concurrent:
@@ -81,14 +84,14 @@ def concurrent_ceiling(bare: BareModel, texts: Sequence[str], *, clients: int, w
     ways: dict[str, Way] = {}
     for precision in precisions:
         if precision != "fp32":
-            ways[f"alone {precision}"] = _under(precision, _one_by_one(bare))
-        ways[f"{precision}, {workers} threads"] = _dealt(bare, precision, workers)
-        ways[f"{precision}, 1 thread"] = _under(precision, _batched(bare))
+            ways[f"{precision}{_ALONE}"] = _under(precision, _one_by_one(bare))
+        ways[f"{precision} in {workers} threads"] = _dealt(bare, precision, workers)
+        ways[f"{precision} in 1 thread"] = _under(precision, _batched(bare))
     chunks = [texts[start : start + clients] for start in range(0, len(texts) - clients + 1, clients)]
-    gains = {"alone fp32": 1.0, **_gains(ways, chunks, _one_by_one(bare))}
-    alone = max((name for name in gains if name.startswith("alone ")), key=gains.__getitem__)
-    together = max((name for name in gains if not name.startswith("alone ")), key=gains.__getitem__)
-    return Concurrent(gains[together] / gains[alone], together, alone.removeprefix("alone "))
+    gains = {f"fp32{_ALONE}": 1.0, **_gains(ways, chunks, _one_by_one(bare))}
+    alone = max((name for name in gains if name.endswith(_ALONE)), key=gains.__getitem__)
+    together = max((name for name in gains if not name.endswith(_ALONE)), key=gains.__getitem__)
+    return Concurrent(gains[together] / gains[alone], together, alone.removesuffix(_ALONE), gains)
 
 
 def _dealt(bare: BareModel, precision: str, workers: int) -> Way:

@@ -130,7 +130,9 @@ def _throughput_rows(r: SizeResult) -> list[str]:
     if r.concurrent is not None:
         c = r.concurrent
         measure = "bare encode, 16 arriving at once vs one at a time, each at its fastest"
-        value, floor = f"{c.gain:,.2f}x faster ({c.together})", f"one text per call ({c.alone})"
+        each = "; ".join(f"{way} {gain:,.2f}x" for way, gain in c.ways.items() if way != "fp32 one by one")
+        value = f"{c.gain:,.2f}x faster ({c.together}; against fp32 one by one: {each})"
+        floor = f"one text per call ({c.alone})"
         rows.append(_row(measure, r.size, value, floor, c.gain, "(ceiling of 16 clients)", None))
     return rows
 

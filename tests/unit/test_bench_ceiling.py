@@ -111,6 +111,7 @@ def test_the_concurrent_gain_is_the_fastest_together_over_the_fastest_alone(
     # Alone: 4 s a text in fp32, 2 s in bf16. Together in bf16 on one thread: (3 + 4) / 2 = 3.5 s per 4 texts.
     # Two threads share one clock here, so they gain nothing over one.
     assert found.alone == "bf16"
+    assert found.ways["bf16 one by one"] == pytest.approx(2.0)
     assert found.together.startswith("bf16")
     assert found.gain == pytest.approx(2.0 / (3.5 / 4))
 
@@ -119,7 +120,7 @@ def test_no_bf16_way_where_the_cpu_has_none(clock: Clock, monkeypatch: pytest.Mo
     monkeypatch.setattr(perf_ceiling, "cpu_supports_bf16", lambda _flags: False)
     bare = FakeBare(clock, per_call=1.0, per_text=1.0)
     found = concurrent_ceiling(bare, [f"t{i}" for i in range(16)], clients=16, workers=2)
-    assert (found.alone, found.together.split(",")[0]) == ("fp32", "fp32")
+    assert (found.alone, found.together.split()[0]) == ("fp32", "fp32")
     assert not any(c["bf16"] for c in bare.calls)
 
 
