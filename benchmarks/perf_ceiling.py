@@ -16,13 +16,15 @@ from dataclasses import dataclass
 from benchmarks.perf_floor import BareModel
 from router.embedding.selection import cpu_flags, cpu_supports_bf16, cpuinfo
 
-__all__ = ["CONCURRENT_BATCH", "Concurrent", "batching_ceiling", "concurrent_ceiling", "parallel_ceiling"]
+__all__ = ["CONCURRENT_BATCH", "REFERENCE", "Concurrent", "batching_ceiling", "concurrent_ceiling", "parallel_ceiling"]
 
 Way = Callable[[Sequence[str]], None]
 # A thread's share of one arrival goes to the library in batches of this many: 4 like-length texts
 # pad little, and gained the most of 2, 4 and 8 with 16 BFCL questions arriving at once.
 CONCURRENT_BATCH = 4
 _ALONE = " one by one"
+# The way every concurrent gain is measured against.
+REFERENCE = f"fp32{_ALONE}"
 
 
 def batching_ceiling(bare: BareModel, texts: Sequence[str], *, batch: int) -> float:
@@ -88,7 +90,7 @@ def concurrent_ceiling(bare: BareModel, texts: Sequence[str], *, clients: int, w
         ways[f"{precision} in {workers} threads"] = _dealt(bare, precision, workers)
         ways[f"{precision} in 1 thread"] = _under(precision, _batched(bare))
     chunks = [texts[start : start + clients] for start in range(0, len(texts) - clients + 1, clients)]
-    gains = {f"fp32{_ALONE}": 1.0, **_gains(ways, chunks, _one_by_one(bare))}
+    gains = {REFERENCE: 1.0, **_gains(ways, chunks, _one_by_one(bare))}
     alone = max((name for name in gains if name.endswith(_ALONE)), key=gains.__getitem__)
     together = max((name for name in gains if not name.endswith(_ALONE)), key=gains.__getitem__)
     return Concurrent(gains[together] / gains[alone], together, alone.removesuffix(_ALONE), gains)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from benchmarks.perf_ceiling import Concurrent
+from benchmarks.perf_ceiling import REFERENCE, Concurrent
 from benchmarks.perf_inproc import PARTS, Reconciled
 from benchmarks.perf_load import Latency
 from benchmarks.perf_store import BuildInfo
@@ -130,8 +130,8 @@ def _throughput_rows(r: SizeResult) -> list[str]:
     if r.concurrent is not None:
         c = r.concurrent
         measure = "bare encode, 16 arriving at once vs one at a time, each at its fastest"
-        each = "; ".join(f"{way} {gain:,.2f}x" for way, gain in c.ways.items() if way != "fp32 one by one")
-        value = f"{c.gain:,.2f}x faster ({c.together}; against fp32 one by one: {each})"
+        each = "; ".join(f"{way} {gain:,.2f}x" for way, gain in c.ways.items() if way != REFERENCE)
+        value = f"{c.gain:,.2f}x faster ({c.together}; against {REFERENCE}: {each})"
         floor = f"one text per call ({c.alone})"
         rows.append(_row(measure, r.size, value, floor, c.gain, "(ceiling of 16 clients)", None))
     return rows
