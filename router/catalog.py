@@ -50,12 +50,6 @@ class FunctionDef:
         """A stable hash of the verbatim definition: equal hashes need no re-embedding."""
         return hashlib.sha256(canonical_json(self.definition)).hexdigest()
 
-    @cached_property
-    def fingerprint(self) -> bytes:
-        """A digest of the definition exactly as given, key order included: several times cheaper
-        than ``content_hash``, and equal only for the same definition (a reordered one differs)."""
-        return fingerprint_of(self.definition)
-
     def openai_tool(self) -> dict[str, Any]:
         """The definition as an OpenAI tool object (verbatim when it arrived as one)."""
         if self.shape == "openai":
@@ -92,19 +86,6 @@ def _float_or_null(encoded: bytes) -> bool:
     outside = _STRINGS.sub(b'""', encoded) if b'\\"' in encoded else b"".join(encoded.split(b'"')[::2])
     folded = outside.translate(_FOLD_DIGITS)
     return b"0." in folded or b"0e" in folded or b"0E" in folded or b"null" in folded
-
-
-def fingerprint_of(definition: Mapping[str, Any]) -> bytes:
-    """``FunctionDef.fingerprint`` of a definition: blake2b of its orjson bytes, key order kept.
-
-    orjson would write NaN and infinities as null; a valid definition holds none (``parse_function``
-    refuses them), so its bytes stand for it.
-    """
-    try:
-        data = orjson.dumps(definition)
-    except TypeError:  # integers beyond 64 bits
-        data = b"json:" + canonical_json(definition)
-    return hashlib.blake2b(data, digest_size=16).digest()
 
 
 def point_id(namespace: str, name: str) -> str:
@@ -165,8 +146,7 @@ def parse_function(raw: Any, *, where: str, finite: bool = False) -> FunctionDef
 
 
 def _check_finite(definition: Mapping[str, Any], where: str) -> None:
-    # JSON (RFC 8259) has no NaN or infinity: no model API accepts a tool holding one, and
-    # fingerprints (orjson bytes) could not tell one from a null.
+    # JSON (RFC 8259) has no NaN or infinity: no model API accepts a tool holding one.
     try:
         path = _non_finite(definition)
     except RecursionError:

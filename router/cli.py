@@ -145,11 +145,9 @@ def serve(settings: Settings) -> int:
     exposed = settings.auth.keys is None and not is_loopback(settings.server.host)
     log.log(logging.WARNING if exposed else logging.INFO, summary)
 
-    from router import heap
     from router.app import create_app
 
     app = create_app(settings)
-    heap.settle()  # the libraries just imported live as long as the server
     uvicorn.run(
         app,
         host=settings.server.host,

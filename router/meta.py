@@ -22,29 +22,17 @@ def _id(key: str) -> str:
 
 @dataclass(frozen=True)
 class CatalogRecord:
-    """A known namespace: where its functions came from and when it last changed.
-
-    ``digest`` is the source document's digest when the catalog was written from one (a catalog
-    file's sha256): the store holds exactly that document's catalog, so a restart need not read
-    the document again while its bytes are the same. A write that may leave anything else
-    clears it first.
-
-    ``write`` names the write that left the record (random), and is what tells two records apart:
-    ``updated_at`` is not compared, as a float read back from storage may differ from the one
-    written in its last bit (Qdrant parses JSON numbers to the nearest bit but one).
-    """
+    """A known namespace: where its functions came from and when it last changed."""
 
     namespace: str
     source: str
     count: int
     updated_at: float = field(compare=False)
     pinned: tuple[str, ...] = ()
-    digest: str | None = None
-    write: str = ""
 
-    def written_from(self, source: str, pinned: Sequence[str], digest: str | None) -> bool:
-        """Whether this record already says the catalog came from ``source`` with these pins and digest."""
-        return (self.source, self.pinned, self.digest) == (source, tuple(pinned), digest)
+    def written_from(self, source: str, pinned: Sequence[str]) -> bool:
+        """Whether this record already says the catalog came from ``source`` with these pins."""
+        return (self.source, self.pinned) == (source, tuple(pinned))
 
     @classmethod
     def from_payload(cls, payload: dict[str, Any]) -> CatalogRecord:
@@ -55,8 +43,6 @@ class CatalogRecord:
             int(payload["count"]),
             float(payload["updated_at"]),
             tuple(payload.get("pinned", ())),
-            payload.get("digest"),
-            payload.get("write", ""),
         )
 
 
@@ -91,18 +77,12 @@ class MetaStore:
         found = self._collection.retrieve([_id(f"catalog/{namespace}")])
         return CatalogRecord.from_payload(found[0].payload) if found else None
 
-    def put_catalog(
-        self, namespace: str, *, source: str, count: int, pinned: Sequence[str] = (), digest: str | None = None
-    ) -> CatalogRecord:
-        """Record that ``namespace`` now holds ``count`` functions from ``source`` (the document ``digest``)."""
-        record = CatalogRecord(namespace, source, count, time.time(), tuple(pinned), digest, uuid.uuid4().hex)
+    def put_catalog(self, namespace: str, *, source: str, count: int, pinned: Sequence[str] = ()) -> CatalogRecord:
+        """Record that ``namespace`` now holds ``count`` functions from ``source``."""
+        record = CatalogRecord(namespace, source, count, time.time(), tuple(pinned))
         payload = {"kind": "catalog", **record.__dict__, "pinned": list(pinned)}
         self._collection.upsert([PointData(id=_id(f"catalog/{namespace}"), payload=payload)])
         return record
-
-    def forget_digest(self, record: CatalogRecord) -> CatalogRecord:
-        """Record that the catalog of ``record`` may no longer be its source document's (about to be written)."""
-        return self.put_catalog(record.namespace, source=record.source, count=record.count, pinned=record.pinned)
 
     def delete_catalog(self, namespace: str) -> None:
         """Forget a catalog."""

@@ -127,7 +127,6 @@ class Metrics:
             "Routes answered with the pinned functions only, storage being down.",
             registry=registry,
         )
-        self.turns = 0  # turns routed since start, all endpoints: what the heap's trim watches for quiet
         self.routes = Counter(
             "router_routes",
             "Turns routed, by endpoint: route (POST /v1/route) or tool_search (POST /v1/tool_search).",
@@ -145,7 +144,6 @@ class Metrics:
     def routed(self, endpoint: str) -> None:
         """Record one routed turn (a route, or a model's search call)."""
         self.routes.labels(endpoint).inc()
-        self.turns += 1
 
     def error(self, kind: str, status: int) -> None:
         """Record one error answer."""

@@ -8,7 +8,6 @@ import logging
 from collections.abc import Callable, Coroutine
 from typing import TYPE_CHECKING, Any
 
-from router import heap
 from router.embedding import Embedder, EmbedderPool
 from router.fallback import PinnedFunctions, read_pins
 from router.metrics import Metrics
@@ -16,7 +15,6 @@ from router.routing import TurnRouter
 from router.sessions.extraction import MemoryExtractor
 from router.settings import EmbeddingSettings, Settings, StorageSettings
 from router.storage.base import Storage, StorageUnavailable
-from sync.known_files import KnownFiles
 from sync.progress import ProgressFactory
 from sync.service import CatalogService
 from sync.worker import DirectorySync
@@ -32,10 +30,8 @@ def open_storage(settings: StorageSettings) -> Storage:
     if settings.qdrant_url is not None:
         return open_server(settings)
     from router.storage.edge import EdgeStorage
-    from router.storage.edge_index import IndexPolicy
 
-    index = IndexPolicy(threshold=settings.index_threshold) if settings.index else None
-    return EdgeStorage(settings.data_dir(), hnsw_ef=settings.hnsw_ef, index=index)
+    return EdgeStorage(settings.data_dir())
 
 
 def open_server(settings: StorageSettings) -> ClientStorage:
@@ -161,7 +157,6 @@ class Runtime:
                 text=embedding.text,
                 progress=self._progress,
                 metrics=self.metrics,
-                known_files=self._known_files(),
             )
             await service.open()
             if self.settings.route.fail_open:
@@ -184,7 +179,6 @@ class Runtime:
                 self._spawn(watch, "catalog-watch")
             if not self.settings.storage.embedded:
                 self._spawn(self._follow(), "follow-generation")
-            self._spawn(heap.trim_when_quiet(lambda: self.metrics.turns), "heap-trim")
         except BaseException as exc:
             self.error = exc
             raise
@@ -212,26 +206,14 @@ class Runtime:
         task.add_done_callback(_log_failure)
         self._tasks.append(task)
 
-    def _known_files(self) -> KnownFiles | None:
-        """Where a clean stop leaves what the writer knows of each catalog: the embedded data directory it opened."""
-        storage = self.settings.storage
-        if not (self._owns_storage and storage.embedded):
-            return None
-        return KnownFiles(storage.data_dir() / "known", self.settings.limits)
-
     async def stop(self) -> None:
-        """Cancel background tasks, save what the writer knows of its catalogs, then release models and storage."""
+        """Cancel background tasks, then release models and storage."""
         for task in self._tasks:
             task.cancel()
         for task in self._tasks:
             with contextlib.suppress(asyncio.CancelledError):
                 await task
         self._tasks.clear()
-        if self._service is not None:
-            try:
-                await self._service.save_known()
-            except Exception:  # the next start decodes its first PUT whole: slower, never wrong
-                log.exception("cannot save what the writer knows of its catalogs")
         if self.metrics.encoded in self.embedders.observers:
             self.embedders.observers.remove(self.metrics.encoded)
         if self._owns_embedders:

@@ -15,7 +15,7 @@ from router.access import AuthSettings
 from router.embedding import DEFAULT_MODEL
 from router.limits import LimitSettings
 from router.retrieval.texts import DEFAULT_TEMPLATE, TEMPLATES
-from router.storage.base import HNSW_EF, INDEX_THRESHOLD
+from router.storage.base import HNSW_EF
 
 __all__ = [
     "AuthSettings",
@@ -91,9 +91,9 @@ class StorageSettings(BaseSettings):
     read_consistency: int | Literal["majority", "quorum", "all"] = Field(
         1, description="replicas each read asks and must agree: a number, majority, quorum or all"
     )
-    hnsw_ef: int = Field(HNSW_EF, ge=1, le=100_000, description="dense search breadth on HNSW-indexed segments")
-    index: bool = Field(True, description="embedded: index large collections (HNSW) in a background process")
-    index_threshold: int = Field(INDEX_THRESHOLD, ge=1, description="embedded: index collections of more points")
+    hnsw_ef: int = Field(
+        HNSW_EF, ge=1, le=100_000, description="dense search breadth on a Qdrant server's HNSW-indexed segments"
+    )
 
     @model_validator(mode="after")
     def _one_location(self) -> StorageSettings:

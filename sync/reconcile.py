@@ -11,8 +11,7 @@ from router.embedding import Embedder
 from router.metrics import Metrics
 from router.retrieval.examples import reembed
 from router.retrieval.index import FunctionStore
-from sync.delta import Delta
-from sync.diff import Known, Summary, prepare
+from sync.diff import Summary, prepare
 from sync.progress import ProgressFactory, both, offset, progress_for
 from sync.status import SyncLog
 
@@ -42,15 +41,10 @@ class PlanWriter:
         store: FunctionStore,
         embedder: Embedder,
         namespace: str,
-        functions: Sequence[FunctionDef] | Delta,
-        *,
-        known: Known | None = None,
-        parts: Sequence[bytes] | None = None,
-    ) -> tuple[Summary, Known]:
-        """Write the plan of ``functions`` to ``store``; the summary, and what the store then holds."""
-        todo, texts, embedded, after = await asyncio.to_thread(
-            prepare, store, namespace, functions, embedder.batch_size, known, parts
-        )
+        functions: Sequence[FunctionDef],
+    ) -> Summary:
+        """Write the plan of ``functions`` to ``store``; what it did."""
+        todo, texts, embedded = await asyncio.to_thread(prepare, store, namespace, functions, embedder.batch_size)
         if embedded:
             progress = progress_for(self.progress, f"{namespace}", len(texts))
             running = self.log.started(namespace, len(texts))
@@ -71,7 +65,7 @@ class PlanWriter:
             await asyncio.to_thread(store.forget_examples, namespace, [f.name for f in todo.updated])
         if todo.removed:
             await asyncio.to_thread(store.remove, namespace, todo.removed)
-        return Summary.of(namespace, todo), after
+        return Summary.of(namespace, todo)
 
 
 async def reembed_examples(

@@ -7,21 +7,16 @@ import logging
 from collections.abc import Sequence
 
 from router.catalog import FunctionDef
-from router.catalog_body import CatalogBody
 from router.embedding import Embedder, EmbedderPool
 from router.errors import NamespaceNotFound, Unavailable
 from router.fallback import PinnedFunctions
-from router.limits import LimitSettings
 from router.meta import CatalogRecord, MetaStore
 from router.metrics import Metrics
 from router.retrieval.index import ActiveIndex, FunctionStore, Generation
 from router.retrieval.texts import template
 from router.sessions.reembed import drop_memories, reembed_memories
 from router.storage.base import Storage
-from sync.delta import Delta, resolve
 from sync.diff import Summary
-from sync.known import StoredHashes
-from sync.known_files import KnownFiles
 from sync.progress import ProgressFactory
 from sync.reconcile import PlanWriter, reembed_examples
 from sync.status import SyncLog
@@ -42,8 +37,6 @@ class CatalogService:
         text: the function text template wanted for new vectors.
         progress: makes a progress callback for large embeddings (the CLI's progress bar).
         metrics: where reconciles are counted.
-        known_files: where a clean stop leaves what this writer knows of each namespace, for the
-            next process's first ``PUT`` (None: nowhere).
 
     Attributes:
         log: each namespace's last sync in this process, and the embeddings under way.
@@ -60,7 +53,6 @@ class CatalogService:
         text: str,
         progress: ProgressFactory | None = None,
         metrics: Metrics | None = None,
-        known_files: KnownFiles | None = None,
     ) -> None:
         template(text)  # reject an unknown template before anything is loaded
         self._storage = storage
@@ -77,7 +69,6 @@ class CatalogService:
         self._meta: MetaStore | None = None
         self._index: ActiveIndex | None = None
         self._pending: Generation | None = None
-        self._hashes = StoredHashes(known_files)
 
     @property
     def meta(self) -> MetaStore:
@@ -106,8 +97,6 @@ class CatalogService:
     async def open(self) -> None:
         """Open storage records and load the models needed to serve (and, if needed, rebuild)."""
         self._meta = meta = await asyncio.to_thread(MetaStore.open, self._storage)
-        if self._hashes.files is not None:
-            await asyncio.to_thread(self._hashes.files.open)
         embedder = await self._embedders.get(self._model)
         wanted = Generation(self._model, self._text, embedder.dimension)
         active = await asyncio.to_thread(meta.active_generation)
@@ -183,76 +172,27 @@ class CatalogService:
             await self._writer.reconcile(new, embedder, namespace, functions)
         return set(catalogs)
 
-    async def apply_body(self, namespace: str, body: CatalogBody, *, limits: LimitSettings) -> Summary:
-        """``apply`` of a split ``PUT`` body (source ``api``).
-
-        When this writer holds the digests of the bytes it last wrote to ``namespace``, only the
-        definitions whose bytes differ are decoded; otherwise the body is decoded whole.
-
-        Raises:
-            InvalidRequest, CatalogInvalid: as for an unsplit body, nothing written.
-        """
-        basis = self._hashes.parts(namespace)
-        if basis is None and self._hashes.files is not None and self._hashes.files.holds(namespace):
-            async with self._lock:  # what the last clean stop saved, read once
-                record = await asyncio.to_thread(self.meta.catalog, namespace)
-                await asyncio.to_thread(self._hashes.restore, self.index.store, namespace, record, limits)
-            basis = self._hashes.parts(namespace)
-        delta = await asyncio.to_thread(resolve, body, basis, limits) if basis is not None else None
-        if delta is not None:
-            return await self.apply(namespace, delta, source="api", pinned=delta.pinned)
-        document, digests = await asyncio.to_thread(lambda: (body.document(limits), body.digests))
-        return await self.apply(namespace, document.functions, source="api", pinned=document.pinned, parts=digests)
-
     async def apply(
-        self,
-        namespace: str,
-        functions: Sequence[FunctionDef] | Delta,
-        *,
-        source: str,
-        pinned: Sequence[str] = (),
-        digest: str | None = None,
-        parts: Sequence[bytes] | None = None,
+        self, namespace: str, functions: Sequence[FunctionDef], *, source: str, pinned: Sequence[str] = ()
     ) -> Summary:
         """Make ``namespace`` hold exactly ``functions``, embedding only new or changed ones.
 
         Args:
             namespace: the catalog to replace.
-            functions: its functions, validated (or a split body resolved by ``apply_body``).
+            functions: its functions, validated.
             source: where they came from (``api``, ``dir:<path>``).
             pinned: names always returned with a route of this namespace.
-            digest: the digest of the source document they were read from, when there is one
-                (recorded: ``CatalogRecord.digest``).
-            parts: the digests of the functions' bytes when they came from a split body.
         """
         try:
             async with self._lock:
                 index = self.index
                 record = await asyncio.to_thread(self.meta.catalog, namespace)
-                known = self._hashes.take(index.store, namespace, record)
-                if isinstance(functions, Delta) and (known is None or known.parts is not functions.basis):
-                    # Another write since the body was resolved: decoded whole, against what is stored now.
-                    delta = functions
-                    document = await asyncio.to_thread(delta.body.document, delta.limits)
-                    functions, parts = document.functions, delta.digests
-                expected = record
-                if record is not None and record.digest not in (None, digest):
-                    # Cleared before the first write: a write cut short must not pass for the old document.
-                    expected = await asyncio.to_thread(self.meta.forget_digest, record)
-                summary, known = await self._writer.reconcile(
-                    index.store, index.embedder, namespace, functions, known=known, parts=parts
-                )
-                if digest is not None and await asyncio.to_thread(self.meta.catalog, namespace) != expected:
-                    digest = None  # another writer (a replica) wrote meanwhile: the store may hold both
-                if summary.changed or record is None or not record.written_from(source, pinned, digest):
+                summary = await self._writer.reconcile(index.store, index.embedder, namespace, functions)
+                if summary.changed or record is None or not record.written_from(source, pinned):
                     put = self.meta.put_catalog
-                    record = await asyncio.to_thread(
-                        put, namespace, source=source, count=len(functions), pinned=pinned, digest=digest
-                    )
-                self._hashes.keep(index.store, namespace, record, known)
+                    await asyncio.to_thread(put, namespace, source=source, count=len(functions), pinned=pinned)
                 if self.pins is not None:
-                    written = functions.by_name() if isinstance(functions, Delta) else functions
-                    self.pins.written(namespace, written, pinned)
+                    self.pins.written(namespace, functions, pinned)
         except Exception as exc:
             self.metrics.sync_failed(source)
             self.log.failed(namespace, source, str(exc) or type(exc).__name__)
@@ -263,29 +203,14 @@ class CatalogService:
             log.info("catalog reconciled", extra={"source": source, **summary.counts(), "namespace": namespace})
         return summary
 
-    async def save_known(self) -> int:
-        """Write what this writer knows of each namespace for the next process (at a clean stop); how many."""
-        if self._hashes.files is None:
-            return 0
-        async with self._lock:
-            store = self._index.store if self._index is not None else None
-            return await asyncio.to_thread(self._flushed_save, store)
-
-    def _flushed_save(self, store: FunctionStore | None) -> int:
-        # The records are synced to disk as they are written; the shards they describe must be
-        # first, or a power loss could leave a record of writes the store lost.
-        self._storage.flush()
-        return self._hashes.save(store)
-
     async def remove(self, namespace: str) -> Summary:
         """Delete a namespace and all its functions."""
         async with self._lock:
-            self._hashes.forget(namespace)
             record = await asyncio.to_thread(self.meta.catalog, namespace)
             if record is None:
                 raise NamespaceNotFound(f"no catalog named {namespace!r}", field="namespace")
             index = self.index
-            summary, _ = await self._writer.reconcile(index.store, index.embedder, namespace, [])
+            summary = await self._writer.reconcile(index.store, index.embedder, namespace, [])
             await asyncio.to_thread(self.meta.delete_catalog, namespace)
             if self.pins is not None:
                 self.pins.deleted(namespace)

@@ -11,14 +11,10 @@ from pathlib import Path
 import orjson
 import yaml
 
-from router import heap
 from router.catalog import FunctionDef, parse_document, validate_namespace
 from router.errors import CatalogInvalid
 
 SUFFIXES = (".json", ".yaml", ".yml")
-# Part of a file's fingerprint, which catalog records keep: a reader that reads files otherwise
-# (another decoder, other validation) gets a new one, so unchanged files are read again once.
-_READER = "v1"
 
 
 @dataclass(frozen=True)
@@ -44,7 +40,7 @@ class CatalogFile:
 
 def _load(path: Path, *, seen: str | None = None) -> tuple[str, object]:
     data = path.read_bytes()
-    fingerprint = f"{_READER}:{hashlib.sha256(data).hexdigest()}"
+    fingerprint = hashlib.sha256(data).hexdigest()
     if fingerprint == seen:
         return fingerprint, None
     if not data.strip():
@@ -64,11 +60,6 @@ def read_file(path: Path, *, seen: str | None = None) -> CatalogFile:
     fingerprint and no functions (what was applied from it still stands).
     """
     namespace = path.stem
-    with heap.bulk():
-        return _read(path, namespace, seen)
-
-
-def _read(path: Path, namespace: str, seen: str | None) -> CatalogFile:
     try:
         validate_namespace(namespace, source=str(path))
         fingerprint, document = _load(path, seen=seen)

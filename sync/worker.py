@@ -11,8 +11,6 @@ from pathlib import Path
 
 import watchfiles
 
-from router import heap
-from router.meta import CatalogRecord
 from router.storage.base import StorageUnavailable
 from sync.diff import Summary
 from sync.service import CatalogService
@@ -70,22 +68,11 @@ class DirectorySync:
         """Reconcile every namespace whose file changed since the last pass (all on the first)."""
         if not self._directory.is_dir():
             raise FileNotFoundError(f"catalog directory {self._directory} does not exist")
-        recorded: dict[str, CatalogRecord] = {}
-        if not self.first_pass_done.is_set():
-            # The files the store was last written from, as recorded: those whose bytes are the same are not read.
-            catalogs = await self._service.catalogs()
-            recorded = {n: r for n, r in catalogs.items() if r.source == self._source and r.digest is not None}
-            self._seen = {n: r.digest for n, r in recorded.items() if r.digest is not None} | self._seen
         files = await asyncio.to_thread(scan, self._directory, seen=dict(self._seen))
         report = Report()
         for namespace, file in files.items():
             if file.error is None and file.fingerprint == self._seen.get(namespace):
-                if namespace in recorded:
-                    summary = Summary(namespace, unchanged=recorded[namespace].count)
-                    self._service.metrics.synced(self._source, summary)
-                    self._service.log.synced(self._source, summary)
-                    report.outcomes.append(Outcome(namespace, summary=summary))
-                continue
+                continue  # applied from these very bytes by an earlier pass
             report.outcomes.append(await self._apply(file))
         await self._vanished(set(files), report)
         self.first_pass_done.set()
@@ -108,9 +95,7 @@ class DirectorySync:
         if file.empty:
             summary = await self._service.remove(namespace) if await self._known(namespace) else Summary(namespace)
         else:
-            summary = await self._service.apply(
-                namespace, file.functions, source=self._source, pinned=file.pinned, digest=file.fingerprint
-            )
+            summary = await self._service.apply(namespace, file.functions, source=self._source, pinned=file.pinned)
         self._seen[namespace] = file.fingerprint
         return Outcome(namespace, summary=summary)
 
@@ -174,11 +159,8 @@ class DirectorySync:
     async def _pass(self, on_pass: Callable[[bool], None] | None = None) -> bool:
         """One pass; False when it failed (and will be tried again)."""
         try:
-            report = await self.run_once()
+            await self.run_once()
             healthy = True
-            if report.outcomes:
-                # The pass's parsed files are garbage now; without this the process keeps their pages.
-                await asyncio.to_thread(heap.release)
         except StorageUnavailable as exc:
             log.warning("catalog sync pass failed; will retry", extra={"detail": str(exc)})
             healthy = False

@@ -10,55 +10,35 @@ import orjson
 from fastapi import APIRouter, Depends, Path, Request, Response
 from fastapi.routing import APIRoute
 
-from router import heap
 from router.api.auth import AccessDep, get_access
 from router.api.deps import ServiceDep
 from router.api.errors import responses
 from router.catalog import CatalogDocument, parse_document
-from router.catalog_body import CatalogBody, split
 from router.limits import check_body
 from router.meta import CatalogRecord
 from router.schemas import NAMESPACE, CatalogIn, CatalogInfo, CatalogOut, CatalogsOut, ReconcileOut
 
 
 def _parse(body: dict[str, Any], source: str) -> CatalogDocument:
-    with heap.bulk():
-        return parse_document(body, source=source, finite=True)  # decoded by orjson
+    return parse_document(body, source=source, finite=True)  # decoded by orjson
 
 
 class CatalogRequest(Request):
-    """A request whose JSON body is decoded off the event loop, by orjson, with the cycle collector paused.
+    """A request whose JSON body is decoded off the event loop, by orjson.
 
-    A 100k-function catalog is 60 MB of JSON: ``json.loads`` on the loop stalled every route for
-    seconds, most of it in the collector's passes over the millions of new objects.
-
-    A ``PUT`` body of the ``{"functions": [...]}`` shape is only split into its definitions'
-    bytes (``split``; the decoded value then holds them raw); its definitions are decoded where
-    the writer needs them. Any other body is decoded whole.
+    A catalog of 10,000 functions is several MB of JSON: decoded on the loop, it would stall
+    every route meanwhile.
     """
-
-    split: CatalogBody | None = None
 
     async def json(self) -> Any:
         """The decoded body (decoded once)."""
         if not hasattr(self, "_decoded"):
-            body = await self.body()
-            if self.method == "PUT":
-                self.split = await asyncio.to_thread(split, body, _source(self.path_params.get("namespace", "")))
-            if self.split is not None:
-                self._decoded = {"functions": self.split.parts, "pinned": list(self.split.pinned)}
-            else:
-                self._decoded = await asyncio.to_thread(_decode, body)
+            self._decoded = await asyncio.to_thread(orjson.loads, await self.body())
         return self._decoded
 
 
 def _source(namespace: str) -> str:
     return f"PUT /v1/catalogs/{namespace}"
-
-
-def _decode(body: bytes) -> Any:
-    with heap.bulk():
-        return orjson.loads(body)
 
 
 class CatalogRoute(APIRoute):
@@ -96,18 +76,13 @@ async def list_catalogs(access: AccessDep, service: ServiceDep) -> CatalogsOut:
 
 @router.put("/{namespace}", responses=responses(400, 401, 403, 413, 422, 503))
 async def put_catalog(
-    body: CatalogIn, request: Request, access: AccessDep, service: ServiceDep, namespace: str = NamespacePath
+    body: CatalogIn, access: AccessDep, service: ServiceDep, namespace: str = NamespacePath
 ) -> ReconcileOut:
     """Replace a catalog and reconcile it now; only new or changed functions are embedded."""
     access.check(namespace)
-    split = getattr(request, "split", None)
-    if split is not None:
-        summary = await service.apply_body(namespace, split, limits=request.app.state.limits)
-    else:
-        # The body's own lists, not a deep copy (model_dump of 100k definitions takes seconds), checked off the loop.
-        document = await asyncio.to_thread(_parse, dict(body), _source(namespace))
-        summary = await service.apply(namespace, document.functions, source="api", pinned=document.pinned)
-    heap.release_soon()
+    # The body's own lists, not a deep copy (model_dump of thousands of definitions takes a while), off the loop.
+    document = await asyncio.to_thread(_parse, dict(body), _source(namespace))
+    summary = await service.apply(namespace, document.functions, source="api", pinned=document.pinned)
     return ReconcileOut(namespace=namespace, **summary.counts())
 
 

@@ -85,7 +85,6 @@ class ExampleStore:
             tenant_field="namespace",
             keyword_fields=("name",),
             integer_fields=("seq",),
-            resident_fields=_FIELDS,
         )
 
     def add(

@@ -51,7 +51,6 @@ class Generation:
             sparse=True,
             tenant_field="namespace",
             keyword_fields=("name",),
-            resident_fields=("namespace", *HIT_FIELDS),
         )
 
     def as_payload(self) -> dict[str, Any]:

@@ -18,12 +18,10 @@ Match = Mapping[str, str | int | bool | Sequence[str]]
 Fusion = Literal["rrf", "dbsf"]
 DENSE = "dense"
 SPARSE = "sparse"
-# Dense search breadth on HNSW-indexed segments: the least ef measured to keep recall@20 against
-# exact search >= 0.99 with margin, worst query included, on real embeddings in a multi-tenant
-# collection with Qdrant's default graph (benchmarks/RESULTS.md, "HNSW recall"). Exact segments ignore it.
+# Dense search breadth on a Qdrant server's HNSW-indexed segments: the least ef measured to keep
+# recall@20 against exact search >= 0.99 with margin, worst query included, on real embeddings in a
+# multi-tenant collection with Qdrant's default graph. Exact segments ignore it.
 HNSW_EF = 1024
-# Embedded collections above this many points get an HNSW index (exact search below it stays cheap).
-INDEX_THRESHOLD = 20_000
 
 
 class StorageUnavailable(RuntimeError):
@@ -52,9 +50,6 @@ class CollectionSpec:
         integer_fields: payload fields indexed as integers (ordering, ranges).
         sharded: whether a Qdrant cluster splits it into the configured number of shards;
             False for a collection of a few points, kept in one (replicated) shard.
-        resident_fields: payload fields embedded storage may keep in memory beside the dense
-            vectors, to answer the dense searches that filter on and return only these
-            (collections below the index threshold; ``router.storage.edge_exact``).
     """
 
     name: str
@@ -64,7 +59,6 @@ class CollectionSpec:
     keyword_fields: tuple[str, ...] = ()
     integer_fields: tuple[str, ...] = ()
     sharded: bool = True
-    resident_fields: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

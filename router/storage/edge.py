@@ -4,25 +4,33 @@ Qdrant Edge allows a single writer per directory, so the whole data directory is
 locked for the lifetime of an ``EdgeStorage``: a second process gets a clear error
 instead of a corrupted shard. The lock is an ``flock``, which the kernel releases when
 its process dies, so a crashed owner never leaves it stale.
+
+Edge keeps a shard's points in plain segments and searches them exactly: embedded mode
+serves catalogs of up to ``ROUTER_LIMIT_FUNCTIONS`` (10,000) functions, where an exact
+search takes about a millisecond beside a query encode of ten.
 """
 
 from __future__ import annotations
 
+import fcntl
+import logging
+import os
 import shutil
 import threading
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 import qdrant_edge as qe
 
-from router.storage.base import HNSW_EF, INDEX_THRESHOLD, CollectionSpec
+from router.storage.base import DENSE, SPARSE, CollectionSpec, StorageUnavailable
 from router.storage.edge_collection import EdgeCollection
-from router.storage.edge_exact import load
-from router.storage.edge_index import DEFAULT_INDEX, EdgeIndexer, IndexPolicy
 from router.storage.edge_query import edge_indexes
-from router.storage.edge_shard import LiveShard, lock_directory, recover, reset, shard_config
 
-__all__ = ["EdgeCollection", "EdgeStorage"]
+__all__ = ["EdgeCollection", "EdgeStorage", "shard_config"]
+
+log = logging.getLogger(__name__)
+# Qdrant Edge wants at least one vector: a payload-only collection gets an unused sparse one.
+_PLACEHOLDER = "_none"
 
 
 class EdgeStorage:
@@ -30,24 +38,14 @@ class EdgeStorage:
 
     Args:
         path: the data directory.
-        hnsw_ef: dense search breadth on HNSW-indexed segments.
-        index: when large collections get an HNSW index built in the background; None never.
-        exact: whether collections below the index threshold answer dense searches from memory
-            (those whose spec names ``resident_fields``).
     """
 
-    def __init__(
-        self, path: Path, *, hnsw_ef: int = HNSW_EF, index: IndexPolicy | None = DEFAULT_INDEX, exact: bool = True
-    ) -> None:
+    def __init__(self, path: Path) -> None:
         self._root = Path(path)
         self._root.mkdir(parents=True, exist_ok=True)
-        self._lock_file: IO[str] | None = lock_directory(self._root)
-        recover(self._root)
+        self._lock_file: IO[str] | None = _lock_directory(self._root)
         self._open: dict[str, EdgeCollection] = {}
         self._guard = threading.Lock()
-        self._hnsw_ef = hnsw_ef
-        self.indexer = None if index is None else EdgeIndexer(self._root, index)
-        self._exact_capacity = (index.threshold if index is not None else INDEX_THRESHOLD) if exact else 0
 
     @property
     def location(self) -> str:
@@ -63,18 +61,13 @@ class EdgeStorage:
             if (path / "segments").exists():
                 shard = qe.EdgeShard.load(str(path))
             else:
-                reset(path)
+                shutil.rmtree(path, ignore_errors=True)  # half created by a crash
                 shard = qe.EdgeShard.create(str(path), shard_config(spec))
             indexed = shard.info().payload_schema
             for name, params in edge_indexes(spec).items():
                 if name not in indexed:
                     shard.update(qe.UpdateOperation.create_field_index(name, params))
-            live = LiveShard(path, shard)
-            exact = load(spec, live, capacity=self._exact_capacity) if self._exact_capacity else None
-            collection = EdgeCollection(spec, live, hnsw_ef=self._hnsw_ef, exact=exact)
-            self._open[spec.name] = collection
-            if self.indexer is not None:
-                self.indexer.watch(spec, live)
+            collection = self._open[spec.name] = EdgeCollection(spec, shard, name=spec.name)
             return collection
 
     def exists(self, name: str) -> bool:
@@ -84,8 +77,6 @@ class EdgeStorage:
     def drop(self, name: str) -> None:
         """Close and delete a shard directory."""
         with self._guard:
-            if self.indexer is not None:
-                self.indexer.forget(name)
             opened = self._open.pop(name, None)
             if opened is not None:
                 opened.close()
@@ -98,9 +89,7 @@ class EdgeStorage:
                 collection.flush()
 
     def close(self) -> None:
-        """End any index build, close every shard and release the directory lock."""
-        if self.indexer is not None:
-            self.indexer.close()
+        """Close every shard and release the directory lock."""
         with self._guard:
             for collection in self._open.values():
                 collection.close()
@@ -111,3 +100,43 @@ class EdgeStorage:
                 self._lock_file.truncate()
                 self._lock_file.close()
                 self._lock_file = None
+
+
+def shard_config(spec: CollectionSpec) -> qe.EdgeConfig:
+    """The shard configuration of a collection."""
+    vectors: dict[str, Any] = {}
+    sparse: dict[str, Any] = {}
+    if spec.dense_size is not None:
+        vectors[DENSE] = qe.EdgeVectorParams(size=spec.dense_size, distance=qe.Distance.Cosine)
+    if spec.sparse:
+        sparse[SPARSE] = qe.EdgeSparseVectorParams(modifier=qe.Modifier.Idf)
+    if not vectors and not sparse:
+        sparse[_PLACEHOLDER] = qe.EdgeSparseVectorParams()
+    return qe.EdgeConfig(vectors=vectors, sparse_vectors=sparse)
+
+
+def _lock_directory(root: Path) -> IO[str]:
+    """Hold the data directory for this process, or say which process holds it."""
+    handle = (root / ".lock").open("a+")
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError as exc:
+        handle.seek(0)
+        owner = handle.read().strip() or "another process"
+        handle.close()
+        raise StorageUnavailable(
+            f"data directory {root} is in use by {owner}; embedded storage allows one process "
+            "per directory (use a Qdrant server URL to share storage between processes)"
+        ) from exc
+    handle.seek(0)
+    previous = handle.read().strip()
+    if previous:
+        log.warning(
+            "data directory was not closed cleanly; taking it over",
+            extra={"path": str(root), "previous_owner": previous},
+        )
+    handle.seek(0)
+    handle.truncate()
+    handle.write(f"pid {os.getpid()}")
+    handle.flush()
+    return handle

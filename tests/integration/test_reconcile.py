@@ -22,7 +22,6 @@ from router.retrieval.texts import DEFAULT_TEMPLATE, template
 from router.storage.base import Storage
 from router.storage.client import ClientStorage
 from router.storage.edge import EdgeStorage
-from sync import sources as sources_module
 from sync.service import CatalogService
 from sync.sources import source_label
 from sync.worker import DirectorySync
@@ -350,27 +349,18 @@ async def test_an_unchanged_directory_does_nothing_on_the_next_pass(
     assert counting.calls == []
 
 
-async def test_a_new_worker_reads_only_the_files_changed_since_the_store_was_written(
-    worker_service: CatalogService, counting: CountingEmbedder, catalog_dir: Path, monkeypatch: pytest.MonkeyPatch
+async def test_a_new_worker_reconciles_every_file_and_embeds_only_what_changed(
+    worker_service: CatalogService, counting: CountingEmbedder, catalog_dir: Path
 ) -> None:
     write_catalog(catalog_dir, "tools", GOOD)
     write_catalog(catalog_dir, "other", [WEATHER])
     await DirectorySync(worker_service, catalog_dir).run_once()
     write_catalog(catalog_dir, "other", [WEATHER, STOCKS])
-    parsed: list[str] = []
-    original = sources_module.parse_document
-
-    def counted(document: Any, *, source: str, finite: bool = False) -> Any:
-        parsed.append(Path(source).stem)
-        return original(document, source=source, finite=finite)
-
-    monkeypatch.setattr(sources_module, "parse_document", counted)
     counting.reset()
 
-    # A restart: a new worker, no memory of the files but what the store recorded.
+    # A restart: a new worker, no memory of the files; the stored hashes tell what changed.
     report = await DirectorySync(worker_service, catalog_dir).run_once()
 
-    assert parsed == ["other"]
     assert {o.namespace: o.summary.counts() for o in report.outcomes if o.summary} == {
         "tools": {"added": 0, "updated": 0, "removed": 0, "unchanged": 3},
         "other": {"added": 1, "updated": 0, "removed": 0, "unchanged": 1},
@@ -417,46 +407,23 @@ async def test_an_api_write_cut_short_is_never_taken_for_the_recorded_file(
     assert sorted(stored(worker_service, "tools")) == sorted(f["name"] for f in GOOD)
 
 
-async def test_a_file_is_not_recorded_when_another_writer_wrote_during_its_write(
-    worker_service: CatalogService, catalog_dir: Path, monkeypatch: pytest.MonkeyPatch
+async def test_a_file_written_over_by_the_api_is_taken_back_without_re_embedding(
+    worker_service: CatalogService, counting: CountingEmbedder, catalog_dir: Path
 ) -> None:
-    # Another writer on the same storage (an API replica) records its catalog while this one writes.
-    write_catalog(catalog_dir, "tools", GOOD)
-    store, meta = worker_service.index.store, worker_service.meta
-    written = store.upsert
-
-    def interleaved(namespace: str, functions: Any, vectors: Any, sparse: Any = None) -> None:
-        written(namespace, functions, vectors, sparse)
-        meta.put_catalog(namespace, source="api", count=len(functions))
-
-    monkeypatch.setattr(store, "upsert", interleaved)
-
-    await DirectorySync(worker_service, catalog_dir).run_once()
-
-    record = meta.catalog("tools")
-    assert record is not None
-    assert (record.source, record.digest) == (source_label(catalog_dir), None)
-
-
-async def test_another_source_clears_the_recorded_file(worker_service: CatalogService, catalog_dir: Path) -> None:
     write_catalog(catalog_dir, "tools", GOOD)
     await DirectorySync(worker_service, catalog_dir).run_once()
-    recorded = worker_service.meta.catalog("tools")
-
     await worker_service.apply("tools", parse(*GOOD), source="api")
-    by_api = worker_service.meta.catalog("tools")
+    counting.reset()
+
     report = await DirectorySync(worker_service, catalog_dir).run_once()
 
-    assert recorded is not None
-    assert recorded.digest is not None
-    assert by_api is not None
-    assert by_api.digest is None
     after = worker_service.meta.catalog("tools")
     assert after is not None
-    assert (after.source, after.digest) == (source_label(catalog_dir), recorded.digest)
+    assert after.source == source_label(catalog_dir)
     assert [o.summary.counts() for o in report.outcomes if o.summary] == [
         {"added": 0, "updated": 0, "removed": 0, "unchanged": 3}
     ]
+    assert counting.calls == []
 
 
 @pytest.mark.parametrize("content", ["", "[]", '{"functions": []}'])

@@ -2,15 +2,8 @@
 
 from __future__ import annotations
 
-import asyncio
-import gc
-import platform
-import threading
 from collections.abc import Sequence
 
-import pytest
-
-from router import heap
 from router.catalog import FunctionDef, parse_function, point_id
 from router.retrieval.definitions import DefinitionCache
 from router.storage.base import Record
@@ -88,64 +81,3 @@ def test_least_recently_used_goes_first_when_full() -> None:
 
     assert len(cache) == 2
     assert store.asked == [[point_id("ns", "f1")]]
-
-
-def test_heap_release_runs_and_release_soon_coalesces(monkeypatch: pytest.MonkeyPatch) -> None:
-    assert heap.release() is (platform.libc_ver()[0] == "glibc")
-    calls: list[int] = []
-    monkeypatch.setattr(heap, "release", lambda: bool(calls.append(1)))
-
-    async def twice() -> tuple[bool, bool]:
-        loop = asyncio.get_running_loop()
-        heap.release_soon(0.01)
-        heap.release_soon(0.01)
-        pending = loop in heap._scheduled
-        await asyncio.sleep(0.2)
-        return pending, loop in heap._scheduled
-
-    assert asyncio.run(twice()) == (True, False)
-    assert calls == [1]
-
-
-def test_bulk_pauses_the_collector_until_the_last_one_ends() -> None:
-    assert gc.isenabled()
-    with heap.bulk():
-        assert not gc.isenabled()
-        with heap.bulk():
-            assert not gc.isenabled()
-        assert not gc.isenabled()
-    assert gc.isenabled()
-    gc.disable()
-    try:
-        with heap.bulk():
-            pass
-        assert not gc.isenabled()  # it was off before: it stays off
-    finally:
-        gc.enable()
-
-
-def test_bulk_from_two_threads_resumes_once_both_end() -> None:
-    inside, leave = threading.Event(), threading.Event()
-
-    def hold() -> None:
-        with heap.bulk():
-            inside.set()
-            leave.wait(5)
-
-    thread = threading.Thread(target=hold)
-    thread.start()
-    inside.wait(5)
-    with heap.bulk():
-        pass
-    assert not gc.isenabled()  # the other thread's bulk is still on
-    leave.set()
-    thread.join(5)
-    assert gc.isenabled()
-
-
-def test_settle_freezes_what_is_alive() -> None:
-    try:
-        heap.settle()
-        assert gc.get_freeze_count() > 0
-    finally:
-        gc.unfreeze()

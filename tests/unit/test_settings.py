@@ -45,16 +45,11 @@ def test_environment_variables_per_concern(monkeypatch: pytest.MonkeyPatch, tmp_
     assert settings.server.log_format == "text"
 
 
-def test_search_index_settings(monkeypatch: pytest.MonkeyPatch) -> None:
-    defaults = StorageSettings()
-    assert (defaults.hnsw_ef, defaults.index, defaults.index_threshold) == (1024, True, 20_000)
+def test_search_breadth_setting(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert StorageSettings().hnsw_ef == 1024
     monkeypatch.setenv("ROUTER_STORAGE_HNSW_EF", "256")
-    monkeypatch.setenv("ROUTER_STORAGE_INDEX", "false")
-    monkeypatch.setenv("ROUTER_STORAGE_INDEX_THRESHOLD", "50000")
 
-    settings = StorageSettings()
-
-    assert (settings.hnsw_ef, settings.index, settings.index_threshold) == (256, False, 50_000)
+    assert StorageSettings().hnsw_ef == 256
 
 
 def test_unknown_text_template_is_rejected_listing_the_choices() -> None:
@@ -81,7 +76,6 @@ def test_server_mode_is_not_embedded() -> None:
         (lambda: ServerSettings(port=70000), "port"),
         (lambda: ServerSettings(log_level="verbose"), "log_level"),
         (lambda: StorageSettings(hnsw_ef=0), "hnsw_ef"),
-        (lambda: StorageSettings(index_threshold=0), "index_threshold"),
     ],
 )
 def test_out_of_range_values_are_rejected(make: object, value: str) -> None:
