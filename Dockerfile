@@ -1,7 +1,6 @@
 # syntax=docker/dockerfile:1
-# The router image: built from this checkout, CPU-only PyTorch, the embedding model inside
-# (with its ONNX export, made and checked at build time), run as a non-root user. Nothing is
-# downloaded at run time.
+# The router image: built from this checkout, CPU-only PyTorch, the embedding model inside,
+# run as a non-root user. Nothing is downloaded at run time.
 #   docker build -t tool-router:0.1.0 .
 ARG PYTHON_IMAGE=python:3.11.11-slim-bookworm
 
@@ -33,7 +32,7 @@ COPY --from=build /opt/router /opt/router
 COPY examples /app/examples
 WORKDIR /home/router
 USER router
-# Export the model to ONNX and check it against PyTorch now, so that no container does it at start.
+# Load the model once now: a model that cannot load offline fails the build, not a container.
 RUN router warm --log-level warning
 EXPOSE 8000
 HEALTHCHECK --interval=10s --timeout=5s --start-period=60s --retries=3 \

@@ -31,9 +31,7 @@ lint: install
 typecheck: install
 	$(BIN)/mypy
 
-# router warm first: the embedding backends are timed once per machine, not inside a test's start-up.
 test: install lint typecheck browser
-	$(BIN)/router warm
 	$(BIN)/python -m pytest
 
 # The console's browser tests drive Debian's chromium (Playwright's own browser download is not

@@ -78,9 +78,7 @@ def parser() -> argparse.ArgumentParser:
         "--prune", action="store_true", help="delete points of the server's copies that the data directory lacks"
     )
     _logging(migrate)
-    warm = commands.add_parser(
-        "warm", help="load the embedding model, export it and time its backends on this machine (the choice is cached)"
-    )
+    warm = commands.add_parser("warm", help="load the embedding model once and print what it runs on")
     warm.add_argument("--model", help="sentence-transformers model name or path")
     _logging(warm)
     mcp_cli.add_parser(commands)
@@ -270,24 +268,12 @@ def _run_migrate(settings: Settings, args: argparse.Namespace) -> int:
 
 
 def warm(settings: Settings) -> int:
-    """Load the embedding model, export it, and time its backends on this machine; later starts reuse the choice."""
-    from router.embedding import Embedder
+    """Load the embedding model once (offline), to check it loads and to have its files read."""
+    from router.runtime import embedder_loader
 
-    embedding = settings.embedding
-    embedder = Embedder(
-        embedding.model,
-        backend=embedding.backend,
-        device=embedding.device,
-        batch_size=embedding.batch_size,
-        threads=embedding.threads,
-        lanes=embedding.lanes,
-        cache_dir=embedding.cache_dir,
-        remeasure=True,
-    )
+    embedder = embedder_loader(settings.embedding)(settings.embedding.model)
     try:
-        print(f"{embedder.model_name}: {embedder.backend}, {embedder.dimension} dimensions")
-        print("backend per shape (median ms per text of each candidate; * chosen):")
-        print("\n".join(embedder.choice.table()))
+        print(json.dumps(embedder.describe()))
     finally:
         embedder.close()
     return 0

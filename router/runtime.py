@@ -64,12 +64,10 @@ def embedder_loader(settings: EmbeddingSettings) -> Callable[[str], Embedder]:
     def load(model: str) -> Embedder:
         return Embedder(
             model,
-            backend=settings.backend,
             device=settings.device,
             batch_size=settings.batch_size,
             threads=settings.threads,
             lanes=settings.lanes,
-            cache_dir=settings.cache_dir,
         )
 
     return load

@@ -36,17 +36,6 @@ class EmbeddingSettings(BaseSettings):
 
     model: str = Field(DEFAULT_MODEL, description="sentence-transformers model name or local path")
     text: str = Field(DEFAULT_TEMPLATE, description=f"function text template: one of {sorted(TEMPLATES)}")
-    backend: Literal["auto", "torch", "traced", "bf16", "onnx"] = Field(
-        "auto",
-        description=(
-            "auto: per shape of work, the fastest backend measured on this machine whose vectors match "
-            "PyTorch fp32 (cached per model and CPU); torch, traced (PyTorch fp32, the transformer traced "
-            "by TorchScript), bf16 (PyTorch bf16 autocast) or onnx force one"
-        ),
-    )
-    cache_dir: Path | None = Field(
-        None, description="where ONNX exports and measured backend choices are kept (default ~/.cache/tool-router)"
-    )
     device: str = "cpu"
     batch_size: int = Field(16, ge=1, le=4096, description="texts per model call when embedding catalogs")
     threads: int | None = Field(None, ge=1, description="torch threads; all cores when unset")
@@ -55,7 +44,7 @@ class EmbeddingSettings(BaseSettings):
         ge=1,
         description=(
             "query model calls at once under load, each on threads/lanes intra-op threads (a lone query "
-            "gets every thread); one per thread when unset and queries run on PyTorch, else 1"
+            "gets every thread); one per thread when unset"
         ),
     )
 

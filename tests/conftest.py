@@ -93,7 +93,6 @@ class CountingEmbedder:
         self.inner = inner
         self.model_name = inner.model_name
         self.dimension = inner.dimension
-        self.max_tokens = inner.max_tokens
         self.calls: list[list[str]] = []
         self.hold: Hold | None = None
 

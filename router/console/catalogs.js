@@ -119,8 +119,9 @@ export function renderHealth(status) {
       ? [
           ["model", embedding.model],
           ["dimension", String(embedding.dimension)],
-          ...Object.entries(embedding.backends || {}).map(([kind, name]) => [`${kind} backend`, name]),
-          ...Object.entries(embedding.timings_ms || {}).map(([name, ms]) => [`${name} ms`, String(ms)]),
+          ["device", embedding.device],
+          ["threads", String(embedding.threads)],
+          ["query lanes", String(embedding.lanes)],
         ]
       : [["model", "not loaded yet"]],
   );

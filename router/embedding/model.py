@@ -5,29 +5,24 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from time import perf_counter
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 
-from router.embedding.batching import QueryBatcher, QueryRuns, Vectors
+from router.embedding.batching import QueryBatcher, Vectors
 
-__all__ = [
-    "DEFAULT_MODEL",
-    "Backend",
-    "Embedder",
-    "EmbedderPool",
-    "EncodeObserver",
-    "Progress",
-    "default_cache_dir",
-    "resolve_model",
-]
+__all__ = ["DEFAULT_MODEL", "Embedder", "EmbedderPool", "EncodeObserver", "Progress", "resolve_model"]
 
 DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 _PACKAGED = {DEFAULT_MODEL, "all-MiniLM-L6-v2"}
+# Texts per model call of a micro-batch of queries: in bench-perf the bare library encodes batches
+# of 4 queries faster per text than batches of 16 (less padding among texts of random length).
+QUERY_BATCH = 4
 
 log = logging.getLogger(__name__)
 Progress = Callable[[int, int], None]
@@ -48,97 +43,76 @@ def resolve_model(name: str) -> str:
     return str(Path(name).expanduser()) if Path(name).expanduser().exists() else name
 
 
-Backend = Literal["auto", "onnx", "torch", "traced", "bf16"]
-
-
-def default_cache_dir() -> Path:
-    """Where exported model files are kept (``$XDG_CACHE_HOME/tool-router``)."""
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "tool-router"
-
-
 class Embedder:
-    """A sentence-transformers model with normalised float32 output.
+    """A sentence-transformers model (PyTorch, fp32) with normalised float32 output.
 
-    Blocking model calls run on the model's lanes (one thread each), so ``embed`` never
-    blocks the event loop; concurrent queries share calls, on several lanes under load (see
-    ``router.embedding.batching``). Each shape of work
-    (one query, a micro-batch of concurrent queries, catalog batches) runs on its own backend:
-    with ``auto``, the fastest measured on this machine among those whose vectors match
-    PyTorch fp32 (see ``router.embedding.selection``), the choice cached per model and CPU.
+    Model calls run on the model's lanes (one thread each), so ``embed`` and ``query`` never
+    block the event loop. Concurrent queries share calls, split over the lanes under load
+    (``router.embedding.batching``): a short text gains little from a second intra-op thread,
+    so two calls of one thread each encode nearly twice as many as one call of two.
 
     Args:
         model: a model name or local path.
-        backend: ``auto``; or ``torch``, ``traced`` (PyTorch fp32, the transformer traced by
-            TorchScript), ``bf16`` (PyTorch bf16 autocast), ``onnx`` (fails when the export cannot
-            reproduce the model) for every shape.
         device: torch device, ``cpu`` by default.
-        batch_size: texts per forward pass.
-        threads: inference threads; all cores when None.
-        lanes: query model calls that can run at once under load, each on ``threads // lanes``
-            intra-op threads (a lone query still gets every thread); when None, one per thread
-            where the query backends can change their intra-op threads per call (PyTorch), else one.
+        batch_size: texts per forward pass of a catalog.
+        threads: intra-op threads; all cores when None.
+        lanes: query calls at once under load, each on ``threads // lanes`` threads (a lone query
+            still gets every thread); one per thread when None.
         cache_size: query vectors cached by exact text.
-        cache_dir: where ONNX exports and measured choices are kept.
-        remeasure: time the backends even when a choice is cached (``router warm``).
-
-    Attributes:
-        backend: the backend serving single queries (``torch``, ``torch-traced``, ``torch-bf16``, ``onnx``).
-        choice: the backend of every shape, and the timings it was chosen by.
     """
 
     def __init__(
         self,
         model: str,
         *,
-        backend: Backend = "auto",
         device: str = "cpu",
         batch_size: int = 16,
         threads: int | None = None,
         lanes: int | None = None,
         cache_size: int = 4096,
-        cache_dir: Path | None = None,
-        remeasure: bool = False,
     ) -> None:
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+        import torch
+        from sentence_transformers import SentenceTransformer
+        from threadpoolctl import threadpool_limits
+        from transformers.utils import logging as transformers_logging
+
+        transformers_logging.disable_progress_bar()  # type: ignore[no-untyped-call]
         self.model_name = model
         self.batch_size = batch_size
-        from router.embedding.loading import load_backends
-
         self._threads = threads or os.cpu_count() or 1
-        loaded = load_backends(
-            Path(resolve_model(model)),
-            backend=backend,
-            device=device,
-            threads=self._threads,
-            batch_size=batch_size,
-            cache_dir=cache_dir or default_cache_dir(),
-            remeasure=remeasure,
-        )
-        self.choice = loaded.choice
-        self.backend: str = loaded.choice.backends["query"]
-        self._runs = loaded.runs
-        self._intra_op = loaded.intra_op
-        self.lanes = lanes or (self._threads if loaded.intra_op is not None else 1)
-        self._queries_run = QueryRuns(
-            loaded.runs["query"], loaded.runs["batch"], dimension=loaded.dimension, max_batch=batch_size
-        )
-        self.dimension, self.max_tokens = loaded.dimension, loaded.max_tokens
-        log.info(
-            "embedding model ready",
-            extra={"model": model, "backends": self.choice.backends, "dimension": self.dimension},
-        )
+        torch.set_num_threads(self._threads)
+        # numpy's BLAS threads spin after each product waiting for the next one, and take a core
+        # from the model; the products beside it (a query against a few hundred rows) need one.
+        threadpool_limits(1, user_api="blas")
+        self._model = SentenceTransformer(resolve_model(model), device=device)
+        size = self._model.get_embedding_dimension()
+        if size is None:
+            raise ValueError(f"model {model!r} does not report its embedding dimension")
+        self.dimension = int(size)
+        self._take_turns_to_tokenize()
+        self.lanes = lanes or self._threads
         self.observers: list[EncodeObserver] = []
-        # One thread per lane, and work goes to the lowest free lane: a call of several intra-op
-        # threads starts a thread team for the thread that makes it, and teams of two threads
-        # that take turns spin against each other. So lone queries and catalog batches stay on
-        # the first lane unless it is busy.
+        # One thread per lane, work going to the lowest free lane: a call of several intra-op
+        # threads starts a thread team for its calling thread, and teams that take turns spin
+        # against each other, so lone queries and catalog batches stay on the first lane.
         self._lanes = [ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"embed-{i}") for i in range(self.lanes)]
         self._busy = [0] * self.lanes
         self._queries = QueryBatcher(
             self._encode_queries, dimension=self.dimension, lanes=self.lanes, cache_size=cache_size
         )
+        log.info("embedding model ready", extra={"model": model, "dimension": self.dimension, "lanes": self.lanes})
+
+    def _take_turns_to_tokenize(self) -> None:
+        # A fast tokenizer's shared Rust object fails ("Already borrowed") when two threads set its
+        # truncation at once: calls on several lanes take turns to tokenize. ``tokenize`` wraps
+        # ``preprocess`` in sentence-transformers 5 and later, hence a re-entrant lock.
+        lock = threading.RLock()
+        for name in ("preprocess", "tokenize"):
+            method = getattr(self._model, name, None)
+            if callable(method):
+                setattr(self._model, name, _holding(lock, method))
 
     async def _encode_queries(self, texts: Sequence[str], alone: bool) -> Vectors:
         threads = self._threads if alone else max(1, self._threads // self.lanes)
@@ -151,33 +125,27 @@ class Embedder:
         self._busy[lane] += 1
         try:
             loop = asyncio.get_running_loop()
-            return await loop.run_in_executor(self._lanes[lane], self._encode_batch, texts, kind, threads)
+            return await loop.run_in_executor(self._lanes[lane], self._encode, texts, kind, threads)
         finally:
             self._busy[lane] -= 1
 
     def encode(self, texts: Sequence[str], *, progress: Progress | None = None, kind: str = "catalog") -> Vectors:
-        """Encode texts on the calling thread (for scripts and the sync worker's thread).
-
-        Args:
-            texts: the texts to encode.
-            progress: called with (done, total) after each batch.
-            kind: what the texts are, for the observers.
-        """
+        """Encode texts on the calling thread (for scripts); ``progress`` is told (done, total) per call."""
         order, out = _by_length(texts), np.zeros((len(texts), self.dimension), dtype=np.float32)
         step = self.batch_size * 4
         for start in range(0, len(order), step):
             rows = order[start : start + step]
-            out[rows] = self._encode_batch([texts[i] for i in rows], kind)
+            out[rows] = self._encode([texts[i] for i in rows], kind)
             if progress is not None:
                 progress(start + len(rows), len(order))
         return out
 
     async def embed(self, texts: Sequence[str], *, progress: Progress | None = None, kind: str = "catalog") -> Vectors:
-        """Encode texts on the model's thread without blocking the event loop.
+        """Encode texts on the model's lanes without blocking the event loop.
 
-        Large inputs go one batch per model call, so queries submitted meanwhile run
-        between batches instead of waiting for a whole catalog. ``kind`` names the texts
-        for the observers (``catalog``, ``memory``, ``example``).
+        One batch per model call, so queries submitted meanwhile run between batches instead of
+        waiting for a whole catalog. ``kind`` names the texts for the observers (``catalog``,
+        ``memory``, ``example``).
         """
         order, out = _by_length(texts), np.zeros((len(texts), self.dimension), dtype=np.float32)
         for start in range(0, len(order), self.batch_size):
@@ -192,32 +160,44 @@ class Embedder:
         return await self._queries.embed(texts)
 
     def describe(self) -> dict[str, Any]:
-        """The model, its dimension, the backend of each shape of work (and the timings it was chosen by),
-        and the query lanes."""
+        """The model, its dimension, its device and how many threads and query lanes it runs on."""
         return {
             "model": self.model_name,
             "dimension": self.dimension,
-            "backends": dict(self.choice.backends),
+            "device": str(self._model.device),
+            "threads": self._threads,
             "lanes": self.lanes,
-            "timings_ms": {shape: dict(t) for shape, t in self.choice.timings_ms.items()},
         }
 
-    def _encode_batch(self, batch: list[str], kind: str, threads: int | None = None) -> Vectors:
-        if self._intra_op is not None:
-            self._intra_op(threads or self._threads)
+    def _encode(self, texts: list[str], kind: str, threads: int | None = None) -> Vectors:
+        import torch
+
+        wanted = threads or self._threads
+        if torch.get_num_threads() != wanted:  # kept per calling thread; setting it drops cached kernels
+            torch.set_num_threads(wanted)
         start = perf_counter()
-        # Queries (one, or a micro-batch of concurrent ones) and documents: each on its measured path.
-        vectors = self._queries_run(batch) if kind == "query" else self._runs["catalog"](batch)
+        batch = QUERY_BATCH if kind == "query" else self.batch_size
+        vectors = self._model.encode(
+            texts, batch_size=batch, normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False
+        )
         if self.observers:
             seconds = perf_counter() - start
             for observe in tuple(self.observers):
-                observe(kind, len(batch), seconds)
-        return vectors
+                observe(kind, len(texts), seconds)
+        return np.asarray(vectors, dtype=np.float32).reshape(len(texts), self.dimension)
 
     def close(self) -> None:
         """Stop the model's threads."""
         for lane in self._lanes:
             lane.shutdown(wait=False, cancel_futures=True)
+
+
+def _holding(lock: threading.RLock, method: Callable[..., Any]) -> Callable[..., Any]:
+    def in_turn(*args: Any, **kwargs: Any) -> Any:
+        with lock:
+            return method(*args, **kwargs)
+
+    return in_turn
 
 
 def _by_length(texts: Sequence[str]) -> list[int]:

@@ -255,7 +255,8 @@ async def test_console_shows_health(router: RouterProcess, page: Any) -> None:
     assert ready == ["yes", "ok", "ok", "ok"]
     assert await texts(page, "#health-storage dd") == ["embedded", "up"]
     embedding = await texts(page, "#health-embedding dd")
-    assert embedding[:3] == [status["embedding"]["model"], "384", status["embedding"]["backends"]["query"]]
+    described = status["embedding"]
+    assert embedding == [described["model"], "384", "cpu", str(described["threads"]), str(described["lanes"])]
     since_start = await texts(page, "#health-traffic tbody tr:nth-child(2) td")
     assert int(since_start[1]) >= 1  # requests
     assert float(since_start[4]) > 0  # p50 ms

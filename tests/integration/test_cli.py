@@ -297,25 +297,16 @@ def test_ready_file_needs_watch(examples_dir: Path, tmp_path: Path) -> None:
     assert not (tmp_path / "data").exists()
 
 
-def test_warm_times_the_backends_and_caches_the_choice_for_later_starts(tmp_path: Path) -> None:
+def test_warm_loads_the_model_and_says_what_it_runs_on() -> None:
     result = subprocess.run(
         [str(ROUTER), "warm", "--log-level", "warning"],
         capture_output=True,
         text=True,
-        timeout=900,
-        env={**router_environment(), "XDG_CACHE_HOME": str(tmp_path)},
+        timeout=300,
+        env=router_environment(),
         check=False,
     )
 
     assert result.returncode == 0, result.stderr
-    first, heading, *rows = result.stdout.splitlines()
-    [cached] = (tmp_path / "tool-router").glob("*/backends-*.json")
-    choice = json.loads(cached.read_text())["choice"]
-    assert first == f"sentence-transformers/all-MiniLM-L6-v2: {choice['backends']['query']}, 384 dimensions"
-    assert heading.startswith("backend per shape")
-    shapes = {row.split()[0]: row.split()[1] for row in rows if not row.strip().startswith("rejected")}
-    assert shapes == choice["backends"]
-    assert set(choice["timings_ms"]["query"]) >= {"torch", "onnx"}
-    assert all(f"{name} " in result.stdout for name in choice["timings_ms"]["catalog"])
-    [verified] = (tmp_path / "tool-router").glob("*/verified.json")
-    assert json.loads(verified.read_text())["cosine"] >= 0.999
+    described = json.loads(result.stdout)
+    assert (described["model"], described["dimension"]) == ("sentence-transformers/all-MiniLM-L6-v2", 384)

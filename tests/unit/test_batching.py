@@ -8,7 +8,7 @@ from collections.abc import Sequence
 import numpy as np
 import pytest
 
-from router.embedding.batching import QueryBatcher, QueryRuns, Vectors
+from router.embedding.batching import QueryBatcher, Vectors
 
 
 class SlowEncoder:
@@ -115,7 +115,6 @@ async def test_identical_texts_are_encoded_once_and_then_cached() -> None:
     await asyncio.gather(*(batcher.embed(["same"]) for _ in range(5)))
     await batcher.embed(["same"])
     assert encoder.batches == [["same"]]
-    assert batcher.cache_hits == 1
 
 
 async def test_the_cache_evicts_the_least_recently_used() -> None:
@@ -124,13 +123,6 @@ async def test_the_cache_evicts_the_least_recently_used() -> None:
     for text in ["a", "b", "a", "c", "a", "b"]:
         await batcher.embed([text])
     assert [t for b in encoder.batches for t in b] == ["a", "b", "c", "b"]
-
-
-async def test_batches_are_bounded() -> None:
-    encoder = SlowEncoder()
-    batcher = QueryBatcher(encoder, dimension=8, max_batch=4, cache_size=0)
-    await asyncio.gather(*(batcher.embed([f"t{i}"]) for i in range(10)))
-    assert max(len(b) for b in encoder.batches) <= 4
 
 
 async def test_a_model_error_reaches_every_waiter_and_the_next_call_works() -> None:
@@ -158,50 +150,3 @@ async def test_a_cancelled_caller_does_not_cancel_others_waiting_for_the_same_te
 async def test_no_texts_give_an_empty_matrix() -> None:
     batcher = QueryBatcher(SlowEncoder(), dimension=8)
     assert (await batcher.embed([])).shape == (0, 8)
-
-
-class Runs:
-    """Fake single and batch backends recording what each was given; a text's vector is a one-hot of its length."""
-
-    def __init__(self) -> None:
-        self.single: list[list[str]] = []
-        self.batch: list[list[str]] = []
-
-    def encode(self, texts: list[str]) -> Vectors:
-        vectors = np.zeros((len(texts), 64), dtype=np.float32)
-        for row, text in enumerate(texts):
-            vectors[row, len(text) % 64] = 1.0
-        return vectors
-
-    def run_single(self, texts: list[str]) -> Vectors:
-        self.single.append(texts)
-        return self.encode(texts)
-
-    def run_batch(self, texts: list[str]) -> Vectors:
-        self.batch.append(texts)
-        return self.encode(texts)
-
-
-def test_a_lone_query_runs_on_the_single_query_backend() -> None:
-    runs = Runs()
-    encode = QueryRuns(runs.run_single, runs.run_batch, dimension=64)
-    assert encode(["hello"])[0, 5] == 1.0
-    assert (runs.single, runs.batch) == ([["hello"]], [])
-
-
-def test_queries_of_like_length_batch_together_and_an_outlier_runs_alone() -> None:
-    runs = Runs()
-    encode = QueryRuns(runs.run_single, runs.run_batch, dimension=64)
-    texts = ["a" * 20, "b" * 50, "c" * 21, "d" * 19, "e" * 22]
-    vectors = encode(texts)
-    assert [int(np.argmax(v)) for v in vectors] == [20, 50, 21, 19, 22]  # the callers' order
-    assert runs.batch == [["d" * 19, "a" * 20, "c" * 21, "e" * 22]]
-    assert runs.single == [["b" * 50]]
-
-
-def test_query_groups_are_bounded() -> None:
-    runs = Runs()
-    encode = QueryRuns(runs.run_single, runs.run_batch, dimension=64, max_batch=4, lengths=lambda ts: [5] * len(ts))
-    encode([f"q{i}" for i in range(9)])
-    assert [len(b) for b in runs.batch] == [4, 4]
-    assert [len(s) for s in runs.single] == [1]
