@@ -27,7 +27,7 @@ from router.retrieval.sparse import query_vector
 from router.sessions.extraction import MemoryExtractor, StatementExtractor, memory_candidates
 from router.sessions.history import HistoryStore, as_message
 from router.sessions.memory import ANY_NAMESPACE, Memory, MemoryRows, MemoryStore, scope_of
-from router.sessions.recall import FacetCache, RecallSettings, recall
+from router.sessions.recall import RecallSettings, rank
 from router.settings import RouteSettings
 from router.storage.base import Storage, StorageUnavailable
 from sync.service import CatalogService
@@ -74,7 +74,7 @@ class _Searched:
     ranking: TurnRanking
     chosen: list[ScoredFunction]
     pinned: list[ScoredFunction]
-    rows: MemoryRows | None
+    memories: list[Memory]
 
 
 class TurnRouter:
@@ -101,7 +101,6 @@ class TurnRouter:
         self._extractor = extractor or StatementExtractor()
         self._history: HistoryStore | None = None
         self._memories: dict[str, MemoryStore] = {}
-        self._facets = FacetCache()
 
     async def history(self) -> HistoryStore:
         """The history store (opened on first use)."""
@@ -164,21 +163,18 @@ class TurnRouter:
         vectors = await index.embedder.query(texts)
         scope = scope_of(session_id=turn.session_id, user_id=turn.user_id)
         memory_store = await self.memories(index) if scope is not None and self.settings.max_memories else None
-        searched = await asyncio.to_thread(
-            self._search, index, turn, record, texts, [v.tolist() for v in vectors], memory_store
-        )
+        searched = await asyncio.to_thread(self._search, index, turn, record, texts, vectors, memory_store)
         chosen, pinned = searched.chosen, searched.pinned
         _check_pinned(turn.pinned, {p.function.name for p in pinned})
         if self._service.pins is not None:
             self._service.pins.seen(turn.namespace, searched.record.pinned, [p.function for p in pinned])
-        memories = await self._recall(index, searched.rows, chosen, vectors)
         return Routed(
             functions=chosen,
             pinned=pinned,
             context=new_text,
             recent_context=recent_text,
             history=[as_message(m) for m in history[-turn.history_messages :]] if turn.history_messages else [],
-            memories=memories,
+            memories=searched.memories,
             explanations=explain(chosen, searched.found[0], searched.ranking) if turn.explain else {},
         )
 
@@ -193,10 +189,11 @@ class TurnRouter:
         turn: Turn,
         record: CatalogRecord | None,
         texts: Sequence[str],
-        vectors: Sequence[list[float]],
+        matrix: Vectors,
         memory_store: MemoryStore | None,
     ) -> _Searched:
         # Ranked here, off the event loop, so that only the chosen functions' definitions are read.
+        vectors = [v.tolist() for v in matrix]
         if record is None:
             record = self._service.known(turn.namespace)
         limit = max(self.settings.candidates, turn.max_functions * 4)
@@ -219,24 +216,25 @@ class TurnRouter:
         ranked = [f for f in ranking.functions if f.name not in left_out and (floor is None or f.score >= floor)]
         chosen = resolved(index.store, turn.namespace, ranked, found, limit=turn.max_functions)
         scope = scope_of(session_id=turn.session_id, user_id=turn.user_id)
-        rows = memory_store.rows(scope, [turn.namespace]) if memory_store is not None and scope is not None else None
-        return _Searched(record, found, ranking, chosen, pinned, rows)
+        memories: list[Memory] = []
+        if memory_store is not None and scope is not None:
+            memories = self._recall(index, turn.namespace, memory_store.rows(scope, [turn.namespace]), chosen, matrix)
+        return _Searched(record, found, ranking, chosen, pinned, memories)
 
-    async def _recall(
-        self, index: ActiveIndex, rows: MemoryRows | None, functions: Sequence[ScoredFunction], vectors: Vectors
+    def _recall(
+        self, index: ActiveIndex, namespace: str, rows: MemoryRows, chosen: Sequence[ScoredFunction], vectors: Vectors
     ) -> list[Memory]:
-        if not rows:
+        if not len(rows):
             return []
-        routed = [(f.function, f.score) for f in functions]
+        facets = index.store.facets(namespace, [f.function.name for f in chosen])
+        routed = [(f.score, facets[f.function.name]) for f in chosen if f.function.name in facets]
         settings = RecallSettings(
             limit=self.settings.max_memories,
             margin=self.settings.memory_margin,
             min_score=self.settings.memory_min_score,
         )
-        store = await self.memories(index)
-        return await recall(
-            rows, vectors, routed, encoder=index.embedder, cache=self._facets, store=store, settings=settings
-        )
+        recent = vectors[1] if len(vectors) > 1 else None
+        return rank(rows, vectors[0], recent=recent, functions=routed, settings=settings)
 
     async def record(
         self,

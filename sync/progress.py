@@ -1,4 +1,4 @@
-"""Progress of long embeddings: logged by tenths, shown by the CLI's bar, offset across chunks."""
+"""Progress of long embeddings: logged by tenths, shown by the CLI's bar."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from collections.abc import Callable
 
 from router.embedding import Progress
 
-__all__ = ["PROGRESS_THRESHOLD", "ProgressFactory", "both", "offset", "progress_for"]
+__all__ = ["PROGRESS_THRESHOLD", "ProgressFactory", "both", "progress_for"]
 
 log = logging.getLogger("sync.service")
 ProgressFactory = Callable[[str, int], Progress]
@@ -20,13 +20,6 @@ def progress_for(shown: ProgressFactory | None, label: str, total: int) -> Progr
     if total < PROGRESS_THRESHOLD:
         return None
     return both(shown(label, total) if shown else None, _logged(label))
-
-
-def offset(progress: Progress | None, start: int, total: int) -> Progress | None:
-    """``progress`` of a chunk that starts at ``start`` of ``total``."""
-    if progress is None:
-        return None
-    return lambda done, _chunk_total: progress(start + done, total)
 
 
 def both(first: Progress | None, second: Progress) -> Progress:

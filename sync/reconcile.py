@@ -6,13 +6,16 @@ import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+import numpy as np
+
 from router.catalog import FunctionDef
-from router.embedding import Embedder
+from router.embedding import Embedder, Progress, Vectors
 from router.metrics import Metrics
 from router.retrieval.examples import reembed
 from router.retrieval.index import FunctionStore
+from router.retrieval.texts import parameter_facets
 from sync.diff import Summary, prepare
-from sync.progress import ProgressFactory, both, offset, progress_for
+from sync.progress import ProgressFactory, both, progress_for
 from sync.status import SyncLog
 
 __all__ = ["WRITE_CHUNK", "PlanWriter", "reembed_examples"]
@@ -51,11 +54,12 @@ class PlanWriter:
             try:
                 # Written chunk by chunk: an interrupted sync keeps what it embedded, and the
                 # next reconcile's hash diff resumes with the rest.
+                report = both(progress, running.embedded)
                 for start in range(0, len(embedded), WRITE_CHUNK):
                     chunk = slice(start, start + WRITE_CHUNK)
-                    done = offset(both(progress, running.embedded), start, len(texts))
-                    vectors = await embedder.embed(texts[chunk], progress=done)
-                    await asyncio.to_thread(store.upsert, namespace, embedded[chunk], vectors)
+                    done = _scaled(report, start, len(embedded[chunk]), len(texts))
+                    vectors, facets = await _embed(embedder, texts[chunk], embedded[chunk], done)
+                    await asyncio.to_thread(store.upsert, namespace, embedded[chunk], vectors, facets)
                     self.metrics.written.inc(len(vectors))
                     running.written += len(vectors)
             finally:
@@ -66,6 +70,23 @@ class PlanWriter:
         if todo.removed:
             await asyncio.to_thread(store.remove, namespace, todo.removed)
         return Summary.of(namespace, todo)
+
+
+async def _embed(
+    embedder: Embedder, texts: list[str], functions: Sequence[FunctionDef], progress: Progress
+) -> tuple[Vectors, list[Vectors]]:
+    """The vectors of ``functions`` (their ``texts``), and each one's facets: its own vector, then its parameters'."""
+    vectors = await embedder.embed(texts, progress=progress)
+    parameters = [parameter_facets(f) for f in functions]
+    unique = list(dict.fromkeys(t for group in parameters for t in group))  # parameters functions share
+    row = {text: i for i, text in enumerate(unique)}
+    found = await embedder.embed(unique, kind="facet")
+    return vectors, [np.vstack([vectors[i], found[[row[t] for t in group]]]) for i, group in enumerate(parameters)]
+
+
+def _scaled(progress: Progress, start: int, functions: int, total: int) -> Progress:
+    """Progress of a chunk's texts as functions embedded: ``start`` before it, ``functions`` in it, of ``total``."""
+    return lambda done, texts: progress(start + functions * done // max(texts, 1), total)
 
 
 async def reembed_examples(

@@ -85,8 +85,9 @@ class Hold:
 class CountingEmbedder:
     """The real model behind the ``Embedder`` interface, recording the texts it is asked to embed.
 
-    ``embed`` and ``encode`` (documents) are recorded; anything else (query paths, attributes)
-    goes straight to the real embedder. Closing it leaves the shared model loaded.
+    ``embed`` and ``encode`` (documents) are recorded, the facets of functions apart
+    (``facet_calls``); anything else (query paths, attributes) goes straight to the real
+    embedder. Closing it leaves the shared model loaded.
     """
 
     def __init__(self, inner: Embedder) -> None:
@@ -94,6 +95,7 @@ class CountingEmbedder:
         self.model_name = inner.model_name
         self.dimension = inner.dimension
         self.calls: list[list[str]] = []
+        self.facet_calls: list[list[str]] = []
         self.hold: Hold | None = None
 
     def __getattr__(self, name: str) -> Any:
@@ -110,6 +112,7 @@ class CountingEmbedder:
 
     def reset(self) -> None:
         self.calls.clear()
+        self.facet_calls.clear()
 
     def pause(self, when: Callable[[list[str]], bool]) -> Hold:
         """Make the embed calls matching ``when`` wait until the returned hold is released."""
@@ -122,7 +125,7 @@ class CountingEmbedder:
         if hold is not None and hold.when(batch):
             hold.reached.set()
             await hold.released.wait()
-        self.calls.append(batch)
+        (self.facet_calls if kind == "facet" else self.calls).append(batch)
         return await self.inner.embed(batch, progress=progress, kind=kind)
 
     def encode(self, texts: Sequence[str], *, progress: Progress | None = None, kind: str = "catalog") -> Vectors:
@@ -230,8 +233,8 @@ def writes_cut_short(store: Any) -> Iterator[None]:
     """Each upsert of ``store`` (a function store) writes its points, then fails as a full disk would."""
     written = store.upsert
 
-    def half_written(namespace: str, functions: Any, vectors: Any, sparse: Any = None) -> None:
-        written(namespace, functions, vectors, sparse)
+    def half_written(namespace: str, functions: Any, vectors: Any, facets: Any) -> None:
+        written(namespace, functions, vectors, facets)
         raise OSError("disk full")
 
     store.upsert = half_written

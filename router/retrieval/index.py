@@ -7,11 +7,14 @@ and routing switches to it in one step once it is complete.
 
 from __future__ import annotations
 
+import base64
 import builtins
 import hashlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
+
+import numpy as np
 
 from router.catalog import FunctionDef, function_from_payload, point_id
 from router.embedding import Embedder, Vectors
@@ -20,11 +23,12 @@ from router.retrieval.examples import ExampleStore
 from router.retrieval.scored import ScoredFunction
 from router.retrieval.sparse import document_vector
 from router.retrieval.texts import TextBuilder, template
-from router.storage.base import Collection, CollectionSpec, Hit, PointData, Record, SparseVector, Storage
+from router.storage.base import Collection, CollectionSpec, Hit, PointData, Record, Storage
 
 # Bump when what a vector means changes (its text pipeline, its sparse part) so stores rebuild.
 # 2: sparse BM25-like vectors from router.retrieval.sparse beside every dense one.
-SCHEMA_VERSION = 2
+# 3: each function's facet vectors in its payload (its own, then ``texts.parameter_facets``).
+SCHEMA_VERSION = 3
 
 
 @dataclass(frozen=True)
@@ -109,14 +113,9 @@ class FunctionStore:
         namespace: str,
         functions: Sequence[FunctionDef],
         vectors: Vectors,
-        sparse: Sequence[SparseVector] | None = None,
+        facets: Sequence[Vectors],
     ) -> None:
-        """Write functions with their vectors; ids are deterministic so this is idempotent.
-
-        Sparse vectors are computed with ``router.retrieval.sparse.document_vector`` when not given.
-        """
-        if sparse is None:
-            sparse = [document_vector(f) for f in functions]
+        """Write functions with their vectors and facet vectors; ids are deterministic so this is idempotent."""
         points = [
             PointData(
                 id=point_id(namespace, f.name),
@@ -125,15 +124,21 @@ class FunctionStore:
                     "name": f.name,
                     "hash": f.content_hash,
                     "definition": dict(f.definition),
+                    "facets": _pack(facets[i]),
                     "embedding_model": self.generation.model,
                     "text_template": self.generation.text,
                 },
                 dense=vectors[i].tolist(),
-                sparse=sparse[i],
+                sparse=document_vector(f),
             )
             for i, f in enumerate(functions)
         ]
         self.collection.upsert(points)
+
+    def facets(self, namespace: str, names: Sequence[str]) -> dict[str, Vectors]:
+        """The facet vectors of the named functions of ``namespace`` (one row per facet), by name."""
+        records = self.collection.retrieve([point_id(namespace, n) for n in dict.fromkeys(names)], fields=_FACETS)
+        return {r.payload["name"]: _unpack(r.payload["facets"], self.generation.dimension) for r in records}
 
     def remove(self, namespace: str, names: Sequence[str]) -> None:
         """Delete functions of ``namespace`` by name, with their usage examples."""
@@ -175,6 +180,18 @@ class FunctionStore:
     def _scored(self, namespace: str, hits: Sequence[Hit]) -> builtins.list[ScoredFunction]:
         found = self.resolve(namespace, {h.payload["name"]: h.payload["hash"] for h in hits})
         return [ScoredFunction(found[h.payload["name"]], h.score) for h in hits if h.payload["name"] in found]
+
+
+_FACETS = ("name", "facets")
+
+
+def _pack(vectors: Vectors) -> str:
+    # float16: half the payload of float32, and cosines off by about 1e-3 at most.
+    return base64.b64encode(np.asarray(vectors, dtype="<f2").tobytes()).decode("ascii")
+
+
+def _unpack(text: str, dimension: int) -> Vectors:
+    return np.frombuffer(base64.b64decode(text), dtype="<f2").astype(np.float32).reshape(-1, dimension)
 
 
 @dataclass(frozen=True)

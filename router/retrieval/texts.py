@@ -21,6 +21,10 @@ TextBuilder = Callable[[FunctionDef], str]
 TOKEN_BUDGET = 220
 DESCRIPTION_BUDGET = 150
 _PIECES = re.compile(r"\w+|[^\w\s]")
+# Parameters past these are left out of a function's facets (schemas with hundreds of properties exist).
+MAX_FACETS = 24
+_FACET_CHARS = 300
+_WORDS = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
 
 
 def name_description(function: FunctionDef) -> str:
@@ -87,6 +91,34 @@ def readable_schema(function: FunctionDef) -> str:
     head = f"{name}. {description}" if description else name
     inputs = _inputs(function.parameters, TOKEN_BUDGET - estimate_tokens(head) - 2)
     return f"{head}\nInputs: {', '.join(inputs)}" if inputs else head
+
+
+def _words(identifier: str) -> str:
+    return " ".join(w.lower() for w in _WORDS.findall(identifier)) or identifier
+
+
+def _schema_text(name: str, schema: Any) -> str:
+    if not isinstance(schema, Mapping):
+        return _words(name)
+    parts = [schema.get("description")] if isinstance(schema.get("description"), str) else []
+    choices = schema.get("enum") or (schema.get("items") or {}).get("enum") if isinstance(schema, Mapping) else None
+    if isinstance(choices, list) and choices:
+        parts.append(", ".join(str(c) for c in choices[:12]))
+    text = f"{_words(name)}: {'; '.join(p for p in parts if p)}" if parts else _words(name)
+    return text[:_FACET_CHARS]
+
+
+def parameter_facets(function: FunctionDef) -> list[str]:
+    """What of a function's parameters a memory can matter to, one text each (embedded when synced).
+
+    A preference rarely shares words with the request it matters for, but it does with the
+    routed function's parameters (``router.sessions.recall``): ``find_restaurants`` gives
+    ``"dietary restrictions: vegetarian, vegan, gluten-free"``. The function's own vector stands
+    for its purpose beside them.
+    """
+    properties = function.parameters.get("properties")
+    params = [_schema_text(k, v) for k, v in properties.items()] if isinstance(properties, Mapping) else []
+    return params[: MAX_FACETS - 1]
 
 
 TEMPLATES: dict[str, TextBuilder] = {

@@ -79,17 +79,9 @@ class MemoryRows:
 
     texts: list[str]
     vectors: np.ndarray
-    # Memories stored before vectors were kept in payloads: (id, text), to embed once.
-    unembedded: tuple[tuple[str, str], ...] = ()
 
     def __len__(self) -> int:
-        return len(self.texts) + len(self.unembedded)
-
-    def with_vectors(self, texts: Sequence[str], vectors: Vectors) -> MemoryRows:
-        """These rows plus ``texts`` with their ``vectors``, nothing left to embed."""
-        if not len(texts):
-            return MemoryRows(self.texts, self.vectors)
-        return MemoryRows([*self.texts, *texts], np.concatenate([self.vectors, np.asarray(vectors, dtype=np.float32)]))
+        return len(self.texts)
 
 
 def memory_spec(model: str, dimension: int) -> CollectionSpec:
@@ -174,26 +166,13 @@ class MemoryStore:
             records = sorted(records, key=lambda r: r.payload.get("created_at", 0.0))[-limit:]
         texts: list[str] = []
         vectors: list[np.ndarray] = []
-        unembedded: list[tuple[str, str]] = []
         for record in records:
             vector = _decode(record.payload.get("vector", ""), self._dimension)
             if vector is not None:
                 texts.append(record.payload["text"])
                 vectors.append(vector)
-            else:
-                unembedded.append((record.id, record.payload["text"]))
         matrix = np.stack(vectors) if vectors else np.zeros((0, self._dimension), dtype=np.float32)
-        return MemoryRows(texts, matrix, tuple(unembedded))
-
-    def keep_vectors(self, ids: Sequence[str], vectors: Vectors) -> None:
-        """Write the vectors of memories stored without one in their payload."""
-        found = {r.id: r for r in self._collection.retrieve(list(ids))}
-        points = [
-            PointData(id=i, payload={**found[i].payload, "vector": _encode(v)}, dense=v.tolist())
-            for i, v in zip(ids, vectors, strict=True)
-            if i in found
-        ]
-        self._collection.upsert(points)
+        return MemoryRows(texts, matrix)
 
     def list(self, scope: str, *, namespace: str | None = None) -> list[StoredMemory]:
         """Every memory of a scope (of one namespace when given), oldest first."""

@@ -21,7 +21,6 @@ from router.embedding import EmbedderPool
 from router.routing import Turn
 from router.runtime import Runtime
 from router.settings import Settings, StorageSettings, SyncSettings
-from router.storage.base import PointData
 from tests.conftest import ROOT
 from tests.integration.everyday import CASES, CATALOG
 
@@ -164,26 +163,31 @@ def readme_section(title: str) -> str:
     return match.group(1)
 
 
-async def test_memories_stored_without_a_vector_in_their_payload_get_one_on_their_first_route(
+async def test_a_route_encodes_only_its_turn_while_facets_bring_a_memory_back(
     tmp_path: Path, catalog: Path, embedders: EmbedderPool
 ) -> None:
     settings = Settings(storage=StorageSettings(data=tmp_path / "data"), sync=SyncSettings(catalog=catalog))
     runtime = Runtime(settings, embedders=embedders)
+    encoded: list[tuple[str, int]] = []
+
+    def observe(kind: str, texts: int, _seconds: float) -> None:
+        encoded.append((kind, texts))
+
     await runtime.start()
+    embedders.observers.append(observe)
     try:
         await runtime.wait_ready()
-        turns, text = runtime.turns, "I prefer aisle seats."
-        await turns.record("s", [{"role": "user", "content": text}], user_id="old", namespace=NAMESPACE)
-        collection = (await turns.user_memories())._collection
-        (record,) = list(collection.scroll({"scope": "user:old"}))
-        older = {k: v for k, v in record.payload.items() if k != "vector"}  # as an earlier version stored it
-        dense = (await runtime.service.index.embedder.embed([text], kind="memory"))[0].tolist()
-        collection.upsert([PointData(id=record.id, payload=older, dense=dense)])
+        turns, text = runtime.turns, "I am vegetarian and allergic to peanuts."
+        await turns.record("s", [{"role": "user", "content": text}], user_id="u", namespace=NAMESPACE)
+        encoded.clear()
 
-        turn = Turn(NAMESPACE, [{"role": "user", "content": "Book a flight to Oslo on Friday"}], user_id="old")
-        assert [m.text for m in (await turns.route(turn)).memories] == [text]
-        (after,) = list(collection.scroll({"scope": "user:old"}))
-        assert set(after.payload) == {*older, "vector"}, "kept for the next routes"
-        assert [m.text for m in (await turns.route(turn)).memories] == [text]
+        turn = Turn(
+            NAMESPACE, [{"role": "user", "content": "Recommend a restaurant near the Louvre tonight"}], user_id="u"
+        )
+        routed = await turns.route(turn)
     finally:
+        embedders.observers.remove(observe)
         await runtime.stop()
+
+    assert [m.text for m in routed.memories] == [text]
+    assert encoded == [("query", 1)], "the facets were embedded when the catalog was synced"

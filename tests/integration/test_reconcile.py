@@ -95,6 +95,21 @@ async def test_new_functions_are_added_and_embedded_once(service: CatalogService
     assert (record.source, record.count) == ("test", 3)
 
 
+async def test_each_function_keeps_its_facets_its_own_vector_then_each_parameters(
+    service: CatalogService, counting: CountingEmbedder, embedder: Embedder
+) -> None:
+    two = bare("get_forecast", "Weather forecast for a city.", city="City name", days="Days ahead")
+    await service.apply("tools", parse(WEATHER, two), source="test")
+
+    facets = service.index.store.facets("tools", ["get_weather", "get_forecast"])
+
+    # "city: City name" is embedded once for both functions.
+    assert sorted(t for call in counting.facet_calls for t in call) == ["city: City name", "days: Days ahead"]
+    assert [len(facets[n]) for n in ("get_weather", "get_forecast")] == [2, 3]
+    own = embedder.encode([text(WEATHER), "city: City name"])
+    assert (facets["get_weather"] * own).sum(axis=1).min() >= 0.999  # stored in float16
+
+
 async def test_reapplying_the_same_catalog_embeds_and_writes_nothing(
     service: CatalogService, counting: CountingEmbedder
 ) -> None:

@@ -1,4 +1,4 @@
-"""Recall's ranking and cut-off on hand-made vectors; facets of a function; the facet cache."""
+"""Recall's ranking and cut-off on hand-made vectors; facets of a function."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 
 from router.catalog import parse_function
-from router.embedding import Vectors
+from router.retrieval.texts import parameter_facets
 from router.sessions.memory import MemoryRows
-from router.sessions.recall import FacetCache, RecallSettings, facet_texts, rank, recall
+from router.sessions.recall import RecallSettings, rank
 
 
 def axis(*weights: float) -> np.ndarray:
@@ -66,7 +66,7 @@ def test_the_recent_context_counts_with_its_weight() -> None:
     assert found[0].score == pytest.approx(0.8)
 
 
-def test_facets_are_the_purpose_then_each_parameter_with_its_description_and_choices() -> None:
+def test_a_parameters_facet_is_its_words_description_and_choices() -> None:
     function = parse_function(
         {
             "name": "bookFlight",
@@ -81,41 +81,4 @@ def test_facets_are_the_purpose_then_each_parameter_with_its_description_and_cho
         },
         where="f",
     )
-    assert facet_texts(function) == [
-        "book flight: Book a flight.",
-        "seat: seat preference; aisle, window",
-        "meal request",
-    ]
-
-
-class Counting:
-    model_name = "fake"
-
-    def __init__(self) -> None:
-        self.calls: list[tuple[str, list[str]]] = []
-
-    async def embed(self, texts: Sequence[str], *, kind: str = "catalog") -> Vectors:
-        self.calls.append((kind, list(texts)))
-        return np.stack([axis(1 + len(t) % 3, 1) for t in texts])
-
-
-async def test_facets_are_embedded_once_and_ranked_with_the_turn() -> None:
-    cache, encoder = FacetCache(capacity=100), Counting()
-    function = parse_function({"name": "get_weather", "description": "Weather for a city."}, where="f")
-    memories = rows(axis(1, 1), axis(0, 0, 1))
-    turn = np.stack([axis(0, 1)])
-    first = await recall(memories, turn, [(function, 0.5)], encoder=encoder, cache=cache)
-    again = await recall(memories, turn, [(function, 0.5)], encoder=encoder, cache=cache)
-    assert texts(first) == texts(again) == ["m0"]
-    assert encoder.calls == [("catalog", ["get weather: Weather for a city."])]
-    empty = MemoryRows([], np.zeros((0, 8), dtype=np.float32))
-    assert await recall(empty, turn, [(function, 0.5)], encoder=encoder, cache=cache) == []
-
-
-def test_the_cache_drops_the_least_recently_used() -> None:
-    cache = FacetCache(capacity=2)
-    cache.put("m", ["a", "b"], np.stack([axis(1), axis(0, 1)]))
-    assert cache.get("m", ["a"])[0] is not None
-    cache.put("m", ["c"], np.stack([axis(0, 0, 1)]))
-    assert [v is not None for v in cache.get("m", ["a", "b", "c"])] == [True, False, True]
-    assert cache.get("other", ["a"]) == [None]
+    assert parameter_facets(function) == ["seat: seat preference; aisle, window", "meal request"]
