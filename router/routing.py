@@ -214,7 +214,7 @@ class TurnRouter:
         )
         left_out, floor = set(pinned_names), turn.min_score
         ranked = [f for f in ranking.functions if f.name not in left_out and (floor is None or f.score >= floor)]
-        chosen = resolved(index.store, turn.namespace, ranked, found, limit=turn.max_functions)
+        chosen = resolved(index.store, turn.namespace, ranked, limit=turn.max_functions)
         scope = scope_of(session_id=turn.session_id, user_id=turn.user_id)
         memories: list[Memory] = []
         if memory_store is not None and scope is not None:

@@ -3,16 +3,15 @@
 Each signal searches on its own; the union of what they find then gets every signal's
 exact score, so no score is guessed for a function that another signal found. Candidates are
 names with their scores and content hash: fusion needs nothing more, and only the functions a
-ranking chooses have their definitions read (``FunctionStore.resolve``).
+ranking chooses have their definitions read (``FunctionStore.definitions``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from router.retrieval.definitions import HIT_FIELDS
 from router.retrieval.examples import Nearest
-from router.retrieval.index import FunctionStore
+from router.retrieval.index import HIT_FIELDS, FunctionStore
 from router.retrieval.scored import Candidate, Ranked, ScoredFunction
 from router.storage.base import Hit, Search, SparseVector
 
@@ -75,23 +74,14 @@ def named(
     return [Candidate(n, score, lexical.get(n, 0.0), hash=hashes[n]) for n, score in cosine.items()]
 
 
-def resolved(
-    store: FunctionStore, namespace: str, ranked: Sequence[Ranked], found: Sequence[Sequence[Candidate]], *, limit: int
-) -> list[ScoredFunction]:
-    """The first ``limit`` of ``ranked`` with their definitions, in the version ``found`` (its first query's first).
-
-    A function removed since its search is passed over for the next one.
-    """
-    hashes: dict[str, str] = {}
-    for signal in found:
-        for candidate in signal:
-            hashes.setdefault(candidate.name, candidate.hash)
+def resolved(store: FunctionStore, namespace: str, ranked: Sequence[Ranked], *, limit: int) -> list[ScoredFunction]:
+    """The first ``limit`` of ``ranked`` with their definitions; one removed since its search is passed over."""
     chosen: list[ScoredFunction] = []
     start = 0
     while len(chosen) < limit and start < len(ranked):
         batch = ranked[start : start + limit - len(chosen)]
         start += len(batch)
-        definitions = store.resolve(namespace, {r.name: hashes[r.name] for r in batch})
+        definitions = store.definitions(namespace, [r.name for r in batch])
         chosen.extend(ScoredFunction(definitions[r.name], r.score) for r in batch if r.name in definitions)
     return chosen
 

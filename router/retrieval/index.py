@@ -10,7 +10,7 @@ from __future__ import annotations
 import base64
 import builtins
 import hashlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -18,12 +18,11 @@ import numpy as np
 
 from router.catalog import FunctionDef, function_from_payload, point_id
 from router.embedding import Embedder, Vectors
-from router.retrieval.definitions import DEFINITION_FIELDS, HIT_FIELDS, DefinitionCache
 from router.retrieval.examples import ExampleStore
 from router.retrieval.scored import ScoredFunction
 from router.retrieval.sparse import document_vector
 from router.retrieval.texts import TextBuilder, template
-from router.storage.base import Collection, CollectionSpec, Hit, PointData, Record, Storage
+from router.storage.base import Collection, CollectionSpec, Hit, PointData, Storage
 
 # Bump when what a vector means changes (its text pipeline, its sparse part) so stores rebuild.
 # 2: sparse BM25-like vectors from router.retrieval.sparse beside every dense one.
@@ -80,7 +79,6 @@ class FunctionStore:
         self.collection = collection
         self.generation = generation
         self.examples = examples
-        self.definitions = DefinitionCache()
 
     @classmethod
     def open(cls, storage: Storage, generation: Generation) -> FunctionStore:
@@ -100,9 +98,16 @@ class FunctionStore:
 
     def get(self, namespace: str, names: Sequence[str]) -> builtins.list[FunctionDef]:
         """The stored functions of ``namespace`` among ``names``, in the order of ``names``."""
-        records = self.collection.retrieve([point_id(namespace, n) for n in dict.fromkeys(names)])
-        found = {r.payload["name"]: function_from_payload(r.payload) for r in records}
+        found = self.definitions(namespace, names)
         return [found[n] for n in dict.fromkeys(names) if n in found]
+
+    def definitions(self, namespace: str, names: Sequence[str]) -> dict[str, FunctionDef]:
+        """The stored functions of ``namespace`` among ``names``, by name."""
+        ids = [point_id(namespace, n) for n in dict.fromkeys(names)]
+        return {
+            r.payload["name"]: function_from_payload(r.payload)
+            for r in self.collection.retrieve(ids, fields=_DEFINITIONS)
+        }
 
     def count(self, namespace: str | None = None) -> int:
         """How many functions are stored (in one namespace, or in all)."""
@@ -170,18 +175,14 @@ class FunctionStore:
         hits = self.collection.search(dense=vector, match=match, limit=len(names), fields=HIT_FIELDS)
         return self._scored(namespace, hits)
 
-    def resolve(self, namespace: str, hashes: Mapping[str, str]) -> dict[str, FunctionDef]:
-        """The definitions of functions that searches returned (name to content hash), mostly from memory."""
-        return self.definitions.resolve(namespace, hashes, self._fetch)
-
-    def _fetch(self, ids: Sequence[str]) -> builtins.list[Record]:
-        return self.collection.retrieve(ids, fields=DEFINITION_FIELDS)
-
     def _scored(self, namespace: str, hits: Sequence[Hit]) -> builtins.list[ScoredFunction]:
-        found = self.resolve(namespace, {h.payload["name"]: h.payload["hash"] for h in hits})
+        found = self.definitions(namespace, [h.payload["name"] for h in hits])
         return [ScoredFunction(found[h.payload["name"]], h.score) for h in hits if h.payload["name"] in found]
 
 
+# The payload a search needs to name a function and tell its version; what a definition is read from.
+HIT_FIELDS = ("name", "hash")
+_DEFINITIONS = ("name", "definition")
 _FACETS = ("name", "facets")
 
 

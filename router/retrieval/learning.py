@@ -23,10 +23,9 @@ from typing import Any
 from router.embedding import Vectors
 from router.messages import message_text
 from router.retrieval.candidates import named
-from router.retrieval.definitions import HIT_FIELDS
 from router.retrieval.examples import Example
 from router.retrieval.fusion import adaptive
-from router.retrieval.index import ActiveIndex, FunctionStore
+from router.retrieval.index import HIT_FIELDS, ActiveIndex, FunctionStore
 from router.retrieval.sparse import query_vector
 from router.storage.base import Search
 

@@ -161,7 +161,6 @@ async def test_a_route_reads_the_definitions_of_the_functions_it_returns_only(
     service: CatalogService, storage: Storage, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     store = service.index.store
-    store.definitions = type(store.definitions)()  # nothing cached from the apply
     read: list[int] = []
     fetch = store.collection.retrieve
 
@@ -190,12 +189,12 @@ async def test_a_function_gone_between_its_search_and_its_definition_is_passed_o
     before = [
         f.function.name for f in (await router.route(Turn(turn.namespace, turn.messages, max_functions=3))).functions
     ]
-    resolve = store.resolve
+    definitions = store.definitions
 
-    def without_the_best(namespace: str, hashes: Any) -> Any:
-        return {n: f for n, f in resolve(namespace, hashes).items() if n != before[0]}
+    def without_the_best(namespace: str, names: Any) -> Any:
+        return {n: f for n, f in definitions(namespace, names).items() if n != before[0]}
 
-    monkeypatch.setattr(store, "resolve", without_the_best)
+    monkeypatch.setattr(store, "definitions", without_the_best)
 
     routed = await router.route(turn)
 
