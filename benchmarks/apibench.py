@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.bfcl import BfclQuestion
-from router.catalog import NAME_PATTERN, FunctionDef, parse_function
+from router.catalog.functions import NAME_PATTERN, FunctionDef, parse_function
 
 __all__ = ["HUBS", "ApiBench", "data_dir", "load"]
 

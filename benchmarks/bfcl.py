@@ -39,7 +39,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from router.catalog import NAME_PATTERN, FunctionDef, parse_function
+from router.catalog.functions import NAME_PATTERN, FunctionDef, parse_function
 
 FILE_PREFIX = "BFCL_v4_"
 HELD_OUT_PREFIX = "live_"

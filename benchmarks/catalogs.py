@@ -25,7 +25,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from benchmarks.bfcl import BfclFunction, dedupe_by_name, load_functions
-from router.catalog import NAME_PATTERN, FunctionDef, parse_function
+from router.catalog.functions import NAME_PATTERN, FunctionDef, parse_function
 
 __all__ = ["SIZES", "build_catalog", "build_definitions", "change_one", "reword"]
 

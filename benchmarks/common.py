@@ -30,10 +30,10 @@ from benchmarks.recording import (
     record_section,
     say,
 )
-from router.catalog import FunctionDef
+from router.catalog.functions import FunctionDef
 from router.embedding import Embedder, EmbedderPool, Progress
-from router.runtime import Runtime
-from router.settings import EmbeddingSettings
+from router.server.runtime import Runtime
+from router.server.settings import EmbeddingSettings
 from sync.diff import Summary
 
 __all__ = [

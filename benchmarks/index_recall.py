@@ -41,16 +41,16 @@ from typing import Any
 
 import numpy as np
 import qdrant_edge as qe
+from router.storage.edge_index import HnswParams, build_command
+from router.storage.edge_shard import shard_config
 
 from benchmarks.bfcl import load_questions
 from benchmarks.common import RESULTS, kept_subsection, machine, progress_bar, record_section, say
 from benchmarks.perf_store import CACHE, copy_store, load_catalog
 from router.embedding import DEFAULT_MODEL
-from router.runtime import Runtime, embedder_loader
-from router.settings import EmbeddingSettings, Settings, StorageSettings
+from router.server.runtime import Runtime, embedder_loader
+from router.server.settings import EmbeddingSettings, Settings, StorageSettings
 from router.storage.base import DENSE, HNSW_EF, CollectionSpec
-from router.storage.edge_index import HnswParams, build_command
-from router.storage.edge_shard import shard_config
 
 HEADING = "## HNSW recall (make bench-index)"
 TOP = 20

@@ -34,12 +34,12 @@ from tqdm import tqdm
 
 from benchmarks.common import RESULTS, record_section
 from benchmarks.memory_catalog import ASSISTANT
-from router.catalog import parse_function
+from router.catalog.functions import parse_function
 from router.embedding import Embedder
-from router.routing import Turn, TurnRouter
-from router.runtime import Runtime
+from router.routing.turns import Turn, TurnRouter
+from router.server.runtime import Runtime
+from router.server.settings import Settings, StorageSettings
 from router.sessions.extraction import StatementExtractor
-from router.settings import Settings, StorageSettings
 
 HEADING = "## Memory (make bench-memory)"
 # From the project root, as the shared data README says; elsewhere: --data (make bench-memory PREFEVAL=...).

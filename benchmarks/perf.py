@@ -55,7 +55,7 @@ from benchmarks.perf_server import start, wait_for_log
 from benchmarks.perf_store import CACHE, BuildInfo, Catalog, StoreCache, copy_store, load_catalog, product_version
 from router.embedding import EmbedderPool
 from router.retrieval.texts import template
-from router.settings import EmbeddingSettings
+from router.server.settings import EmbeddingSettings
 from router.storage.base import INDEX_THRESHOLD
 
 NAMESPACE = "bench"

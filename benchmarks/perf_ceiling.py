@@ -13,8 +13,9 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
-from benchmarks.perf_floor import BareModel
 from router.embedding.selection import cpu_flags, cpu_supports_bf16, cpuinfo
+
+from benchmarks.perf_floor import BareModel
 
 __all__ = ["CONCURRENT_BATCH", "REFERENCE", "Concurrent", "batching_ceiling", "concurrent_ceiling", "parallel_ceiling"]
 

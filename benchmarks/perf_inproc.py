@@ -17,11 +17,11 @@ from pathlib import Path
 from benchmarks.common import Applied, Stopwatch, apply_timed, median_applied
 from benchmarks.perf_floor import BareModel
 from benchmarks.perf_store import Catalog
-from router.catalog import FunctionDef
+from router.catalog.functions import FunctionDef
 from router.embedding import EmbedderPool
 from router.retrieval.texts import template
-from router.runtime import Runtime
-from router.settings import Settings, StorageSettings, SyncSettings
+from router.server.runtime import Runtime
+from router.server.settings import Settings, StorageSettings, SyncSettings
 from sync import diff as diff_module
 
 __all__ = [

@@ -23,11 +23,11 @@ from pathlib import Path
 
 from benchmarks.common import Stopwatch
 from benchmarks.perf import NAMESPACE, questions
-from router import routing as routing_module
 from router.retrieval import candidates as candidates_module
-from router.routing import Turn
-from router.runtime import Runtime
-from router.settings import Settings, StorageSettings, SyncSettings
+from router.routing import turns as routing_module
+from router.routing.turns import Turn
+from router.server.runtime import Runtime
+from router.server.settings import Settings, StorageSettings, SyncSettings
 
 PARTS = ("catalog record", "embed query", "candidates", "searches", "fetch definitions", "score pinned")
 

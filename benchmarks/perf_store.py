@@ -22,8 +22,8 @@ from typing import Any
 
 import router
 from benchmarks.catalogs import build_definitions, change_one
-from router.catalog import FunctionDef, parse_function
-from router.retrieval.index import SCHEMA_VERSION
+from router.catalog.functions import FunctionDef, parse_function
+from router.catalog.records import SCHEMA_VERSION
 
 __all__ = ["CACHE", "BuildInfo", "Catalog", "StoreCache", "copy_store", "load_catalog", "product_version"]
 

@@ -43,9 +43,9 @@ from benchmarks.quality_report import Report, Table, record, set_targets
 from benchmarks.quality_runs import fusion_rankings, learn, route_questions
 from benchmarks.quality_sets import SETS, DevSet, load_set
 from router.embedding import Embedder, Progress, Vectors
-from router.routing import TurnRouter
-from router.runtime import Runtime
-from router.settings import Settings, StorageSettings
+from router.routing.turns import TurnRouter
+from router.server.runtime import Runtime
+from router.server.settings import Settings, StorageSettings
 
 HEADING = "## Retrieval quality (make bench-quality)"
 RESULTS = Path(__file__).with_name("RESULTS.md")

@@ -20,7 +20,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 import numpy.typing as npt
 
-from router.catalog import FunctionDef
+from router.catalog.functions import FunctionDef
 from router.embedding import Embedder
 
 __all__ = ["Bm25Baseline", "DenseBaseline", "bigtool_text", "semantic_kernel_context", "semantic_kernel_text"]

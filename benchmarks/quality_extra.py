@@ -22,8 +22,8 @@ from benchmarks.quality_report import Report
 from benchmarks.quality_runs import multi_turn, route_questions
 from router.embedding import Vectors
 from router.retrieval.examples import MAX_EXAMPLES
-from router.routing import TurnRouter
-from router.runtime import Runtime
+from router.routing.turns import TurnRouter
+from router.server.runtime import Runtime
 
 if TYPE_CHECKING:
     from benchmarks.quality import Peers

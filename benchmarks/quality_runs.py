@@ -24,7 +24,7 @@ from router.retrieval.candidates import candidates
 from router.retrieval.fusion import adaptive, hybrid
 from router.retrieval.index import FunctionStore
 from router.retrieval.sparse import query_vector
-from router.routing import Turn, TurnRouter
+from router.routing.turns import Turn, TurnRouter
 from router.storage.base import Fusion
 
 __all__ = [

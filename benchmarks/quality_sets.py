@@ -17,7 +17,7 @@ from dataclasses import dataclass, field, replace
 from benchmarks import apibench
 from benchmarks.bfcl import BfclFunction, BfclQuestion, dedupe_by_name, load_functions, load_questions
 from benchmarks.quality_data import Conversation, load_conversations
-from router.catalog import FunctionDef
+from router.catalog.functions import FunctionDef
 
 __all__ = ["SETS", "DevSet", "load_set"]
 

@@ -52,10 +52,10 @@ from benchmarks.common import (
     timed,
 )
 from benchmarks.perf_floor import BareModel
-from router.catalog import FunctionDef
+from router.catalog.functions import FunctionDef
 from router.retrieval.texts import template
-from router.runtime import Runtime
-from router.settings import Settings, StorageSettings, SyncSettings
+from router.server.runtime import Runtime
+from router.server.settings import Settings, StorageSettings, SyncSettings
 from sync.diff import plan
 
 NAMESPACE = "bench"

@@ -1,4 +1,8 @@
-"""The FastAPI application."""
+"""The FastAPI application: ``create_app``, and the runtime and settings it is built from.
+
+``uvicorn --factory router.app:create_app`` serves it; ``create_app(runtime=Runtime(Settings(),
+extractor=...))`` plugs in parts of one's own.
+"""
 
 from __future__ import annotations
 
@@ -10,11 +14,13 @@ from fastapi import FastAPI
 
 from router.api import catalogs, console, errors, health, route, sessions, status, tool_search, tools, users
 from router.api.auth import AuthMiddleware
+from router.api.limits import BodyLimitMiddleware
 from router.api.observe import Observe
-from router.limits import BodyLimitMiddleware
-from router.runtime import Runtime
-from router.settings import Settings
-from router.traffic import Traffic
+from router.server.runtime import Runtime
+from router.server.settings import Settings
+from router.server.traffic import Traffic
+
+__all__ = ["Runtime", "Settings", "create_app"]
 
 DESCRIPTION = (
     "The [console](/console) shows the catalogs, tries a turn with the score of each function, "

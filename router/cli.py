@@ -15,12 +15,12 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
-from router import logs
-from router.access import AuthSettings, exposure, is_loopback
+from router.api.keys import AuthSettings, exposure, is_loopback
+from router.common.errors import RouterError
 from router.embedding import Progress
-from router.errors import RouterError
 from router.mcp import cli as mcp_cli
-from router.settings import EmbeddingSettings, ServerSettings, Settings, StorageSettings, SyncSettings
+from router.server import logs
+from router.server.settings import EmbeddingSettings, ServerSettings, Settings, StorageSettings, SyncSettings
 from router.storage.base import Storage, StorageUnavailable
 
 if TYPE_CHECKING:
@@ -193,7 +193,7 @@ async def _watch(worker: DirectorySync, settings: Settings, ready_file: Path | N
 
 async def sync(settings: Settings, *, watch: bool, ready_file: Path | None = None) -> int:
     """Reconcile the catalog directory once (or keep watching); 1 when a file was rejected."""
-    from router.runtime import Runtime
+    from router.server.runtime import Runtime
     from sync.worker import DirectorySync
 
     catalog = settings.sync.catalog
@@ -229,7 +229,7 @@ async def sync(settings: Settings, *, watch: bool, ready_file: Path | None = Non
 
 def migrate(data: Path, target: Storage, *, batch: int = 256, prune: bool = False) -> int:
     """Copy the data directory to the server and report per collection; 1 when the counts disagree."""
-    from router.migrate import migrate as copy_all
+    from router.server.migrate import migrate as copy_all
     from router.storage.edge_export import EdgeExport, collection_names
 
     if not collection_names(data):
@@ -245,7 +245,7 @@ def migrate(data: Path, target: Storage, *, batch: int = 256, prune: bool = Fals
 
 
 def _run_migrate(settings: Settings, args: argparse.Namespace) -> int:
-    from router.runtime import open_server
+    from router.server.runtime import open_server
 
     if args.batch < 1:
         print(f"router migrate: --batch must be at least 1, not {args.batch}", file=sys.stderr)
@@ -269,7 +269,7 @@ def _run_migrate(settings: Settings, args: argparse.Namespace) -> int:
 
 def warm(settings: Settings) -> int:
     """Load the embedding model once (offline), to check it loads and to have its files read."""
-    from router.runtime import embedder_loader
+    from router.server.runtime import embedder_loader
 
     embedder = embedder_loader(settings.embedding)(settings.embedding.model)
     try:

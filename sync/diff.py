@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from router.catalog import FunctionDef
+from router.catalog.functions import FunctionDef
 from router.retrieval.index import FunctionStore
 from router.retrieval.texts import template
 

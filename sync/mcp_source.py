@@ -26,8 +26,8 @@ from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
-from router.catalog import FunctionDef, parse_function, validate_namespace
-from router.errors import CatalogInvalid
+from router.catalog.functions import FunctionDef, parse_function, validate_namespace
+from router.common.errors import CatalogInvalid
 
 __all__ = ["CatalogSink", "McpSource", "McpSources", "UpstreamConfig", "error_result", "functions_from_tools"]
 

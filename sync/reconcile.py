@@ -8,15 +8,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from router.catalog import FunctionDef
+from router.catalog.functions import FunctionDef
 from router.embedding import Embedder, Progress, Vectors
-from router.metrics import Metrics
 from router.retrieval.examples import reembed
 from router.retrieval.index import FunctionStore
 from router.retrieval.texts import parameter_facets
 from sync.diff import Summary, prepare
 from sync.progress import ProgressFactory, both, progress_for
-from sync.status import SyncLog
+from sync.status import SyncCounters, SyncLog
 
 __all__ = ["WRITE_CHUNK", "PlanWriter", "reembed_examples"]
 
@@ -32,12 +31,12 @@ class PlanWriter:
     Attributes:
         progress: makes a progress callback for large embeddings (None: none).
         log: each namespace's embeddings under way.
-        metrics: where written functions are counted.
+        counters: where written functions are counted.
     """
 
     progress: ProgressFactory | None
     log: SyncLog
-    metrics: Metrics
+    counters: SyncCounters
 
     async def reconcile(
         self,
@@ -60,7 +59,7 @@ class PlanWriter:
                     done = _scaled(report, start, len(embedded[chunk]), len(texts))
                     vectors, facets = await _embed(embedder, texts[chunk], embedded[chunk], done)
                     await asyncio.to_thread(store.upsert, namespace, embedded[chunk], vectors, facets)
-                    self.metrics.written.inc(len(vectors))
+                    self.counters.wrote(len(vectors))
                     running.written += len(vectors)
             finally:
                 self.log.finished(namespace)

@@ -6,20 +6,19 @@ import asyncio
 import logging
 from collections.abc import Sequence
 
-from router.catalog import FunctionDef
+from router.catalog.functions import FunctionDef
+from router.catalog.records import Generation, MetaStore
+from router.common.errors import NamespaceNotFound
 from router.embedding import Embedder, EmbedderPool
-from router.errors import NamespaceNotFound, Unavailable
-from router.fallback import PinnedFunctions
-from router.meta import CatalogRecord, MetaStore
-from router.metrics import Metrics
-from router.retrieval.index import ActiveIndex, FunctionStore, Generation
+from router.retrieval.catalogs import ActiveIndex, Catalogs
+from router.retrieval.index import FunctionStore
 from router.retrieval.texts import template
 from router.sessions.reembed import drop_memories, reembed_memories
 from router.storage.base import Storage
 from sync.diff import Summary
 from sync.progress import ProgressFactory
 from sync.reconcile import PlanWriter, reembed_examples
-from sync.status import SyncLog
+from sync.status import NoCounters, SyncCounters, SyncLog
 
 log = logging.getLogger(__name__)
 
@@ -36,12 +35,12 @@ class CatalogService:
         model: the embedding model wanted for new vectors.
         text: the function text template wanted for new vectors.
         progress: makes a progress callback for large embeddings (the CLI's progress bar).
-        metrics: where reconciles are counted.
+        counters: where reconciles are counted (the process's metrics).
 
     Attributes:
+        catalogs: what routes read: the records and the generation served, which this writer
+            opens and switches.
         log: each namespace's last sync in this process, and the embeddings under way.
-        pins: the pinned functions kept for routes that cannot reach storage (None unless
-            routes fail open); kept equal to what is written.
     """
 
     def __init__(
@@ -52,78 +51,53 @@ class CatalogService:
         model: str,
         text: str,
         progress: ProgressFactory | None = None,
-        metrics: Metrics | None = None,
+        counters: SyncCounters | None = None,
     ) -> None:
         template(text)  # reject an unknown template before anything is loaded
         self._storage = storage
         self._embedders = embedders
         self._model = model
         self._text = text
-        self._progress = progress
-        self.metrics = metrics or Metrics()
-        self.pins: PinnedFunctions | None = None
+        self.catalogs = Catalogs(storage, embedders)
+        self.counters = counters or NoCounters()
         self.log = SyncLog()
-        self._writer = PlanWriter(progress, self.log, self.metrics)
+        self._writer = PlanWriter(progress, self.log, self.counters)
         self._lock = asyncio.Lock()
         self._rebuilding = asyncio.Lock()
-        self._meta: MetaStore | None = None
-        self._index: ActiveIndex | None = None
-        self._pending: Generation | None = None
+        self._wanted: Generation | None = None
 
     @property
     def meta(self) -> MetaStore:
-        """The meta collection (after ``open``)."""
-        if self._meta is None:
-            raise Unavailable("storage is not open yet")
-        return self._meta
+        """The records of the store (after ``open``)."""
+        return self.catalogs.meta
 
     @property
     def index(self) -> ActiveIndex:
-        """What routing uses now; 503 while no generation can be served."""
-        if self._index is None:
-            raise Unavailable("no function index is ready yet (the embedding model is loading or rebuilding)")
-        return self._index
-
-    @property
-    def ready(self) -> bool:
-        """Whether a generation is being served."""
-        return self._index is not None
+        """The index routes use now; 503 while no generation can be served."""
+        return self.catalogs.index
 
     @property
     def rebuild_pending(self) -> bool:
         """Whether the wanted generation differs from the one served."""
-        return self._pending is not None
+        served = self.catalogs.index.generation.id if self.catalogs.ready else None
+        return self._wanted is not None and self._wanted.id != served
 
     async def open(self) -> None:
-        """Open storage records and load the models needed to serve (and, if needed, rebuild)."""
-        self._meta = meta = await asyncio.to_thread(MetaStore.open, self._storage)
+        """Open storage records and serve a generation: the wanted one, or the active one until it is rebuilt."""
+        meta = await self.catalogs.open()
         embedder = await self._embedders.get(self._model)
-        wanted = Generation(self._model, self._text, embedder.dimension)
+        self._wanted = wanted = Generation(self._model, self._text, embedder.dimension)
         active = await asyncio.to_thread(meta.active_generation)
+        if active is None:
+            await asyncio.to_thread(meta.set_active_generation, wanted)
         if active is None or active.id == wanted.id:
-            store = await asyncio.to_thread(FunctionStore.open, self._storage, wanted)
-            if active is None:
-                await asyncio.to_thread(meta.set_active_generation, wanted)
-            self._index = ActiveIndex(store, embedder)
+            await self.catalogs.serve(wanted)
             return
         log.info("generation change", extra={"from": active.as_payload(), "to": wanted.as_payload()})
-        self._pending = wanted
         try:
-            old = await self._embedders.get(active.model)
-            self._index = ActiveIndex(await asyncio.to_thread(FunctionStore.open, self._storage, active), old)
+            await self.catalogs.serve(active)
         except Exception:
             log.exception("cannot load the previous model; routing waits for the rebuild")
-
-    async def follow(self) -> bool:
-        """Switch to the generation another process made active; True when it switched."""
-        active = await asyncio.to_thread(self.meta.active_generation)
-        if active is None or (self._index is not None and self._index.generation.id == active.id):
-            return False
-        embedder = await self._embedders.get(active.model)
-        self._index = ActiveIndex(await asyncio.to_thread(FunctionStore.open, self._storage, active), embedder)
-        if self._pending is not None and self._pending.id == active.id:
-            self._pending = None
-        return True
 
     async def rebuild(self) -> None:
         """Build the wanted generation beside the served one, then switch over atomically.
@@ -131,8 +105,8 @@ class CatalogService:
         Concurrent calls build once: a caller that finds the switch already done returns.
         """
         async with self._rebuilding:
-            target = self._pending
-            if target is None:
+            target = self._wanted
+            if target is None or not self.rebuild_pending:
                 return
             meta = self.meta
             previous = await asyncio.to_thread(meta.active_generation)
@@ -154,8 +128,7 @@ class CatalogService:
                     await self._writer.reconcile(new, embedder, namespace, [])
                 await reembed_examples(old, new, embedder, after=examples)
                 await asyncio.to_thread(meta.set_active_generation, target)
-                self._index = ActiveIndex(new, embedder)
-                self._pending = None
+                self.catalogs.switch(ActiveIndex(new, embedder))
             log.info("generation switched", extra={"generation": target.id, "model": target.model, "text": target.text})
             if previous is not None and previous.id != target.id:
                 await asyncio.to_thread(self._storage.drop, previous.spec.name)
@@ -191,13 +164,13 @@ class CatalogService:
                 if summary.changed or record is None or not record.written_from(source, pinned):
                     put = self.meta.put_catalog
                     await asyncio.to_thread(put, namespace, source=source, count=len(functions), pinned=pinned)
-                if self.pins is not None:
-                    self.pins.written(namespace, functions, pinned)
+                if self.catalogs.pins is not None:
+                    self.catalogs.pins.written(namespace, functions, pinned)
         except Exception as exc:
-            self.metrics.sync_failed(source)
+            self.counters.sync_failed(source)
             self.log.failed(namespace, source, str(exc) or type(exc).__name__)
             raise
-        self.metrics.synced(source, summary)
+        self.counters.synced(source, summary)
         self.log.synced(source, summary)
         if summary.changed:
             log.info("catalog reconciled", extra={"source": source, **summary.counts(), "namespace": namespace})
@@ -212,29 +185,9 @@ class CatalogService:
             index = self.index
             summary = await self._writer.reconcile(index.store, index.embedder, namespace, [])
             await asyncio.to_thread(self.meta.delete_catalog, namespace)
-            if self.pins is not None:
-                self.pins.deleted(namespace)
-        self.metrics.synced(record.source, summary)
+            if self.catalogs.pins is not None:
+                self.catalogs.pins.deleted(namespace)
+        self.counters.synced(record.source, summary)
         self.log.synced(record.source, summary)
         log.info("catalog deleted", extra={"namespace": namespace, "removed": summary.removed})
         return summary
-
-    async def functions(self, namespace: str) -> list[FunctionDef]:
-        """The stored functions of a known namespace."""
-        await self.catalog(namespace)
-        return await asyncio.to_thread(self.index.store.list, namespace)
-
-    async def catalog(self, namespace: str) -> CatalogRecord:
-        """The record of a known namespace; 404 when unknown."""
-        return await asyncio.to_thread(self.known, namespace)
-
-    def known(self, namespace: str) -> CatalogRecord:
-        """``catalog`` on the calling thread (blocking)."""
-        record = self.meta.catalog(namespace)
-        if record is None:
-            raise NamespaceNotFound(f"no catalog named {namespace!r}", field="namespace")
-        return record
-
-    async def catalogs(self) -> dict[str, CatalogRecord]:
-        """Every known catalog."""
-        return await asyncio.to_thread(self.meta.catalogs)

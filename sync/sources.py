@@ -11,8 +11,8 @@ from pathlib import Path
 import orjson
 import yaml
 
-from router.catalog import FunctionDef, parse_document, validate_namespace
-from router.errors import CatalogInvalid
+from router.catalog.functions import FunctionDef, parse_document, validate_namespace
+from router.common.errors import CatalogInvalid
 
 SUFFIXES = (".json", ".yaml", ".yml")
 

@@ -1,12 +1,38 @@
-"""What this process's syncs did: each namespace's last result, and the embedding under way."""
+"""What this process's syncs did: each namespace's last result, the embedding under way, and counters."""
 
 from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from sync.diff import Summary
+
+
+class SyncCounters(Protocol):
+    """Where syncs are counted (the process's metrics)."""
+
+    def synced(self, source: str, summary: Summary) -> None:
+        """A reconcile completed."""
+
+    def sync_failed(self, source: str, *, outcome: str = "failed") -> None:
+        """A reconcile failed (``failed``), or a source was refused (``rejected``)."""
+
+    def wrote(self, functions: int) -> None:
+        """``functions`` were embedded and written."""
+
+
+class NoCounters:
+    """Counts nothing."""
+
+    def synced(self, source: str, summary: Summary) -> None:
+        """Count nothing."""
+
+    def sync_failed(self, source: str, *, outcome: str = "failed") -> None:
+        """Count nothing."""
+
+    def wrote(self, functions: int) -> None:
+        """Count nothing."""
 
 
 @dataclass(frozen=True)

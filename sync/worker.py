@@ -82,7 +82,7 @@ class DirectorySync:
         namespace = file.namespace
         if file.error is not None:
             log.error("catalog file rejected", extra={"namespace": namespace, "detail": file.error})
-            self._service.metrics.sync_failed(self._source, outcome="rejected")
+            self._service.counters.sync_failed(self._source, outcome="rejected")
             self._service.log.failed(namespace, self._source, file.error, outcome="rejected")
             self._seen.pop(namespace, None)
             return Outcome(namespace, error=file.error)
@@ -100,10 +100,10 @@ class DirectorySync:
         return Outcome(namespace, summary=summary)
 
     async def _known(self, namespace: str) -> bool:
-        return namespace in await self._service.catalogs()
+        return namespace in await self._service.catalogs.records()
 
     async def _vanished(self, present: set[str], report: Report) -> None:
-        catalogs = await self._service.catalogs()
+        catalogs = await self._service.catalogs.records()
         for namespace, record in catalogs.items():
             if record.source != self._source or namespace in present:
                 continue

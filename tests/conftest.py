@@ -32,8 +32,15 @@ from fastapi import FastAPI
 from router.app import create_app
 from router.embedding import DEFAULT_MODEL, Embedder, EmbedderPool, Progress, Vectors
 from router.retrieval.texts import DEFAULT_TEMPLATE
-from router.runtime import Runtime, embedder_loader
-from router.settings import AuthSettings, EmbeddingSettings, LimitSettings, Settings, StorageSettings, SyncSettings
+from router.server.runtime import Runtime, embedder_loader
+from router.server.settings import (
+    AuthSettings,
+    EmbeddingSettings,
+    LimitSettings,
+    Settings,
+    StorageSettings,
+    SyncSettings,
+)
 from router.storage.base import Storage
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")

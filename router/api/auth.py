@@ -16,10 +16,10 @@ from fastapi import Depends, Request, Security
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from router.access import FULL, Access, ApiKeys
 from router.api.errors import challenge, error_response
-from router.errors import Forbidden, Unauthorized
-from router.routing import TurnRouter
+from router.api.keys import FULL, Access, ApiKeys
+from router.common.errors import Forbidden, Unauthorized
+from router.routing.turns import TurnRouter
 
 SCOPE_KEY = "router.access"
 PROTECTED = "/v1"

@@ -11,12 +11,12 @@ from fastapi import APIRouter, Depends, Path, Request, Response
 from fastapi.routing import APIRoute
 
 from router.api.auth import AccessDep, get_access
-from router.api.deps import ServiceDep
+from router.api.deps import CatalogsDep, ServiceDep
 from router.api.errors import responses
-from router.catalog import CatalogDocument, parse_document
-from router.limits import check_body
-from router.meta import CatalogRecord
-from router.schemas import NAMESPACE, CatalogIn, CatalogInfo, CatalogOut, CatalogsOut, ReconcileOut
+from router.api.limits import check_body
+from router.api.schemas import NAMESPACE, CatalogIn, CatalogInfo, CatalogOut, CatalogsOut, ReconcileOut
+from router.catalog.functions import CatalogDocument, parse_document
+from router.catalog.records import CatalogRecord
 
 
 def _parse(body: dict[str, Any], source: str) -> CatalogDocument:
@@ -68,9 +68,9 @@ NamespacePath = Path(pattern=NAMESPACE, description="the catalog's namespace")
 
 
 @router.get("", responses=responses(401, 503))
-async def list_catalogs(access: AccessDep, service: ServiceDep) -> CatalogsOut:
+async def list_catalogs(access: AccessDep, catalogs: CatalogsDep) -> CatalogsOut:
     """List the known catalogs (those the API key may use)."""
-    records = await service.catalogs()
+    records = await catalogs.records()
     return CatalogsOut(catalogs=[CatalogInfo(**_info(r)) for r in records.values() if access.allows(r.namespace)])
 
 
@@ -87,11 +87,11 @@ async def put_catalog(
 
 
 @router.get("/{namespace}", responses=responses(401, 403, 404, 422, 503))
-async def get_catalog(access: AccessDep, service: ServiceDep, namespace: str = NamespacePath) -> CatalogOut:
+async def get_catalog(access: AccessDep, catalogs: CatalogsDep, namespace: str = NamespacePath) -> CatalogOut:
     """A catalog's functions, as registered."""
     access.check(namespace)
-    record = await service.catalog(namespace)
-    functions = await service.functions(namespace)
+    record = await catalogs.record(namespace)
+    functions = await catalogs.functions(namespace)
     return CatalogOut(**_info(record), functions=[dict(f.definition) for f in functions])
 
 

@@ -11,9 +11,9 @@ from __future__ import annotations
 from fastapi import APIRouter, Request
 from fastapi.responses import RedirectResponse, Response
 
-from router.access import is_loopback
+from router.api.keys import is_loopback
+from router.common.errors import Forbidden, NotFound
 from router.console import ASSETS, asset
-from router.errors import Forbidden, NotFound
 
 router = APIRouter(include_in_schema=False)
 

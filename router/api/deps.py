@@ -10,8 +10,9 @@ from typing import Annotated
 
 from fastapi import Depends, Request
 
-from router.routing import TurnRouter
-from router.runtime import Runtime
+from router.retrieval.catalogs import Catalogs
+from router.routing.turns import TurnRouter
+from router.server.runtime import Runtime
 from sync.service import CatalogService
 
 
@@ -26,8 +27,13 @@ async def get_runtime(request: Request) -> Runtime:
 
 
 async def get_service(request: Request) -> CatalogService:
-    """The catalog service (503 while the runtime is starting)."""
+    """The catalog writer (503 while the runtime is starting)."""
     return _runtime(request).service
+
+
+async def get_catalogs(request: Request) -> Catalogs:
+    """The catalogs as routes read them (503 while the runtime is starting)."""
+    return _runtime(request).catalogs
 
 
 async def get_turn_router(request: Request) -> TurnRouter:
@@ -37,4 +43,5 @@ async def get_turn_router(request: Request) -> TurnRouter:
 
 RuntimeDep = Annotated[Runtime, Depends(get_runtime)]
 ServiceDep = Annotated[CatalogService, Depends(get_service)]
+CatalogsDep = Annotated[Catalogs, Depends(get_catalogs)]
 TurnRouterDep = Annotated[TurnRouter, Depends(get_turn_router)]

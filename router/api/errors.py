@@ -11,9 +11,9 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from router.errors import RouterError, Unauthorized
-from router.logs import REQUEST_ID
-from router.schemas import ErrorOut
+from router.api.schemas import ErrorOut
+from router.common.errors import RouterError, Unauthorized
+from router.server.logs import REQUEST_ID
 from router.storage.base import StorageUnavailable
 
 log = logging.getLogger(__name__)

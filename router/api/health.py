@@ -8,8 +8,8 @@ from fastapi import APIRouter
 from fastapi.responses import JSONResponse, Response
 
 from router.api.deps import RuntimeDep
-from router.metrics import CONTENT_TYPE
-from router.schemas import HealthOut
+from router.api.schemas import HealthOut
+from router.server.metrics import CONTENT_TYPE
 
 router = APIRouter(tags=["health"])
 

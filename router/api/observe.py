@@ -16,8 +16,8 @@ from time import perf_counter
 from starlette.datastructures import MutableHeaders
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from router.logs import REQUEST_ID
-from router.metrics import Metrics
+from router.server.logs import REQUEST_ID
+from router.server.metrics import Metrics
 
 __all__ = ["HEADER", "Observe", "request_id"]
 

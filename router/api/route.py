@@ -7,11 +7,11 @@ from fastapi import APIRouter, Depends
 from router.api.auth import AccessDep, check_session, get_access
 from router.api.deps import RuntimeDep, TurnRouterDep
 from router.api.errors import responses
-from router.limits import check_body
+from router.api.limits import check_body
+from router.api.schemas import ExampleMatch, MemoryOut, RoutedFunction, RouteIn, RouteOut, SignalWeights
+from router.api.schemas import Explanation as ExplanationOut
 from router.retrieval.explanation import Explanation
-from router.routing import Turn, pinned_first
-from router.schemas import ExampleMatch, MemoryOut, RoutedFunction, RouteIn, RouteOut, SignalWeights
-from router.schemas import Explanation as ExplanationOut
+from router.routing.turns import Turn, pinned_first
 from router.sessions.memory import memory_context
 from router.tools import catalog_tools
 
@@ -43,7 +43,7 @@ async def route(body: RouteIn, access: AccessDep, turns: TurnRouterDep, runtime:
     runtime.metrics.routed("route")
     tools = [f.openai_tool() for f, _, _ in chosen]
     if body.defer_rest and not routed.degraded:
-        catalog = await runtime.service.functions(body.namespace)
+        catalog = await runtime.catalogs.functions(body.namespace)
         tools = catalog_tools(body.format, body.namespace, catalog, loaded=[f.name for f, _, _ in chosen])
     return RouteOut(
         functions=[

@@ -7,8 +7,8 @@ from fastapi import APIRouter, Depends, Path, Query
 from router.api.auth import AccessDep, check_session, get_access
 from router.api.deps import TurnRouterDep
 from router.api.errors import responses
-from router.limits import check_body
-from router.schemas import IDENTIFIER, DeletedOut, SessionMessagesIn, SessionMessagesOut, StoredOut
+from router.api.limits import check_body
+from router.api.schemas import IDENTIFIER, DeletedOut, SessionMessagesIn, SessionMessagesOut, StoredOut
 
 router = APIRouter(prefix="/v1/sessions", tags=["sessions"], dependencies=[Depends(get_access), Depends(check_body)])
 SessionPath = Path(pattern=IDENTIFIER, description="the agent's session id")

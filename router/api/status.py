@@ -16,9 +16,9 @@ from pydantic import BaseModel, Field
 from router.api.auth import AccessDep, get_access
 from router.api.deps import RuntimeDep
 from router.api.errors import responses
-from router.runtime import Runtime
+from router.server.runtime import Runtime
+from router.server.traffic import Traffic
 from router.storage.base import StorageUnavailable
-from router.traffic import Traffic
 from sync.service import CatalogService
 
 log = logging.getLogger(__name__)
@@ -53,7 +53,7 @@ class StatusOut(BaseModel):
 
 
 def _generation(service: CatalogService) -> dict[str, Any] | None:
-    if not service.ready:
+    if not service.catalogs.ready:
         return None
     generation = service.index.generation
     return {
@@ -66,14 +66,14 @@ def _generation(service: CatalogService) -> dict[str, Any] | None:
 
 
 def _embedding(service: CatalogService) -> dict[str, Any] | None:
-    if not service.ready:
+    if not service.catalogs.ready:
         return None
     description: dict[str, Any] = service.index.embedder.describe()
     return description
 
 
 def _written(runtime: Runtime) -> int:
-    for family in runtime.metrics.written.collect():
+    for family in runtime.metrics.functions_written.collect():
         for sample in family.samples:
             if sample.name.endswith("_total"):
                 return int(sample.value)
@@ -98,7 +98,7 @@ async def status(request: Request, access: AccessDep, runtime: RuntimeDep) -> St
         progress = {n: p for n, p in service.log.running.items() if access.allows(n)}
         running = [p.as_dict() for p in progress.values()]
         try:
-            records = await service.catalogs()
+            records = await service.catalogs.records()
             storage["up"] = True
         except Exception as exc:  # the status must answer when storage does not
             log.debug("status: storage unavailable", extra={"detail": str(exc)})

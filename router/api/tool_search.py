@@ -14,13 +14,13 @@ from fastapi import APIRouter, Depends
 from router.api.auth import AccessDep, check_session, get_access
 from router.api.deps import RuntimeDep, TurnRouterDep
 from router.api.errors import responses
-from router.catalog import validate_namespace
-from router.errors import InvalidRequest
-from router.limits import check_body
+from router.api.limits import check_body
+from router.api.tool_schemas import FoundFunction, ToolSearchIn, ToolSearchOut
+from router.catalog.functions import validate_namespace
+from router.common.errors import InvalidRequest
 from router.retrieval.scored import ScoredFunction
-from router.routing import Turn, TurnRouter
+from router.routing.turns import Turn, TurnRouter
 from router.tools import search_item
-from router.tools.schemas import FoundFunction, ToolSearchIn, ToolSearchOut
 
 router = APIRouter(prefix="/v1", tags=["tool search"], dependencies=[Depends(get_access), Depends(check_body)])
 MAX_NAMESPACES = 16

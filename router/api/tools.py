@@ -10,13 +10,13 @@ from fastapi import APIRouter, Depends, Header, Path, Query
 from fastapi.responses import Response
 
 from router.api.auth import AccessDep, get_access
-from router.api.deps import ServiceDep
+from router.api.deps import CatalogsDep
 from router.api.errors import responses
-from router.errors import InvalidRequest
-from router.limits import check_body
-from router.schemas import NAMESPACE
+from router.api.limits import check_body
+from router.api.schemas import NAMESPACE
+from router.api.tool_schemas import CatalogToolsOut
+from router.common.errors import InvalidRequest
 from router.tools import ListFormat, catalog_tools
-from router.tools.schemas import CatalogToolsOut
 
 router = APIRouter(prefix="/v1/catalogs", tags=["tool search"], dependencies=[Depends(get_access), Depends(check_body)])
 
@@ -31,7 +31,7 @@ router = APIRouter(prefix="/v1/catalogs", tags=["tool search"], dependencies=[De
 )
 async def catalog_tool_list(
     access: AccessDep,
-    service: ServiceDep,
+    catalogs: CatalogsDep,
     namespace: str = Path(pattern=NAMESPACE, description="the catalog's namespace"),
     format: Annotated[ListFormat, Query(description="the API whose `tools` array to answer")] = "openai",
     load: Annotated[
@@ -44,8 +44,8 @@ async def catalog_tool_list(
     The same catalog gives the same bytes (and `ETag`), so the provider's prompt cache holds.
     """
     access.check(namespace)
-    record = await service.catalog(namespace)
-    functions = await service.functions(namespace)
+    record = await catalogs.record(namespace)
+    functions = await catalogs.functions(namespace)
     names = {f.name for f in functions}
     for position, name in enumerate(load):
         if name not in names:

@@ -14,14 +14,14 @@ import asyncio
 from fastapi import APIRouter, Depends, Path, Query
 from pydantic import BaseModel, Field
 
-from router.access import Access
 from router.api.auth import AccessDep, get_access
 from router.api.deps import TurnRouterDep
 from router.api.errors import responses
-from router.errors import Forbidden, NotFound
-from router.limits import check_body
-from router.routing import TurnRouter
-from router.schemas import IDENTIFIER, NAMESPACE
+from router.api.keys import Access
+from router.api.limits import check_body
+from router.api.schemas import IDENTIFIER, NAMESPACE
+from router.common.errors import Forbidden, NotFound
+from router.routing.turns import TurnRouter
 from router.sessions.memory import ANY_NAMESPACE, user_scope
 
 router = APIRouter(prefix="/v1/users", tags=["memories"], dependencies=[Depends(get_access), Depends(check_body)])

@@ -14,11 +14,11 @@ from typing import Any, Protocol
 
 import httpx
 
-from router.catalog import FunctionDef
-from router.errors import Forbidden, InvalidRequest, NamespaceNotFound, RouterError, Unauthorized, Unavailable
-from router.routing import Turn, pinned_first
-from router.runtime import Runtime
-from router.settings import Settings
+from router.catalog.functions import FunctionDef
+from router.common.errors import Forbidden, InvalidRequest, NamespaceNotFound, RouterError, Unauthorized, Unavailable
+from router.routing.turns import Turn, pinned_first
+from router.server.runtime import Runtime
+from router.server.settings import Settings
 from router.storage.base import StorageUnavailable
 
 __all__ = ["Backend", "EmbeddedBackend", "Found", "RemoteBackend"]

@@ -20,10 +20,10 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
-from router import logs
-from router.catalog import validate_namespace
-from router.errors import RouterError
-from router.settings import EmbeddingSettings, ServerSettings, Settings, StorageSettings, SyncSettings
+from router.catalog.functions import validate_namespace
+from router.common.errors import RouterError
+from router.server import logs
+from router.server.settings import EmbeddingSettings, ServerSettings, Settings, StorageSettings, SyncSettings
 
 if TYPE_CHECKING:
     from router.mcp.backends import Backend

@@ -23,7 +23,7 @@ from typing import Any
 
 import yaml
 
-from router.errors import RouterError
+from router.common.errors import RouterError
 from sync.mcp_source import UpstreamConfig
 
 __all__ = ["ConfigError", "load_upstreams", "parse_upstream"]

@@ -27,7 +27,7 @@ from mcp.server.models import InitializationOptions
 from mcp.shared.exceptions import MCPError
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
-from router.errors import RouterError
+from router.common.errors import RouterError
 from router.mcp.backends import Backend, Found
 from router.mcp.session import working_set
 from sync.mcp_source import McpSources, error_result

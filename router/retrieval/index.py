@@ -1,69 +1,20 @@
-"""The function vectors of one generation, and the pointer to the generation in use.
-
-A *generation* is the set of function vectors made by one model with one text template.
-Each generation has its own collection; changing either builds a new one beside the old,
-and routing switches to it in one step once it is complete.
-"""
+"""The function vectors of one generation (``router.catalog.records.Generation``) and their usage examples."""
 
 from __future__ import annotations
 
 import base64
 import builtins
-import hashlib
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
-from router.catalog import FunctionDef, function_from_payload, point_id
-from router.embedding import Embedder, Vectors
+from router.catalog.functions import FunctionDef, function_from_payload, point_id
+from router.catalog.records import Generation
+from router.embedding import Vectors
 from router.retrieval.examples import ExampleStore
 from router.retrieval.scored import ScoredFunction
 from router.retrieval.sparse import document_vector
-from router.retrieval.texts import TextBuilder, template
-from router.storage.base import Collection, CollectionSpec, Hit, PointData, Storage
-
-# Bump when what a vector means changes (its text pipeline, its sparse part) so stores rebuild.
-# 2: sparse BM25-like vectors from router.retrieval.sparse beside every dense one.
-# 3: each function's facet vectors in its payload (its own, then ``texts.parameter_facets``).
-SCHEMA_VERSION = 3
-
-
-@dataclass(frozen=True)
-class Generation:
-    """Which model and text template made a set of function vectors."""
-
-    model: str
-    text: str
-    dimension: int
-    version: int = SCHEMA_VERSION
-
-    @property
-    def id(self) -> str:
-        """A short stable id naming the generation's collection."""
-        key = f"{self.model}|{self.text}|{self.dimension}|{self.version}"
-        return hashlib.sha256(key.encode()).hexdigest()[:12]
-
-    @property
-    def spec(self) -> CollectionSpec:
-        """The collection holding this generation's vectors."""
-        return CollectionSpec(
-            name=f"functions-{self.id}",
-            dense_size=self.dimension,
-            sparse=True,
-            tenant_field="namespace",
-            keyword_fields=("name",),
-        )
-
-    def as_payload(self) -> dict[str, Any]:
-        """The generation as stored in the meta collection."""
-        return {"model": self.model, "text": self.text, "dimension": self.dimension, "version": self.version}
-
-    @classmethod
-    def from_payload(cls, payload: dict[str, Any]) -> Generation:
-        """Read a generation back from its stored form."""
-        return cls(str(payload["model"]), str(payload["text"]), int(payload["dimension"]), int(payload["version"]))
+from router.storage.base import Collection, Hit, PointData, Storage
 
 
 class FunctionStore:
@@ -193,21 +144,3 @@ def _pack(vectors: Vectors) -> str:
 
 def _unpack(text: str, dimension: int) -> Vectors:
     return np.frombuffer(base64.b64decode(text), dtype="<f2").astype(np.float32).reshape(-1, dimension)
-
-
-@dataclass(frozen=True)
-class ActiveIndex:
-    """What routing uses right now: a generation's store, its embedder and text builder."""
-
-    store: FunctionStore
-    embedder: Embedder
-
-    @property
-    def generation(self) -> Generation:
-        """The generation being served."""
-        return self.store.generation
-
-    @property
-    def text_builder(self) -> TextBuilder:
-        """How this generation turns a function into text."""
-        return template(self.generation.text)

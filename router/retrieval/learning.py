@@ -20,12 +20,13 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from router.common.messages import message_text
 from router.embedding import Vectors
-from router.messages import message_text
 from router.retrieval.candidates import named
+from router.retrieval.catalogs import ActiveIndex
 from router.retrieval.examples import Example
 from router.retrieval.fusion import adaptive
-from router.retrieval.index import HIT_FIELDS, ActiveIndex, FunctionStore
+from router.retrieval.index import HIT_FIELDS, FunctionStore
 from router.retrieval.sparse import query_vector
 from router.storage.base import Search
 

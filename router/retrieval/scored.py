@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from router.catalog import FunctionDef
+from router.catalog.functions import FunctionDef
 
 __all__ = ["Candidate", "Ranked", "ScoredFunction"]
 

@@ -23,7 +23,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from router.catalog import FunctionDef
+from router.catalog.functions import FunctionDef
 from router.storage.base import SparseVector
 
 __all__ = [

@@ -11,7 +11,7 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from router.catalog import FunctionDef
+from router.catalog.functions import FunctionDef
 from router.retrieval.sparse import split_identifier
 
 TextBuilder = Callable[[FunctionDef], str]

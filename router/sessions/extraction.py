@@ -18,7 +18,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
-from router.messages import message_text
+from router.common.messages import message_text
 from router.sessions.history import message_source
 
 __all__ = ["MemoryExtractor", "StatementExtractor", "is_memory", "memory_candidates"]

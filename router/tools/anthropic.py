@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from router.catalog import FunctionDef
+from router.catalog.functions import FunctionDef
 from router.tools.openai import parameters
 from router.tools.summary import SEARCH_PARAMETERS, SEARCH_TOOL
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Literal, get_args
 
-from router.catalog import FunctionDef
-from router.errors import InvalidRequest
+from router.catalog.functions import FunctionDef
+from router.common.errors import InvalidRequest
 from router.tools import anthropic, mcp, openai
 from router.tools.summary import search_description
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from router.catalog import FunctionDef
+from router.catalog.functions import FunctionDef
 from router.tools.openai import parameters
 
 __all__ = ["bare", "plain_result", "search_result", "tool"]

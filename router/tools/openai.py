@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from router.catalog import FunctionDef
+from router.catalog.functions import FunctionDef
 from router.tools.summary import SEARCH_PARAMETERS
 
 __all__ = ["function_tool", "search_output", "search_tool"]

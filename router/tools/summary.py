@@ -12,7 +12,7 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 
-from router.catalog import FunctionDef
+from router.catalog.functions import FunctionDef
 
 __all__ = ["SEARCH_PARAMETERS", "SEARCH_TOOL", "search_description", "topics"]
 

@@ -15,11 +15,11 @@ from typing import Any
 import httpx
 import pytest
 
-from router.access import AuthSettings
+from router.api.keys import AuthSettings
 from router.client import AsyncRouterClient, AuthenticationError, PermissionDeniedError, RetryPolicy
-from router.errors import Forbidden, Unauthorized
-from router.logs import JsonFormatter
+from router.common.errors import Forbidden, Unauthorized
 from router.mcp.backends import RemoteBackend
+from router.server.logs import JsonFormatter
 from tests.conftest import EXAMPLES, WEATHER, Served
 
 pytestmark = pytest.mark.integration

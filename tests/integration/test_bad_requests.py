@@ -16,7 +16,8 @@ import httpx
 import orjson
 import pytest
 
-from router.limits import LARGE_BODY, MIB, LimitSettings
+from router.api.limits import LARGE_BODY
+from router.catalog.limits import MIB, LimitSettings
 from tests.conftest import STOCKS, TIMEZONE, WEATHER, Served, bare, write_catalog
 
 pytestmark = pytest.mark.integration

@@ -29,8 +29,8 @@ from conftest import (
     write_catalog,
 )
 
+from router.catalog.records import MetaStore
 from router.client import AuthenticationError, PermissionDeniedError, RetryPolicy, RouterClient
-from router.meta import MetaStore
 from router.retrieval.index import FunctionStore
 from router.storage.base import StorageUnavailable
 from router.storage.edge import EdgeStorage

@@ -35,8 +35,8 @@ from router.client import (
     ValidationError,
 )
 from router.embedding import EmbedderPool
-from router.runtime import Runtime
-from router.settings import Settings, StorageSettings, SyncSettings
+from router.server.runtime import Runtime
+from router.server.settings import Settings, StorageSettings, SyncSettings
 from tests.sdk_types import conforms
 
 pytestmark = pytest.mark.integration

@@ -17,7 +17,7 @@ from typing import Any
 import httpx
 import pytest
 
-from router.access import AuthSettings
+from router.api.keys import AuthSettings
 from router.console import ASSETS, SCRIPTS, asset
 from router.embedding import EmbedderPool
 from tests.conftest import EXAMPLE_COUNTS, EXAMPLES, ROOT, CountingEmbedder, large_catalog, write_catalog

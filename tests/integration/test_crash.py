@@ -19,8 +19,8 @@ import pytest
 from conftest import STOCKS, TIMEZONE, WEATHER, large_catalog, start_router, write_catalog
 from prometheus_client.parser import text_string_to_metric_families
 
-from router.catalog import parse_catalog
-from router.meta import MetaStore
+from router.catalog.functions import parse_catalog
+from router.catalog.records import MetaStore
 from router.retrieval.index import FunctionStore
 from router.storage.edge import EdgeStorage
 from sync.reconcile import WRITE_CHUNK

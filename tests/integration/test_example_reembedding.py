@@ -11,9 +11,9 @@ from conftest import CountingEmbedder
 
 from router.embedding import DEFAULT_MODEL, Embedder, EmbedderPool
 from router.retrieval.examples import ExampleStore
-from router.routing import Turn
-from router.runtime import Runtime
-from router.settings import EmbeddingSettings, Settings, StorageSettings
+from router.routing.turns import Turn
+from router.server.runtime import Runtime
+from router.server.settings import EmbeddingSettings, Settings, StorageSettings
 from tests.conftest import bare
 
 pytestmark = pytest.mark.integration
@@ -82,6 +82,6 @@ async def test_a_new_model_keeps_the_examples_learned_with_the_old_one(tmp_path:
 
 
 def _parse(raw: dict[str, Any]) -> Any:
-    from router.catalog import parse_function
+    from router.catalog.functions import parse_function
 
     return parse_function(raw, where="test")

@@ -35,11 +35,11 @@ from schemathesis.specs.openapi.checks import (
     status_code_conformance,
 )
 
-from router.access import AuthSettings
+from router.api.keys import AuthSettings
 from router.app import create_app
 from router.embedding import EmbedderPool
-from router.runtime import Runtime
-from router.settings import Settings, StorageSettings, SyncSettings
+from router.server.runtime import Runtime
+from router.server.settings import Settings, StorageSettings, SyncSettings
 from tests.conftest import EXAMPLES
 
 pytestmark = pytest.mark.integration

@@ -17,11 +17,11 @@ import httpx
 import pytest
 from conftest import EXAMPLE_COUNTS, EXAMPLES, STOCKS, WEATHER, CountingEmbedder, Served
 
+from router.catalog.records import Generation, MetaStore
 from router.embedding import DEFAULT_MODEL, EmbedderPool
-from router.meta import MetaStore
-from router.retrieval.index import FunctionStore, Generation
-from router.runtime import Runtime
-from router.settings import EmbeddingSettings, Settings, StorageSettings
+from router.retrieval.index import FunctionStore
+from router.server.runtime import Runtime
+from router.server.settings import EmbeddingSettings, Settings, StorageSettings
 
 pytestmark = pytest.mark.integration
 

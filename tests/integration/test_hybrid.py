@@ -8,13 +8,13 @@ from typing import Any
 
 import pytest
 
-from router.catalog import FunctionDef, parse_catalog
+from router.catalog.functions import FunctionDef, parse_catalog
 from router.embedding import DEFAULT_MODEL, EmbedderPool
 from router.retrieval.candidates import candidates
 from router.retrieval.sparse import query_vector
 from router.retrieval.texts import DEFAULT_TEMPLATE
-from router.routing import Turn, TurnRouter
-from router.settings import RouteSettings
+from router.routing.settings import RouteSettings
+from router.routing.turns import Turn, TurnRouter
 from router.storage.base import Storage
 from router.storage.client import ClientStorage
 from router.storage.edge import EdgeStorage
@@ -110,8 +110,8 @@ async def ranked(router: TurnRouter, text: str) -> list[tuple[str, float]]:
 async def test_words_rank_the_right_function_first_where_meaning_alone_does_not(
     service: CatalogService, storage: Storage, request_text: str, right: str, closer_in_meaning: str
 ) -> None:
-    dense_only = TurnRouter(service, storage, RouteSettings(lexical_weight=0.0))
-    hybrid = TurnRouter(service, storage, RouteSettings())
+    dense_only = TurnRouter(service.catalogs, RouteSettings(lexical_weight=0.0))
+    hybrid = TurnRouter(service.catalogs, RouteSettings())
 
     assert (await ranked(dense_only, request_text))[0][0] == closer_in_meaning
     found = await ranked(hybrid, request_text)
@@ -169,7 +169,7 @@ async def test_a_route_reads_the_definitions_of_the_functions_it_returns_only(
         return fetch(ids, **kwargs)
 
     monkeypatch.setattr(store.collection, "retrieve", counted)
-    router = TurnRouter(service, storage, RouteSettings())
+    router = TurnRouter(service.catalogs, RouteSettings())
 
     routed = await router.route(
         Turn("bench", [{"role": "user", "content": "Weather in Paris today?"}], max_functions=2)
@@ -184,7 +184,7 @@ async def test_a_function_gone_between_its_search_and_its_definition_is_passed_o
     service: CatalogService, storage: Storage, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     store = service.index.store
-    router = TurnRouter(service, storage, RouteSettings())
+    router = TurnRouter(service.catalogs, RouteSettings())
     turn = Turn("bench", [{"role": "user", "content": "Weather in Paris today?"}], max_functions=2)
     before = [
         f.function.name for f in (await router.route(Turn(turn.namespace, turn.messages, max_functions=3))).functions

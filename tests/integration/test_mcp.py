@@ -37,17 +37,17 @@ from mcp.shared.exceptions import MCPError
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
 from router.app import create_app
-from router.catalog import FunctionDef
+from router.catalog.functions import FunctionDef
+from router.catalog.records import MetaStore
+from router.common.errors import NamespaceNotFound, RouterError
 from router.embedding import EmbedderPool
-from router.errors import NamespaceNotFound, RouterError
 from router.mcp.backends import Found
 from router.mcp.cli import main as cli_main
 from router.mcp.config import ConfigError, load_upstreams, parse_upstream
 from router.mcp.server import ToolRouterServer
 from router.mcp.session import WorkingSet
-from router.meta import MetaStore
-from router.runtime import Runtime
-from router.settings import Settings, StorageSettings, SyncSettings
+from router.server.runtime import Runtime
+from router.server.settings import Settings, StorageSettings, SyncSettings
 from router.storage.edge import EdgeStorage
 
 pytestmark = pytest.mark.integration

@@ -15,7 +15,7 @@ from typing import Any
 import httpx
 import pytest
 
-from router.access import AuthSettings
+from router.api.keys import AuthSettings
 from tests.conftest import EXAMPLES, Served
 
 pytestmark = pytest.mark.integration

@@ -18,9 +18,9 @@ import pytest
 from conftest import EXAMPLES, CountingEmbedder, Served
 
 from router.embedding import DEFAULT_MODEL, Embedder, EmbedderPool
-from router.runtime import embedder_loader
+from router.server.runtime import embedder_loader
+from router.server.settings import EmbeddingSettings
 from router.sessions.memory import memory_spec
-from router.settings import EmbeddingSettings
 
 pytestmark = pytest.mark.integration
 

@@ -18,9 +18,9 @@ import pytest
 from fastapi import FastAPI
 
 from router.embedding import EmbedderPool
-from router.routing import Turn
-from router.runtime import Runtime
-from router.settings import Settings, StorageSettings, SyncSettings
+from router.routing.turns import Turn
+from router.server.runtime import Runtime
+from router.server.settings import Settings, StorageSettings, SyncSettings
 from tests.conftest import ROOT
 from tests.integration.everyday import CASES, CATALOG
 

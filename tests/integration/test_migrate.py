@@ -16,7 +16,7 @@ import pytest
 
 from router import cli
 from router.embedding import EmbedderPool
-from router.migrate import migrate
+from router.server.migrate import migrate
 from router.sessions.history import MESSAGES
 from router.storage.base import PointData, Storage, StorageUnavailable
 from router.storage.client import ClientStorage

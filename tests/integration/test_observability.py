@@ -14,8 +14,8 @@ import pytest
 from conftest import EXAMPLE_COUNTS, EXAMPLES, STOCKS, WEATHER
 from prometheus_client.parser import text_string_to_metric_families
 
-from router import logs
 from router.embedding import EmbedderPool
+from router.server import logs
 
 pytestmark = pytest.mark.integration
 

@@ -21,10 +21,10 @@ import requests
 import uvicorn
 
 from router.app import create_app
+from router.catalog.limits import LimitSettings
 from router.embedding import EmbedderPool
-from router.limits import LimitSettings
-from router.runtime import Runtime
-from router.settings import Settings, StorageSettings, SyncSettings
+from router.server.runtime import Runtime
+from router.server.settings import Settings, StorageSettings, SyncSettings
 
 pytestmark = pytest.mark.integration
 

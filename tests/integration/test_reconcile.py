@@ -15,9 +15,9 @@ from typing import Any
 import pytest
 from conftest import STOCKS, TIMEZONE, WEATHER, CountingEmbedder, bare, write_catalog, writes_cut_short
 
-from router.catalog import FunctionDef, parse_catalog, parse_function
+from router.catalog.functions import FunctionDef, parse_catalog, parse_function
+from router.common.errors import NamespaceNotFound
 from router.embedding import DEFAULT_MODEL, Embedder, EmbedderPool
-from router.errors import NamespaceNotFound
 from router.retrieval.texts import DEFAULT_TEMPLATE, template
 from router.storage.base import Storage
 from router.storage.client import ClientStorage
@@ -236,11 +236,11 @@ async def test_remove_deletes_functions_and_record(service: CatalogService, coun
     assert summary.counts() == {"added": 0, "updated": 0, "removed": 2, "unchanged": 0}
     assert counting.calls == []
     assert stored(service, "tools") == {}
-    assert set(await service.catalogs()) == {"other"}
+    assert set(await service.catalogs.records()) == {"other"}
     with pytest.raises(NamespaceNotFound, match="no catalog named 'tools'"):
         await service.remove("tools")
     with pytest.raises(NamespaceNotFound):
-        await service.functions("tools")
+        await service.catalogs.functions("tools")
 
 
 async def test_a_new_source_is_recorded_without_re_embedding(
@@ -457,7 +457,7 @@ async def test_an_emptied_file_keeps_its_namespace(
     assert outcome.skipped is not None
     assert "lists no function" in outcome.skipped
     assert stored(worker_service, "tools") == before
-    assert "tools" in await worker_service.catalogs()
+    assert "tools" in await worker_service.catalogs.records()
 
 
 async def test_an_emptied_file_deletes_its_namespace_with_allow_delete(
@@ -474,7 +474,7 @@ async def test_an_emptied_file_deletes_its_namespace_with_allow_delete(
         {"added": 0, "updated": 0, "removed": 3, "unchanged": 0}
     ]
     assert stored(worker_service, "tools") == {}
-    assert "tools" not in await worker_service.catalogs()
+    assert "tools" not in await worker_service.catalogs.records()
 
 
 async def test_a_removed_file_keeps_its_namespace(worker_service: CatalogService, catalog_dir: Path) -> None:
@@ -522,7 +522,7 @@ async def test_a_removed_file_deletes_its_namespace_with_allow_delete(
         "kept": {"added": 0, "updated": 0, "removed": 0, "unchanged": 1},
         "tools": {"added": 0, "updated": 0, "removed": 3, "unchanged": 0},
     }
-    assert set(await worker_service.catalogs()) == {"kept"}
+    assert set(await worker_service.catalogs.records()) == {"kept"}
     assert stored(worker_service, "tools") == {}
 
 
@@ -539,7 +539,7 @@ async def test_allow_delete_only_touches_namespaces_of_its_own_directory(
     report = await DirectorySync(worker_service, catalog_dir, allow_delete=True).run_once()
 
     assert [o.namespace for o in report.outcomes] == ["mine"]
-    catalogs = await worker_service.catalogs()
+    catalogs = await worker_service.catalogs.records()
     assert set(catalogs) == {"elsewhere", "from_api", "mine"}
     assert catalogs["mine"].source == source_label(catalog_dir)
     assert catalogs["elsewhere"].source == source_label(other_dir)

@@ -17,8 +17,8 @@ from conftest import EXAMPLE_COUNTS, STOCKS, TIMEZONE, WEATHER, CountingEmbedder
 
 from router.app import create_app
 from router.embedding import EmbedderPool
-from router.runtime import Runtime
-from router.settings import Settings, StorageSettings, SyncSettings
+from router.server.runtime import Runtime
+from router.server.settings import Settings, StorageSettings, SyncSettings
 from router.storage.base import StorageUnavailable
 
 pytestmark = pytest.mark.integration

@@ -13,7 +13,7 @@ from anthropic.types import ToolResultBlockParam, ToolUnionParam
 from mcp import types as mcp_types
 from openai.types.responses import ResponseInputItemParam, ToolParam
 
-from router.access import AuthSettings
+from router.api.keys import AuthSettings
 from router.embedding import EmbedderPool
 from tests.conftest import EXAMPLE_COUNTS, EXAMPLES, STOCKS, TIMEZONE, WEATHER, Served, run_app
 from tests.sdk_types import conforms

@@ -17,8 +17,9 @@ from qdrant_client.http.exceptions import ResponseHandlingException, UnexpectedR
 
 from router.app import create_app
 from router.embedding import EmbedderPool
-from router.runtime import Runtime
-from router.settings import RouteSettings, Settings, StorageSettings, SyncSettings
+from router.routing.settings import RouteSettings
+from router.server.runtime import Runtime
+from router.server.settings import Settings, StorageSettings, SyncSettings
 from router.storage.base import Collection, CollectionSpec, Storage, StorageUnavailable
 from router.storage.client import ClientStorage
 from tests.conftest import EXAMPLES, STOCKS, TIMEZONE, WEATHER, Served, eventually, write_catalog
@@ -125,7 +126,7 @@ async def test_a_sync_pass_that_failed_is_retried_once_storage_is_back(
         # Nothing in the directory changes again: the worker retries on its own.
         async with asyncio.timeout(10):
             await runtime.wait_ready()
-        assert set(await runtime.service.catalogs()) == {"tools"}
+        assert set(await runtime.service.catalogs.records()) == {"tools"}
     finally:
         await runtime.stop()
 

@@ -11,8 +11,8 @@ import pytest
 from router.retrieval import examples as examples_module
 from router.retrieval.examples import Example
 from router.retrieval.learning import called_functions, clauses, usage_examples
-from router.routing import TurnRouter
-from router.settings import RouteSettings
+from router.routing.settings import RouteSettings
+from router.routing.turns import TurnRouter
 from tests.conftest import Served, bare
 
 pytestmark = pytest.mark.integration
@@ -144,7 +144,7 @@ async def test_an_example_keeps_how_well_the_words_had_found_its_function(ops: S
 
 async def test_learning_can_be_turned_off(ops: Served) -> None:
     runtime = ops.runtime
-    quiet = TurnRouter(runtime.service, runtime.storage, RouteSettings(learn_from_usage=False))
+    quiet = TurnRouter(runtime.service.catalogs, RouteSettings(learn_from_usage=False))
     await quiet.record("s8", [user(ASKED), calls("send_email")], user_id=None, namespace="ops")
     assert examples(ops) == 0
 

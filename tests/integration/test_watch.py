@@ -12,8 +12,8 @@ import httpx
 import pytest
 from conftest import STOCKS, TIMEZONE, WEATHER, bare, eventually, write_catalog
 
-from router.runtime import Runtime
-from router.settings import Settings, StorageSettings, SyncSettings
+from router.server.runtime import Runtime
+from router.server.settings import Settings, StorageSettings, SyncSettings
 
 pytestmark = pytest.mark.integration
 

@@ -17,8 +17,8 @@ from qdrant_client import QdrantClient
 from testcontainers.community.qdrant import QdrantContainer
 from testcontainers.core.network import Network
 
+from router.catalog.records import META
 from router.embedding import EmbedderPool
-from router.meta import META
 from router.storage.cluster import ClusterOptions
 from tests.conftest import EXAMPLES, QDRANT_IMAGE, run_app
 from tests.integration import test_storage as shared

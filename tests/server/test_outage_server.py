@@ -14,8 +14,9 @@ from testcontainers.community.qdrant import QdrantContainer
 
 from router.app import create_app
 from router.embedding import EmbedderPool
-from router.runtime import Runtime
-from router.settings import RouteSettings, Settings, StorageSettings
+from router.routing.settings import RouteSettings
+from router.server.runtime import Runtime
+from router.server.settings import Settings, StorageSettings
 from router.storage.client import ClientStorage
 from tests.conftest import QDRANT_IMAGE, STOCKS, WEATHER
 from tests.server.engine import needs_docker

@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 from qdrant_client import models
 
-from router.meta import META
+from router.catalog.records import META
 from router.storage.base import Storage
 from router.storage.client_schema import create_collection
 from router.storage.cluster import ClusterOptions

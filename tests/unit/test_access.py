@@ -10,8 +10,8 @@ import pytest
 from pydantic import ValidationError
 
 from router import cli
-from router.access import FULL, Access, ApiKeys, AuthSettings, exposure, is_loopback
-from router.errors import Forbidden
+from router.api.keys import FULL, Access, ApiKeys, AuthSettings, exposure, is_loopback
+from router.common.errors import Forbidden
 from router.mcp import cli as mcp_cli
 from router.mcp.config import ConfigError
 

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from router.catalog import (
+from router.catalog.functions import (
     FunctionDef,
     function_from_payload,
     parse_catalog,
@@ -15,7 +15,7 @@ from router.catalog import (
     point_id,
     validate_namespace,
 )
-from router.errors import CatalogInvalid
+from router.common.errors import CatalogInvalid
 from router.retrieval.texts import DEFAULT_TEMPLATE, TEMPLATES, name_description, name_description_parameters, template
 
 SCHEMA = {

@@ -9,8 +9,8 @@ from pydantic import ValidationError
 from qdrant_client import models
 
 from router import cli
-from router.runtime import open_server
-from router.settings import StorageSettings
+from router.server.runtime import open_server
+from router.server.settings import StorageSettings
 from router.storage.cluster import ClusterOptions
 
 URL = "http://qdrant:6333"

@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from router.catalog import canonical_json, parse_document, parse_function
-from router.errors import CatalogInvalid
+from router.catalog.functions import canonical_json, parse_document, parse_function
+from router.common.errors import CatalogInvalid
 
 
 def reference(value: Any) -> bytes:

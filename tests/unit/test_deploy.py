@@ -19,7 +19,7 @@ import pytest
 import yaml
 
 from router import cli
-from router.settings import Settings, StorageSettings
+from router.server.settings import Settings, StorageSettings
 from tests.conftest import QDRANT_IMAGE, ROOT
 
 COMPOSE = yaml.safe_load((ROOT / "docker-compose.yml").read_text())

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from router.catalog import FunctionDef, parse_function
+from router.catalog.functions import FunctionDef, parse_function
 from sync.diff import Plan, Summary, plan
 
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from router.catalog import FunctionDef, parse_function
-from router.fallback import KNOWN_PER_NAMESPACE, PinnedFunctions
+from router.catalog.functions import FunctionDef, parse_function
+from router.retrieval.pins import KNOWN_PER_NAMESPACE, PinnedFunctions
 
 
 def function(name: str, description: str = "") -> FunctionDef:

@@ -1,4 +1,4 @@
-"""The layout is the architecture: lower layers never import higher ones, and no module imports itself back.
+"""The layout is the architecture: every module has a layer, lower layers never import higher ones, no cycles.
 
 Imports are read from the source (``ast``), lazy ones inside functions included; imports
 under ``if TYPE_CHECKING:`` only name types and are left out.
@@ -15,25 +15,25 @@ import pytest
 from tests.conftest import ROOT
 
 PACKAGES = ("router", "sync")
-CORE = ("router.catalog", "router.errors", "router.messages", "router.storage", "router.embedding")
-APPLICATION = (
-    "router.routing",
-    "router.runtime",
-    "router.api",
-    "router.app",
-    "router.cli",
-    "router.mcp",
-    "router.integrations",
-)
-# Each layer, and what it must never import.
-FORBIDDEN: dict[str, tuple[str, ...]] = {
-    **dict.fromkeys(CORE, ("router.retrieval", "router.sessions", "sync", *APPLICATION)),
-    "router.retrieval": ("router.sessions", "sync", *APPLICATION),
-    "router.sessions": ("router.retrieval", "sync", *APPLICATION),
-    # The model APIs' shapes of a catalog: pure functions of function definitions.
-    "router.tools": ("router.retrieval", "router.sessions", "sync", *APPLICATION),
-    "sync": APPLICATION,
-}
+# Lowest first. A module may import its own package and the packages of lower layers; packages
+# that share a layer never import each other, except in the application, whose packages compose
+# one another (the cycle test still holds them). The client and the integrations stand apart.
+LAYERS: list[tuple[str, tuple[str, ...]]] = [
+    ("common", ("router.common",)),
+    ("storage and embedding", ("router.storage", "router.embedding")),
+    ("catalog", ("router.catalog",)),
+    ("retrieval and sessions", ("router.retrieval", "router.sessions")),
+    ("routing and the model APIs' shapes", ("router.routing", "router.tools")),
+    ("sync", ("sync",)),
+    (
+        "application",
+        ("router.api", "router.server", "router.mcp", "router.console", "router.app", "router.cli"),
+    ),
+]
+APPLICATION = LAYERS[-1][1]
+# Importable without the server's dependencies: they import only the client (and themselves).
+APART = {"router.client": ("router.client",), "router.integrations": ("router.client", "router.integrations")}
+ENTRY = ("router",)  # the package itself
 
 
 def _module_name(path: Path) -> str:
@@ -85,25 +85,42 @@ def _within(module: str, layer: str) -> bool:
     return module == layer or module.startswith(layer + ".")
 
 
-def test_lower_layers_never_import_higher_ones() -> None:
-    wrong = [
-        f"{module} imports {target}"
-        for module, targets in _graph().items()
-        for layer, forbidden in FORBIDDEN.items()
-        if _within(module, layer)
-        for target in sorted(targets)
-        if any(_within(target, f) for f in forbidden)
-    ]
+def _unit(module: str) -> str | None:
+    """The package of ``LAYERS`` or ``APART`` that ``module`` belongs to."""
+    units = [u for _, units in LAYERS for u in units] + list(APART)
+    return next((u for u in units if _within(module, u)), None)
+
+
+def _rank(unit: str) -> int:
+    return next(i for i, (_, units) in enumerate(LAYERS) if unit in units)
+
+
+def test_every_module_has_a_layer() -> None:
+    assert [m for m in _graph() if m not in ENTRY and _unit(m) is None] == []
+
+
+def test_lower_layers_never_import_higher_ones_nor_their_peers() -> None:
+    wrong = []
+    for module, targets in _graph().items():
+        unit = _unit(module)
+        if unit is None or unit in APART:
+            continue
+        for target in sorted(targets):
+            other = _unit(target)
+            if other is None or other == unit or (unit in APPLICATION and other in APPLICATION):
+                continue
+            if other in APART or _rank(other) >= _rank(unit):
+                wrong.append(f"{module} imports {target}")
     assert wrong == []
 
 
-def test_the_client_imports_only_itself() -> None:
+def test_the_client_and_integrations_import_only_the_client() -> None:
     outside = {
         f"{module} imports {target}"
         for module, targets in _graph().items()
-        if _within(module, "router.client")
+        if (unit := _unit(module)) in APART
         for target in targets
-        if not _within(target, "router.client") and target != "router"
+        if target not in ENTRY and not any(_within(target, allowed) for allowed in APART[unit])
     }
     assert outside == set()
 

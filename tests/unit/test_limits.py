@@ -6,8 +6,9 @@ from typing import Any
 
 import pytest
 
-from router.errors import InvalidRequest
-from router.limits import MIB, LimitSettings, body_limit, check_document
+from router.api.limits import body_limit
+from router.catalog.limits import MIB, LimitSettings, check_document
+from router.common.errors import InvalidRequest
 
 LIMITS = LimitSettings(messages=3, functions=2, text_chars=20, depth=5)
 

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 import numpy as np
 import pytest
 
-from router.catalog import parse_function
+from router.catalog.functions import parse_function
 from router.retrieval.texts import parameter_facets
 from router.sessions.memory import MemoryRows
 from router.sessions.recall import RecallSettings, rank

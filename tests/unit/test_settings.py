@@ -10,7 +10,7 @@ from pydantic import ValidationError
 from router import cli
 from router.embedding import DEFAULT_MODEL
 from router.retrieval.texts import DEFAULT_TEMPLATE
-from router.settings import EmbeddingSettings, ServerSettings, Settings, StorageSettings, SyncSettings
+from router.server.settings import EmbeddingSettings, ServerSettings, Settings, StorageSettings, SyncSettings
 
 
 def test_defaults() -> None:

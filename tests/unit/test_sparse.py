@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from router.catalog import FunctionDef, parse_function
+from router.catalog.functions import FunctionDef, parse_function
 from router.retrieval.sparse import (
     AVERAGE_LENGTH,
     K1,

@@ -9,8 +9,8 @@ from anthropic.types import ToolResultBlockParam, ToolUnionParam
 from mcp import types as mcp_types
 from openai.types.responses import ResponseInputItemParam, ToolParam
 
-from router.catalog import parse_function
-from router.errors import InvalidRequest
+from router.catalog.functions import parse_function
+from router.common.errors import InvalidRequest
 from router.tools import catalog_tools, search_description, search_item
 from router.tools.summary import topics
 from tests.sdk_types import conforms

@@ -20,7 +20,7 @@ from prometheus_client import (
 )
 from prometheus_client.core import GaugeMetricFamily, Metric
 
-from router.meta import CatalogRecord
+from router.catalog.records import CatalogRecord
 from sync.diff import Summary
 
 __all__ = ["CONTENT_TYPE", "Metrics", "source_kind"]
@@ -117,7 +117,7 @@ class Metrics:
             ["source", "change"],
             registry=registry,
         )
-        self.written = Counter(
+        self.functions_written = Counter(
             "router_sync_functions_written",
             "Functions embedded and written so far (grows while a large sync runs).",
             registry=registry,
@@ -165,6 +165,10 @@ class Metrics:
     def sync_failed(self, source: str, *, outcome: str = "failed") -> None:
         """Record a reconcile that failed (``failed``) or a source that was refused (``rejected``)."""
         self.applies.labels(source_kind(source), outcome).inc()
+
+    def wrote(self, functions: int) -> None:
+        """Record functions embedded and written by a sync."""
+        self.functions_written.inc(functions)
 
     def render(self) -> bytes:
         """The text exposition of every metric (reads catalog sizes from storage)."""

@@ -9,11 +9,12 @@ from collections.abc import Callable, Coroutine
 from typing import TYPE_CHECKING, Any
 
 from router.embedding import Embedder, EmbedderPool
-from router.fallback import PinnedFunctions, read_pins
-from router.metrics import Metrics
-from router.routing import TurnRouter
+from router.retrieval.catalogs import Catalogs
+from router.retrieval.pins import PinnedFunctions, read_pins
+from router.routing.turns import TurnRouter
+from router.server.metrics import Metrics
+from router.server.settings import EmbeddingSettings, Settings, StorageSettings
 from router.sessions.extraction import MemoryExtractor
-from router.settings import EmbeddingSettings, Settings, StorageSettings
 from router.storage.base import Storage, StorageUnavailable
 from sync.progress import ProgressFactory
 from sync.service import CatalogService
@@ -126,6 +127,11 @@ class Runtime:
         return self._service
 
     @property
+    def catalogs(self) -> Catalogs:
+        """What routes read: the catalogs' records and the function index served."""
+        return self.service.catalogs
+
+    @property
     def turns(self) -> TurnRouter:
         """Routes turns and records sessions."""
         if self._turns is None:
@@ -137,7 +143,7 @@ class Runtime:
         worker = self.worker
         return {
             "storage": self._storage is not None,
-            "model": self._service is not None and self._service.ready,
+            "model": self._service is not None and self._service.catalogs.ready,
             "first_sync": self.started.is_set() and (worker is None or worker.first_pass_done.is_set()),
         }
 
@@ -154,16 +160,19 @@ class Runtime:
                 model=embedding.model,
                 text=embedding.text,
                 progress=self._progress,
-                metrics=self.metrics,
+                counters=self.metrics,
             )
             await service.open()
+            catalogs = service.catalogs
             if self.settings.route.fail_open:
-                service.pins = PinnedFunctions()
-                if service.ready:
-                    service.pins = await read_pins(await service.catalogs(), service.index.store)
-            self.metrics.catalogs.read = service.meta.catalogs
+                catalogs.pins = PinnedFunctions()
+                if catalogs.ready:
+                    catalogs.pins = await read_pins(await catalogs.records(), catalogs.index.store)
+            self.metrics.catalogs.read = catalogs.meta.catalogs
             self._service = service
-            self._turns = TurnRouter(service, self._storage, self.settings.route, extractor=self._extractor)
+            self._turns = TurnRouter(
+                catalogs, self.settings.route, extractor=self._extractor, degraded=self.metrics.degraded.inc
+            )
             if service.rebuild_pending:
                 self._spawn(service.rebuild(), "rebuild")
             catalog = self.settings.sync.catalog
@@ -194,8 +203,8 @@ class Runtime:
         while True:
             await asyncio.sleep(self.settings.sync.follow_seconds)
             try:
-                if await self.service.follow():
-                    log.info("following the active generation", extra={"id": self.service.index.generation.id})
+                if await self.catalogs.follow():
+                    log.info("following the active generation", extra={"id": self.catalogs.index.generation.id})
             except Exception:
                 log.exception("cannot read the active generation")
 

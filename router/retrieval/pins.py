@@ -11,8 +11,8 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Mapping, Sequence
 
-from router.catalog import FunctionDef
-from router.meta import CatalogRecord
+from router.catalog.functions import FunctionDef
+from router.catalog.records import CatalogRecord
 from router.retrieval.index import FunctionStore
 
 __all__ = ["KNOWN_PER_NAMESPACE", "PinnedFunctions", "read_pins"]

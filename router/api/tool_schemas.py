@@ -6,7 +6,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from router.schemas import IDENTIFIER
+from router.api.schemas import IDENTIFIER
 
 
 class ToolSearchIn(BaseModel):

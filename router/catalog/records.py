@@ -1,19 +1,66 @@
-"""Small records about the store itself: the generation in use and the known catalogs."""
+"""Small records about the store itself: the generation in use and the known catalogs.
+
+A *generation* is the set of function vectors made by one model with one text template.
+Each generation has its own collection; changing either builds a new one beside the old,
+and routing switches to it in one step once it is complete.
+"""
 
 from __future__ import annotations
 
+import hashlib
 import time
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from router.retrieval.index import Generation
 from router.storage.base import Collection, CollectionSpec, PointData, Storage
 
 # A handful of points: one shard, so reading the catalogs does not fan out over the cluster.
 META = CollectionSpec(name="meta", keyword_fields=("kind",), sharded=False)
 _IDS = uuid.UUID("0b6c2f4e-8d7a-4f3b-9e21-5a6c7d8e9f01")
+
+
+# Bump when what a vector means changes (its text pipeline, its sparse part) so stores rebuild.
+# 2: sparse BM25-like vectors from router.retrieval.sparse beside every dense one.
+# 3: each function's facet vectors in its payload (its own, then ``texts.parameter_facets``).
+SCHEMA_VERSION = 3
+
+
+@dataclass(frozen=True)
+class Generation:
+    """Which model and text template made a set of function vectors."""
+
+    model: str
+    text: str
+    dimension: int
+    version: int = SCHEMA_VERSION
+
+    @property
+    def id(self) -> str:
+        """A short stable id naming the generation's collection."""
+        key = f"{self.model}|{self.text}|{self.dimension}|{self.version}"
+        return hashlib.sha256(key.encode()).hexdigest()[:12]
+
+    @property
+    def spec(self) -> CollectionSpec:
+        """The collection holding this generation's vectors."""
+        return CollectionSpec(
+            name=f"functions-{self.id}",
+            dense_size=self.dimension,
+            sparse=True,
+            tenant_field="namespace",
+            keyword_fields=("name",),
+        )
+
+    def as_payload(self) -> dict[str, Any]:
+        """The generation as stored in the meta collection."""
+        return {"model": self.model, "text": self.text, "dimension": self.dimension, "version": self.version}
+
+    @classmethod
+    def from_payload(cls, payload: dict[str, Any]) -> Generation:
+        """Read a generation back from its stored form."""
+        return cls(str(payload["model"]), str(payload["text"]), int(payload["dimension"]), int(payload["version"]))
 
 
 def _id(key: str) -> str:

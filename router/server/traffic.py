@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from router.metrics import Metrics
+from router.server.metrics import Metrics
 
 ROUTE = ("POST", "/v1/route")
 WINDOW_SECONDS = 60.0

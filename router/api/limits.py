@@ -1,53 +1,28 @@
-"""Request limits: body size (counted as it streams in), messages, functions, string length, nesting, NUL.
+"""Request body limits over HTTP: the size counted as a body streams in, and its content checked.
 
 The body size is enforced by an ASGI middleware before anything parses the body, whether or
 not the client sent a ``Content-Length``. An oversized body is read and discarded (up to
 ``drain_bytes``) before the 413 answer goes out on a closing connection: a client still
 uploading when the server answers and closes gets a connection reset instead of the answer
 (urllib, httpx and requests all do), so the server lets the upload finish first.
-
-What a parsed body may hold is checked by ``check_document``, run on every JSON body before
-the route sees it; each error names the field and the setting that bounds it.
 """
 
 from __future__ import annotations
 
 import asyncio
-from typing import Any
 
 from fastapi import Request
-from pydantic import Field
-from pydantic_settings import BaseSettings, SettingsConfigDict
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from router.errors import InvalidRequest
+from router.api.errors import error_response
+from router.catalog.limits import LimitSettings, check_document
 
 MIB = 1024 * 1024
 # Bodies from this size are checked off the event loop: a 10,000-function catalog takes a tenth of a second.
 LARGE_BODY = MIB
 CATALOG_PREFIX = "/v1/catalogs/"
-# Bodies of these top-level list fields are counted.
 CLOSE = {"connection": "close"}
-COUNTED = {"messages": ("messages", "per request"), "functions": ("functions", "per catalog")}
-
-
-class LimitSettings(BaseSettings):
-    """How large a request may be."""
-
-    model_config = SettingsConfigDict(env_prefix="ROUTER_LIMIT_", extra="forbid")
-
-    body_bytes: int = Field(MIB, ge=1024, description="largest request body, catalog PUTs aside")
-    catalog_bytes: int = Field(32 * MIB, ge=1024, description="largest PUT /v1/catalogs/{namespace} body")
-    messages: int = Field(1000, ge=1, description="messages in one request")
-    functions: int = Field(10_000, ge=1, description="functions in one catalog")
-    text_chars: int = Field(100_000, ge=1, description="characters in any one string of a request body")
-    depth: int = Field(64, ge=4, le=512, description="how deeply objects and lists of a request body may nest")
-    drain_bytes: int = Field(
-        64 * MIB,
-        ge=0,
-        description="most bytes of an oversized body read and discarded so the client can read the 413 answer",
-    )
 
 
 class BodyTooLarge(StarletteHTTPException):
@@ -85,8 +60,6 @@ class BodyLimitMiddleware:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        from router.api.errors import error_response
-
         limit, setting = body_limit(scope, self.limits)
         declared = _declared_length(scope)
         if declared is not None and declared > limit:
@@ -141,84 +114,6 @@ async def drain(receive: Receive, *, budget: int) -> int:
         if not message.get("more_body", False):
             break
     return discarded
-
-
-def check_document(document: Any, limits: LimitSettings, *, at: tuple[str | int, ...] = ()) -> None:
-    """Reject a parsed JSON body that holds too many items, a too long or NUL-bearing string, or nests too deep.
-
-    ``at``: where ``document`` lies in the body (``("functions", 3)``), for a part of a body
-    checked on its own: errors name the field from the top, and depth counts from there.
-
-    Raises:
-        InvalidRequest: naming the first offending field, in document order.
-    """
-    # Iterative, so a deep document cannot exhaust the interpreter's stack; paths are linked
-    # (parent, key) pairs, rendered only for an error.
-    trail: tuple[Any, str | int] | None = None
-    for key in at:
-        trail = (trail, key)
-    if not at:
-        _check_counts(document, limits)
-    if isinstance(document, str):
-        _check_string(document, trail, limits)
-    stack: list[tuple[Any, tuple[Any, str | int] | None, int]] = [(document, trail, len(at))]
-    while stack:
-        node, trail, depth = stack.pop()
-        if not isinstance(node, dict | list):
-            continue
-        if depth >= limits.depth:
-            where = _path(trail)
-            raise InvalidRequest(f"{where}: nested deeper than {limits.depth} levels (ROUTER_LIMIT_DEPTH)", field=where)
-        children: list[tuple[Any, tuple[Any, str | int] | None, int]] = []
-        for key, value in node.items() if isinstance(node, dict) else enumerate(node):
-            if isinstance(key, str) and ("\x00" in key or len(key) > limits.text_chars):
-                _check_string(key, trail, limits, name=True)
-            if isinstance(value, str):
-                if "\x00" in value or len(value) > limits.text_chars:
-                    _check_string(value, (trail, key), limits)
-            elif isinstance(value, dict | list):
-                children.append((value, (trail, key), depth + 1))
-        stack.extend(reversed(children))
-
-
-def _check_counts(document: Any, limits: LimitSettings) -> None:
-    if isinstance(document, dict):
-        for name in COUNTED:
-            items = document.get(name)
-            if isinstance(items, list):
-                check_count(name, len(items), limits)
-
-
-def check_count(name: str, count: int, limits: LimitSettings) -> None:
-    """Reject ``count`` items in the top-level list ``name`` (one of ``COUNTED``) when over its limit."""
-    noun, scope = COUNTED[name]
-    limit = getattr(limits, name)
-    if count > limit:
-        detail = f"{name}: {count} {noun}; at most {limit} {scope} (ROUTER_LIMIT_{name.upper()})"
-        raise InvalidRequest(detail, field=name)
-
-
-def _check_string(text: str, trail: tuple[Any, str | int] | None, limits: LimitSettings, *, name: bool = False) -> None:
-    where = _path(trail)
-    what = "a field name" if name else "the text"
-    if "\x00" in text:
-        raise InvalidRequest(f"{where}: {what} contains a NUL character (\\u0000)", field=where)
-    if len(text) > limits.text_chars:
-        raise InvalidRequest(
-            f"{where}: {what} has {len(text)} characters; at most {limits.text_chars} (ROUTER_LIMIT_TEXT_CHARS)",
-            field=where,
-        )
-
-
-def _path(trail: tuple[Any, str | int] | None) -> str:
-    keys: list[str | int] = []
-    while trail is not None:
-        trail, key = trail
-        keys.append(key)
-    text = ""
-    for key in reversed(keys):
-        text += f"[{key}]" if isinstance(key, int) else (f".{key}" if text else key)
-    return text or "body"
 
 
 async def check_body(request: Request) -> None:

@@ -20,8 +20,8 @@ from typing import Any
 from pydantic import Field, PrivateAttr, SecretStr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from router.errors import Forbidden
-from router.schemas import NAMESPACE
+from router.api.schemas import NAMESPACE
+from router.common.errors import Forbidden
 
 ALL = "*"
 KEY_PATTERN = re.compile(r"[\x21-\x7e]{16,256}")

@@ -8,29 +8,28 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from router.catalog import FunctionDef
+from router.catalog.functions import FunctionDef
+from router.catalog.records import CatalogRecord
+from router.common.errors import InvalidRequest
+from router.common.messages import context_texts
 from router.embedding import Vectors
-from router.errors import InvalidRequest
-from router.messages import context_texts
-from router.meta import CatalogRecord
 from router.retrieval.candidates import candidates, resolved
+from router.retrieval.catalogs import ActiveIndex, Catalogs
 from router.retrieval.context import TurnRanking, rank_turn
 from router.retrieval.explanation import Explanation, explain
-from router.retrieval.index import ActiveIndex
 from router.retrieval.learning import CONTEXT_MESSAGES, called_functions, learn
 from router.retrieval.scored import Candidate, ScoredFunction
 from router.retrieval.sparse import query_vector
+from router.routing.settings import RouteSettings
 from router.sessions.extraction import MemoryExtractor, StatementExtractor, memory_candidates
 from router.sessions.history import HistoryStore, as_message
 from router.sessions.memory import ANY_NAMESPACE, Memory, MemoryRows, MemoryStore, scope_of
 from router.sessions.recall import RecallSettings, rank
-from router.settings import RouteSettings
-from router.storage.base import Storage, StorageUnavailable
-from sync.service import CatalogService
+from router.storage.base import StorageUnavailable
 
 log = logging.getLogger(__name__)
 
@@ -81,22 +80,23 @@ class TurnRouter:
     """Routes turns and records what runs produced.
 
     Args:
-        service: the catalog service (function index and catalogs).
-        storage: where history and memories live.
+        catalogs: the catalogs and the function index (their storage keeps history and memories).
         settings: routing defaults.
         extractor: what turns user input into memories.
+        degraded: told of each route answered with the pinned functions only, storage being down.
     """
 
     def __init__(
         self,
-        service: CatalogService,
-        storage: Storage,
+        catalogs: Catalogs,
         settings: RouteSettings,
         *,
         extractor: MemoryExtractor | None = None,
+        degraded: Callable[[], None] | None = None,
     ) -> None:
-        self._service = service
-        self._storage = storage
+        self._catalogs = catalogs
+        self._storage = catalogs.storage
+        self._degraded = degraded
         self.settings = settings
         self._extractor = extractor or StatementExtractor()
         self._history: HistoryStore | None = None
@@ -119,7 +119,7 @@ class TurnRouter:
 
     async def user_memories(self) -> MemoryStore:
         """The memories of the model currently serving (what ``/v1/users/{id}/memories`` manages)."""
-        return await self.memories(self._service.index)
+        return await self.memories(self._catalogs.index)
 
     async def route(self, turn: Turn) -> Routed:
         """The functions that matter for ``turn``, plus history and memories.
@@ -130,13 +130,14 @@ class TurnRouter:
         try:
             return await self._route(turn)
         except StorageUnavailable as exc:
-            pins = self._service.pins
+            pins = self._catalogs.pins
             known = pins.answer(turn.namespace, turn.pinned) if pins is not None else None
             if known is None:
                 raise
             context = "\n".join(self._new_texts(turn))
             log.warning("storage unavailable; routed to the pinned functions", extra={"detail": str(exc)})
-            self._service.metrics.degraded.inc()
+            if self._degraded is not None:
+                self._degraded()
             return Routed([], [ScoredFunction(f, 0.0) for f in known], context, "", degraded=True)
 
     def _new_texts(self, turn: Turn) -> list[str]:
@@ -157,7 +158,7 @@ class TurnRouter:
         roles = self.settings.roles
         new = self._new_texts(turn)
         recent = context_texts(history, roles=roles)[-turn.recent_messages :] if turn.recent_messages else []
-        index = self._service.index
+        index = self._catalogs.index
         new_text, recent_text = "\n".join(new), "\n".join(recent + new) if recent else ""
         texts = [new_text, recent_text] if recent_text else [new_text]
         vectors = await index.embedder.query(texts)
@@ -166,8 +167,8 @@ class TurnRouter:
         searched = await asyncio.to_thread(self._search, index, turn, record, texts, vectors, memory_store)
         chosen, pinned = searched.chosen, searched.pinned
         _check_pinned(turn.pinned, {p.function.name for p in pinned})
-        if self._service.pins is not None:
-            self._service.pins.seen(turn.namespace, searched.record.pinned, [p.function for p in pinned])
+        if self._catalogs.pins is not None:
+            self._catalogs.pins.seen(turn.namespace, searched.record.pinned, [p.function for p in pinned])
         return Routed(
             functions=chosen,
             pinned=pinned,
@@ -179,7 +180,7 @@ class TurnRouter:
         )
 
     def _lookup(self, turn: Turn, session_id: str, history: HistoryStore) -> tuple[CatalogRecord, list[dict[str, Any]]]:
-        record = self._service.known(turn.namespace)
+        record = self._catalogs.known(turn.namespace)
         window = max(turn.history_messages, turn.recent_messages * 4)
         return record, history.messages(session_id, limit=window)
 
@@ -195,7 +196,7 @@ class TurnRouter:
         # Ranked here, off the event loop, so that only the chosen functions' definitions are read.
         vectors = [v.tolist() for v in matrix]
         if record is None:
-            record = self._service.known(turn.namespace)
+            record = self._catalogs.known(turn.namespace)
         limit = max(self.settings.candidates, turn.max_functions * 4)
         examples = self.settings.learn_from_usage
         found = [
@@ -250,14 +251,14 @@ class TurnRouter:
             The messages as stored and how many new memories were kept.
         """
         if namespace is not None:
-            await self._service.catalog(namespace)
+            await self._catalogs.record(namespace)
         store = await self.history()
         stored = await asyncio.to_thread(store.append, session_id, messages, user_id=user_id, namespace=namespace)
-        if self.settings.learn_from_usage and self._service.ready and any(called_functions(m) for m in stored):
+        if self.settings.learn_from_usage and self._catalogs.ready and any(called_functions(m) for m in stored):
             # The session's earlier turns give calls posted after their request that request.
             window = await asyncio.to_thread(store.messages, session_id, limit=len(stored) + CONTEXT_MESSAGES)
             await learn(
-                self._service.index,
+                self._catalogs.index,
                 namespace or "default",
                 window,
                 roles=self.settings.roles,
@@ -268,7 +269,7 @@ class TurnRouter:
         scope = scope_of(session_id=session_id, user_id=user_id)
         if not facts or scope is None:
             return stored, 0
-        index = self._service.index
+        index = self._catalogs.index
         vectors = await index.embedder.embed(facts, kind="memory")
         memories = await self.memories(index)
         added = await asyncio.to_thread(
@@ -290,7 +291,7 @@ class TurnRouter:
         store = await self.history()
         count = await asyncio.to_thread(store.count, session_id)
         await asyncio.to_thread(store.delete, session_id)
-        memories = await self.memories(self._service.index)
+        memories = await self.memories(self._catalogs.index)
         await asyncio.to_thread(memories.forget, f"session:{session_id}")
         return count
 

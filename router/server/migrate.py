@@ -14,7 +14,7 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from router.meta import META
+from router.catalog.records import META
 from router.sessions.history import MESSAGES
 from router.storage.base import Collection, CollectionSpec, Storage
 from router.storage.edge_export import EdgeExport, StoredCollection

@@ -20,7 +20,7 @@ from typing import Any, Literal
 
 import orjson
 
-from router.errors import CatalogInvalid
+from router.common.errors import CatalogInvalid
 
 NAME_PATTERN = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
 Shape = Literal["openai", "bare", "mcp"]

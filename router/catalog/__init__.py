@@ -1,0 +1,1 @@
+"""Function definitions and their validation, request limits, and the records of what is stored."""

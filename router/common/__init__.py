@@ -1,0 +1,1 @@
+"""What every layer shares: the error family and the text of chat messages."""
