@@ -5,9 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from router.api.limits import body_limit
-from router.catalog.limits import MIB, LimitSettings, check_document
+from router.catalog.limits import MIB, LimitSettings, _name_the_field, _within, check_document
 from router.common.errors import InvalidRequest
 
 LIMITS = LimitSettings(messages=3, functions=2, text_chars=20, depth=5)
@@ -96,3 +98,24 @@ def test_a_very_deep_document_is_refused_without_recursion() -> None:
 )
 def test_catalog_puts_have_their_own_byte_limit(method: str, path: str, expected: tuple[int, str]) -> None:
     assert body_limit({"type": "http", "method": method, "path": path}, LimitSettings()) == expected
+
+
+strings = st.text(alphabet=st.sampled_from(["a", "é", "\x00", '"', "\\"]), max_size=24)
+documents = st.recursive(
+    st.none() | st.integers() | strings,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(strings, inner, max_size=3),
+    max_leaves=30,
+)
+
+
+@settings(max_examples=500, deadline=None)
+@given(documents)
+def test_the_quick_walk_passes_exactly_what_the_named_walk_passes(document: Any) -> None:
+    limits = LimitSettings(text_chars=20, depth=4)
+    try:
+        _name_the_field(document, limits)
+        named = True
+    except InvalidRequest:
+        named = False
+    quick = _within(document, 0, limits.depth, limits.text_chars) if isinstance(document, dict | list) else named
+    assert quick == named
