@@ -75,13 +75,18 @@ class Summary:
 
 
 def prepare(
-    store: FunctionStore, namespace: str, functions: Sequence[FunctionDef], batch_size: int
+    store: FunctionStore,
+    namespace: str,
+    functions: Sequence[FunctionDef],
+    batch_size: int,
+    stored: Mapping[str, str] | None = None,
 ) -> tuple[Plan, list[str], list[FunctionDef]]:
-    """The plan of an apply against the store's hashes, and the texts to embed with their functions.
+    """The plan of an apply against the stored hashes, and the texts to embed with their functions.
 
-    Blocking (it reads the store and hashes every definition): run it off the event loop.
+    ``stored``: the namespace's hashes when the caller knows them; read from the store otherwise.
+    Blocking (it may read the store, and hashes every definition): run it off the event loop.
     """
-    todo = plan(functions, store.hashes(namespace))
+    todo = plan(functions, store.hashes(namespace) if stored is None else stored)
     builder = template(store.generation.text)
     pairs = [(builder(f), f) for f in todo.to_embed]
     if len(pairs) > batch_size:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -44,9 +44,12 @@ class PlanWriter:
         embedder: Embedder,
         namespace: str,
         functions: Sequence[FunctionDef],
+        *,
+        stored: Mapping[str, str] | None = None,
     ) -> Summary:
-        """Write the plan of ``functions`` to ``store``; what it did."""
-        todo, texts, embedded = await asyncio.to_thread(prepare, store, namespace, functions, embedder.batch_size)
+        """Write the plan of ``functions`` to ``store``; what it did. ``stored``: as for ``prepare``."""
+        batch = embedder.batch_size
+        todo, texts, embedded = await asyncio.to_thread(prepare, store, namespace, functions, batch, stored)
         if embedded:
             progress = progress_for(self.progress, f"{namespace}", len(texts))
             running = self.log.started(namespace, len(texts))

@@ -36,6 +36,9 @@ class CatalogService:
         text: the function text template wanted for new vectors.
         progress: makes a progress callback for large embeddings (the CLI's progress bar).
         counters: where reconciles are counted (the process's metrics).
+        sole_writer: nothing but this service writes the store (embedded storage, which one
+            process holds): what it wrote is what is stored, so its diffs need not read the
+            stored hashes back (a tenth of a second at 10,000 functions).
 
     Attributes:
         catalogs: what routes read: the records and the generation served, which this writer
@@ -52,6 +55,7 @@ class CatalogService:
         text: str,
         progress: ProgressFactory | None = None,
         counters: SyncCounters | None = None,
+        sole_writer: bool = False,
     ) -> None:
         template(text)  # reject an unknown template before anything is loaded
         self._storage = storage
@@ -65,6 +69,8 @@ class CatalogService:
         self._lock = asyncio.Lock()
         self._rebuilding = asyncio.Lock()
         self._wanted: Generation | None = None
+        # namespace -> (the store written, each function's content hash as written there)
+        self._written: dict[str, tuple[FunctionStore, dict[str, str]]] | None = {} if sole_writer else None
 
     @property
     def meta(self) -> MetaStore:
@@ -160,7 +166,10 @@ class CatalogService:
             async with self._lock:
                 index = self.index
                 record = await asyncio.to_thread(self.meta.catalog, namespace)
-                summary = await self._writer.reconcile(index.store, index.embedder, namespace, functions)
+                stored = self._take_written(index.store, namespace)
+                summary = await self._writer.reconcile(index.store, index.embedder, namespace, functions, stored=stored)
+                if self._written is not None:
+                    self._written[namespace] = (index.store, {f.name: f.content_hash for f in functions})
                 if summary.changed or record is None or not record.written_from(source, pinned):
                     put = self.meta.put_catalog
                     await asyncio.to_thread(put, namespace, source=source, count=len(functions), pinned=pinned)
@@ -179,6 +188,7 @@ class CatalogService:
     async def remove(self, namespace: str) -> Summary:
         """Delete a namespace and all its functions."""
         async with self._lock:
+            self._take_written(self.index.store, namespace)
             record = await asyncio.to_thread(self.meta.catalog, namespace)
             if record is None:
                 raise NamespaceNotFound(f"no catalog named {namespace!r}", field="namespace")
@@ -191,3 +201,8 @@ class CatalogService:
         self.log.synced(record.source, summary)
         log.info("catalog deleted", extra={"namespace": namespace, "removed": summary.removed})
         return summary
+
+    def _take_written(self, store: FunctionStore, namespace: str) -> dict[str, str] | None:
+        """What this writer last wrote to ``namespace`` in ``store``, taken out until a write succeeds."""
+        written = self._written.pop(namespace, None) if self._written is not None else None
+        return written[1] if written is not None and written[0] is store else None

@@ -37,7 +37,9 @@ def storage(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Storage]
 
 
 async def open_service(storage: Storage, pool: EmbedderPool) -> CatalogService:
-    opened = CatalogService(storage, pool, model=DEFAULT_MODEL, text=DEFAULT_TEMPLATE)
+    # Embedded storage has one writer, which keeps what it wrote; a server may have several.
+    sole = isinstance(storage, EdgeStorage)
+    opened = CatalogService(storage, pool, model=DEFAULT_MODEL, text=DEFAULT_TEMPLATE, sole_writer=sole)
     await opened.open()
     return opened
 
@@ -108,6 +110,28 @@ async def test_each_function_keeps_its_facets_its_own_vector_then_each_parameter
     assert [len(facets[n]) for n in ("get_weather", "get_forecast")] == [2, 3]
     own = embedder.encode([text(WEATHER), "city: City name"])
     assert (facets["get_weather"] * own).sum(axis=1).min() >= 0.999  # stored in float16
+
+
+async def test_the_sole_writer_diffs_against_what_it_wrote_until_a_write_fails(
+    worker_service: CatalogService, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = worker_service.index.store
+    read: list[str] = []
+    hashes = store.hashes
+    monkeypatch.setattr(store, "hashes", lambda namespace: read.append(namespace) or hashes(namespace))
+    await worker_service.apply("tools", parse(WEATHER, STOCKS), source="test")
+    changed = dict(STOCKS, description="Latest price and daily change of a listed share.")
+
+    summary = await worker_service.apply("tools", parse(WEATHER, changed), source="test")
+    news = bare("get_news", "Latest news headlines on a topic.", topic="Topic")
+    with writes_cut_short(store), pytest.raises(OSError, match="disk full"):
+        await worker_service.apply("tools", parse(WEATHER, news), source="test")
+    after = await worker_service.apply("tools", parse(WEATHER, changed), source="test")
+
+    assert summary.counts() == {"added": 0, "updated": 1, "removed": 0, "unchanged": 1}
+    assert read == ["tools", "tools"]  # the first apply, and the one after the write cut short
+    assert after.counts() == {"added": 0, "updated": 0, "removed": 1, "unchanged": 2}
+    assert sorted(stored(worker_service, "tools")) == ["get_stock_price", "get_weather"]
 
 
 async def test_reapplying_the_same_catalog_embeds_and_writes_nothing(
