@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 from collections.abc import Callable, Coroutine
 from typing import Any
 
@@ -33,8 +34,20 @@ class CatalogRequest(Request):
     async def json(self) -> Any:
         """The decoded body (decoded once)."""
         if not hasattr(self, "_decoded"):
-            self._decoded = await asyncio.to_thread(orjson.loads, await self.body())
+            self._decoded = await asyncio.to_thread(_decode, await self.body())
         return self._decoded
+
+
+def _decode(body: bytes) -> Any:
+    # Decoding 10,000 functions makes 300,000 containers, none in a cycle: the cycle collector's
+    # full passes over them (and all else alive) took 0.1 s of a 0.3 s one-change PUT.
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return orjson.loads(body)
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def _source(namespace: str) -> str:
