@@ -7,6 +7,7 @@ import logging
 from collections.abc import Sequence
 
 from router.catalog.functions import FunctionDef
+from router.catalog.limits import LimitSettings, check_count
 from router.catalog.records import Generation, MetaStore
 from router.common.errors import NamespaceNotFound
 from router.embedding import Embedder, EmbedderPool
@@ -36,6 +37,7 @@ class CatalogService:
         text: the function text template wanted for new vectors.
         progress: makes a progress callback for large embeddings (the CLI's progress bar).
         counters: where reconciles are counted (the process's metrics).
+        limits: how many functions a catalog may hold, from any source.
         sole_writer: nothing but this service writes the store (embedded storage, which one
             process holds): what it wrote is what is stored, so its diffs need not read the
             stored hashes back (a tenth of a second at 10,000 functions).
@@ -55,6 +57,7 @@ class CatalogService:
         text: str,
         progress: ProgressFactory | None = None,
         counters: SyncCounters | None = None,
+        limits: LimitSettings | None = None,
         sole_writer: bool = False,
     ) -> None:
         template(text)  # reject an unknown template before anything is loaded
@@ -69,6 +72,7 @@ class CatalogService:
         self._lock = asyncio.Lock()
         self._rebuilding = asyncio.Lock()
         self._wanted: Generation | None = None
+        self._limits = limits or LimitSettings()
         # namespace -> (the store written, each function's content hash as written there)
         self._written: dict[str, tuple[FunctionStore, dict[str, str]]] | None = {} if sole_writer else None
 
@@ -161,7 +165,11 @@ class CatalogService:
             functions: its functions, validated.
             source: where they came from (``api``, ``dir:<path>``).
             pinned: names always returned with a route of this namespace.
+
+        Raises:
+            InvalidRequest: more functions than a catalog may hold (``ROUTER_LIMIT_FUNCTIONS``).
         """
+        check_count("functions", len(functions), self._limits)
         try:
             async with self._lock:
                 index = self.index

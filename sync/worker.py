@@ -11,6 +11,7 @@ from pathlib import Path
 
 import watchfiles
 
+from router.common.errors import InvalidRequest
 from router.storage.base import StorageUnavailable
 from sync.diff import Summary
 from sync.service import CatalogService
@@ -81,11 +82,7 @@ class DirectorySync:
     async def _apply(self, file: CatalogFile) -> Outcome:
         namespace = file.namespace
         if file.error is not None:
-            log.error("catalog file rejected", extra={"namespace": namespace, "detail": file.error})
-            self._service.counters.sync_failed(self._source, outcome="rejected")
-            self._service.log.failed(namespace, self._source, file.error, outcome="rejected")
-            self._seen.pop(namespace, None)
-            return Outcome(namespace, error=file.error)
+            return self._rejected(namespace, file.error)
         if file.empty and not self._allow_delete:
             reason = f"{file.path} lists no function; kept the stored catalog (allow deletion to empty it)"
             log.warning("catalog file empty", extra={"namespace": namespace, "detail": reason})
@@ -95,9 +92,19 @@ class DirectorySync:
         if file.empty:
             summary = await self._service.remove(namespace) if await self._known(namespace) else Summary(namespace)
         else:
-            summary = await self._service.apply(namespace, file.functions, source=self._source, pinned=file.pinned)
+            try:
+                summary = await self._service.apply(namespace, file.functions, source=self._source, pinned=file.pinned)
+            except InvalidRequest as exc:  # more functions than a catalog may hold
+                return self._rejected(namespace, f"{file.path}: {exc.detail}")
         self._seen[namespace] = file.fingerprint
         return Outcome(namespace, summary=summary)
+
+    def _rejected(self, namespace: str, detail: str) -> Outcome:
+        log.error("catalog file rejected", extra={"namespace": namespace, "detail": detail})
+        self._service.counters.sync_failed(self._source, outcome="rejected")
+        self._service.log.failed(namespace, self._source, detail, outcome="rejected")
+        self._seen.pop(namespace, None)
+        return Outcome(namespace, error=detail)
 
     async def _known(self, namespace: str) -> bool:
         return namespace in await self._service.catalogs.records()

@@ -14,7 +14,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from router.common.errors import InvalidRequest
 
-__all__ = ["COUNTED", "MIB", "LimitSettings", "check_document"]
+__all__ = ["COUNTED", "MIB", "LimitSettings", "check_count", "check_document"]
 
 MIB = 1024 * 1024
 # Bodies of these top-level list fields are counted.
@@ -99,13 +99,23 @@ def _name_the_field(document: Any, limits: LimitSettings) -> None:
 
 
 def _check_counts(document: Any, limits: LimitSettings) -> None:
-    if not isinstance(document, dict):
-        return
-    for name, (noun, scope) in COUNTED.items():
-        items, limit = document.get(name), getattr(limits, name)
-        if isinstance(items, list) and len(items) > limit:
-            detail = f"{name}: {len(items)} {noun}; at most {limit} {scope} (ROUTER_LIMIT_{name.upper()})"
-            raise InvalidRequest(detail, field=name)
+    if isinstance(document, dict):
+        for name in COUNTED:
+            if isinstance(items := document.get(name), list):
+                check_count(name, len(items), limits)
+
+
+def check_count(name: str, count: int, limits: LimitSettings) -> None:
+    """Reject ``count`` items of the list ``name`` (``messages`` or ``functions``) when over its limit.
+
+    Raises:
+        InvalidRequest: naming the field and the setting.
+    """
+    noun, scope = COUNTED[name]
+    limit = getattr(limits, name)
+    if count > limit:
+        detail = f"{name}: {count} {noun}; at most {limit} {scope} (ROUTER_LIMIT_{name.upper()})"
+        raise InvalidRequest(detail, field=name)
 
 
 def _check_string(text: str, trail: tuple[Any, str | int] | None, limits: LimitSettings, *, name: bool = False) -> None:

@@ -161,6 +161,7 @@ class Runtime:
                 text=embedding.text,
                 progress=self._progress,
                 counters=self.metrics,
+                limits=self.settings.limits,
                 sole_writer=self._owns_storage and self.settings.storage.embedded,
             )
             await service.open()

@@ -16,6 +16,7 @@ import pytest
 from conftest import STOCKS, TIMEZONE, WEATHER, CountingEmbedder, bare, write_catalog, writes_cut_short
 
 from router.catalog.functions import FunctionDef, parse_catalog, parse_function
+from router.catalog.limits import LimitSettings
 from router.common.errors import NamespaceNotFound
 from router.embedding import DEFAULT_MODEL, Embedder, EmbedderPool
 from router.retrieval.texts import DEFAULT_TEMPLATE, template
@@ -340,6 +341,29 @@ async def test_a_rejected_file_changes_nothing_in_its_namespace(
         {"added": 1, "updated": 0, "removed": 0, "unchanged": 1}
     ]
     assert counting.calls == [[text(STOCKS)]]
+
+
+async def test_a_file_over_the_functions_limit_is_rejected_naming_the_setting(
+    tmp_path: Path, counting_pool: EmbedderPool, catalog_dir: Path
+) -> None:
+    storage = EdgeStorage(tmp_path / "limited")
+    limits = LimitSettings(functions=2)
+    service = CatalogService(storage, counting_pool, model=DEFAULT_MODEL, text=DEFAULT_TEMPLATE, limits=limits)
+    await service.open()
+    try:
+        write_catalog(catalog_dir, "tools", [WEATHER, STOCKS])
+        await DirectorySync(service, catalog_dir).run_once()
+        write_catalog(catalog_dir, "tools", GOOD)
+
+        report = await DirectorySync(service, catalog_dir).run_once()
+
+        [rejected] = report.rejected
+        assert rejected.error is not None
+        assert "functions: 3 functions; at most 2 per catalog (ROUTER_LIMIT_FUNCTIONS)" in rejected.error
+        assert sorted(stored(service, "tools")) == ["get_stock_price", "get_weather"]
+        assert service.log.results["tools"].outcome == "rejected"
+    finally:
+        storage.close()
 
 
 async def test_a_fixed_file_is_applied_after_a_rejection(worker_service: CatalogService, catalog_dir: Path) -> None:
