@@ -94,7 +94,9 @@ class FunctionStore:
     def facets(self, namespace: str, names: Sequence[str]) -> dict[str, Vectors]:
         """The facet vectors of the named functions of ``namespace`` (one row per facet), by name."""
         records = self.collection.retrieve([point_id(namespace, n) for n in dict.fromkeys(names)], fields=_FACETS)
-        return {r.payload["name"]: _unpack(r.payload["facets"], self.generation.dimension) for r in records}
+        # A generation written before facets were kept has none; it is served until its rebuild.
+        dimension = self.generation.dimension
+        return {r.payload["name"]: _unpack(r.payload["facets"], dimension) for r in records if "facets" in r.payload}
 
     def remove(self, namespace: str, names: Sequence[str]) -> None:
         """Delete functions of ``namespace`` by name, with their usage examples."""

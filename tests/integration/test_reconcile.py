@@ -15,12 +15,12 @@ from typing import Any
 import pytest
 from conftest import STOCKS, TIMEZONE, WEATHER, CountingEmbedder, bare, write_catalog, writes_cut_short
 
-from router.catalog.functions import FunctionDef, parse_catalog, parse_function
+from router.catalog.functions import FunctionDef, parse_catalog, parse_function, point_id
 from router.catalog.limits import LimitSettings
 from router.common.errors import NamespaceNotFound
 from router.embedding import DEFAULT_MODEL, Embedder, EmbedderPool
 from router.retrieval.texts import DEFAULT_TEMPLATE, template
-from router.storage.base import Storage
+from router.storage.base import PointData, Storage
 from router.storage.client import ClientStorage
 from router.storage.edge import EdgeStorage
 from sync.service import CatalogService
@@ -133,6 +133,17 @@ async def test_the_sole_writer_diffs_against_what_it_wrote_until_a_write_fails(
     assert read == ["tools", "tools"]  # the first apply, and the one after the write cut short
     assert after.counts() == {"added": 0, "updated": 0, "removed": 1, "unchanged": 2}
     assert sorted(stored(worker_service, "tools")) == ["get_stock_price", "get_weather"]
+
+
+async def test_a_function_stored_without_facets_has_none_to_give(service: CatalogService) -> None:
+    # As a generation written before facets were kept, served until its rebuild.
+    await service.apply("tools", parse(WEATHER, STOCKS), source="test")
+    collection = service.index.store.collection
+    [record] = collection.retrieve([point_id("tools", "get_weather")])
+    older = {k: v for k, v in record.payload.items() if k != "facets"}
+    collection.upsert([PointData(id=record.id, payload=older, dense=[1.0] + [0.0] * 383)])
+
+    assert list(service.index.store.facets("tools", ["get_weather", "get_stock_price"])) == ["get_stock_price"]
 
 
 async def test_reapplying_the_same_catalog_embeds_and_writes_nothing(
