@@ -44,7 +44,10 @@ def _common(parser: argparse.ArgumentParser) -> None:
     where.add_argument("--data", type=Path, help="embedded storage directory (default ./data)")
     where.add_argument("--qdrant-url", help="Qdrant server URL (server mode)")
     parser.add_argument("--model", help="sentence-transformers model name or path")
-    parser.add_argument("--text", help="function text template (name_description, name_description_parameters)")
+    parser.add_argument(
+        "--text",
+        help="function text template: readable_schema (default), name_description, name_description_parameters",
+    )
     parser.add_argument("--allow-delete", action="store_true", help="let an emptied or removed file delete its catalog")
     _logging(parser)
 

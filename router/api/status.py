@@ -37,7 +37,7 @@ class StatusOut(BaseModel):
         description="the active generation: `model`, `text` template, `dimension`, `id`, `rebuild_pending`"
     )
     embedding: dict[str, Any] | None = Field(
-        description="the served model's `model`, `dimension`, `backends` and `timings_ms`"
+        description="the served model: `model`, `dimension`, `device`, `threads` and query `lanes`"
     )
     catalogs: list[dict[str, Any]] = Field(
         description="the catalogs this API key may use, each with `last_sync` (this process's last sync of it: "

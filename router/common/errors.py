@@ -10,7 +10,6 @@
     ├── Unauthorized (401)        no API key, or an unknown one
     ├── Forbidden (403)           the API key may not use that namespace or session
     ├── PayloadTooLarge (413)     the request body exceeds its limit
-    ├── Conflict (409)            settings or state that cannot go together
     └── Unavailable (503)         storage unreachable or the service is not ready
 """
 
@@ -66,12 +65,6 @@ class PayloadTooLarge(RouterError):
     """The request body is larger than the configured limit."""
 
     status_code = 413
-
-
-class Conflict(RouterError):
-    """The request conflicts with the current state."""
-
-    status_code = 409
 
 
 class Unavailable(RouterError):

@@ -174,8 +174,5 @@ class Storage(Protocol):
     def drop(self, name: str) -> None:
         """Remove a collection and all its points; a missing one is ignored."""
 
-    def flush(self) -> None:
-        """Make every write so far durable on disk (the engine's own flush of each open collection)."""
-
     def close(self) -> None:
         """Flush and release everything."""

@@ -316,9 +316,6 @@ class ClientStorage:
             if self._client.collection_exists(self._prefix + name):
                 self._client.delete_collection(self._prefix + name)
 
-    def flush(self) -> None:
-        """Nothing to do here: the server makes its writes durable through its own write-ahead log."""
-
     def close(self) -> None:
         """Release the client (an in-memory store is discarded)."""
         self._client.close()

@@ -82,12 +82,6 @@ class EdgeStorage:
                 opened.close()
             shutil.rmtree(self._root / name, ignore_errors=True)
 
-    def flush(self) -> None:
-        """Flush every open shard to disk."""
-        with self._guard:
-            for collection in self._open.values():
-                collection.flush()
-
     def close(self) -> None:
         """Close every shard and release the directory lock."""
         with self._guard:

@@ -153,11 +153,6 @@ class EdgeCollection:
             found = {i: [edge_hit(p) for p in points] for i, points in zip(asked, results, strict=True)}
         return [found.get(i, []) for i in range(len(requests))]
 
-    def flush(self) -> None:
-        """Write the shard's segments to disk, so that what it answered survives a power loss."""
-        with self._using() as shard:
-            shard.flush()
-
     def close(self) -> None:
         with self._lock:
             if self._shard is not None:

@@ -55,10 +55,6 @@ class Switchable:
         self._check()
         self.inner.drop(name)
 
-    def flush(self) -> None:
-        self._check()
-        self.inner.flush()
-
     def close(self) -> None:
         self.inner.close()
 
