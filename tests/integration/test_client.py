@@ -1,7 +1,7 @@
 """The Python client against the real sidecar: uvicorn on 127.0.0.1, the real model, embedded storage.
 
-The README's client examples (``README.md``, section "Python client") run here too,
-pointed at this server.
+The documented examples (``docs/integrations.md``: the "Python client" section and the
+tool search blocks marked ``<!-- test: NAME -->``) run here too, pointed at this server.
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ from tests.sdk_types import conforms
 
 pytestmark = pytest.mark.integration
 
-DOCS = ROOT / "README.md"
+DOCS = ROOT / "docs" / "integrations.md"
 DOCS_URL = "http://127.0.0.1:8000"
 
 

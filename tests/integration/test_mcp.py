@@ -1,7 +1,7 @@
 """``router mcp`` against real MCP clients: stdio, streamable HTTP, an upstream MCP server, a remote router.
 
 The commands, the client configuration, the Python example and the upstreams file come from
-``README.md`` (blocks marked ``<!-- test: NAME -->``), so the documentation runs as written,
+``docs/integrations.md`` (blocks marked ``<!-- test: NAME -->``), so the documentation runs as written,
 with a temporary data directory, free ports, and a catalog directory holding only the
 example ``travel`` catalog (embedding the four example catalogs would take most of each
 test). ``router mcp`` runs as ``python -m router.cli mcp`` once the command is wired into
@@ -53,7 +53,7 @@ from tests.docs import marked
 
 pytestmark = pytest.mark.integration
 
-DOCS = ROOT / "README.md"
+DOCS = ROOT / "docs" / "integrations.md"
 FIXTURE = ROOT / "tests" / "integration" / "mcp_fixture_server.py"
 FLIGHTS = "find me a flight from Lisbon to Rome"
 
