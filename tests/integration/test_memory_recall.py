@@ -21,13 +21,13 @@ from router.routing.turns import Turn
 from router.server.runtime import Runtime
 from router.server.settings import Settings, StorageSettings, SyncSettings
 from tests.conftest import ROOT
-from tests.docs import fenced
+from tests.docs import marked
 from tests.integration.everyday import CASES, CATALOG
 
 pytestmark = pytest.mark.integration
 
 NAMESPACE = "assistant"
-DOCS = ROOT / "README.md"
+DOCS = ROOT / "docs" / "architecture.md"
 
 
 @pytest.fixture
@@ -139,7 +139,7 @@ async def test_another_extractor_plugs_in_through_the_runtime(
 
 
 def test_the_documented_extractor_reads_a_models_list() -> None:
-    (block,) = fenced(DOCS, "Memory")
+    block = marked(DOCS, "memory-extractor")
     prompts: list[str] = []
 
     def ask_my_model(prompt: str) -> str:
