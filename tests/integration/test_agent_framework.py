@@ -30,12 +30,13 @@ from agent_framework import (
     ResponseStream,
 )
 from conftest import EXAMPLES
-from test_client import DOCS_URL, LiveServer, closed_port, python_blocks
+from test_client import DOCS, DOCS_URL, LiveServer, closed_port
 
 from router.client import AsyncRouterClient, RetryPolicy, RouterClient
 from router.embedding import EmbedderPool
 from router.integrations._af_messages import from_router, to_router
 from router.integrations.agent_framework import RouterContextProvider, tool_definitions
+from tests.docs import fenced
 
 pytestmark = pytest.mark.integration
 
@@ -320,9 +321,9 @@ def test_messages_convert_both_ways() -> None:
 
 
 def test_the_documented_example_runs(live: LiveServer, capsys: pytest.CaptureFixture[str]) -> None:
-    (block,) = python_blocks("Agent Framework provider")
+    (block,) = fenced(DOCS, "Agent Framework provider")
     namespace: dict[str, Any] = {"__name__": "__docs__"}
-    exec(compile(block.replace(DOCS_URL, live.url), "README.md", "exec"), namespace)  # noqa: S102
+    exec(compile(block.replace(DOCS_URL, live.url), str(DOCS), "exec"), namespace)  # noqa: S102
     arguments = {"origin": "LIS", "destination": "FCO", "departure_date": "2025-06-06"}
     chat = ScriptedChatClient(call("search_flights", arguments), Message("assistant", ["TP 840 at 09:00, 120 EUR."]))
     asyncio.run(namespace["main"](chat))

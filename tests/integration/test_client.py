@@ -1,14 +1,13 @@
 """The Python client against the real sidecar: uvicorn on 127.0.0.1, the real model, embedded storage.
 
-The README's client examples (``README.md``, section "Python client") run here too,
-pointed at this server.
+The documented examples (``docs/integrations.md``: the "Python client" section and the
+tool search blocks marked ``<!-- test: NAME -->``) run here too, pointed at this server.
 """
 
 from __future__ import annotations
 
 import asyncio
 import os
-import re
 import shutil
 import socket
 import threading
@@ -37,11 +36,12 @@ from router.client import (
 from router.embedding import EmbedderPool
 from router.server.runtime import Runtime
 from router.server.settings import Settings, StorageSettings, SyncSettings
+from tests.docs import fenced, marked
 from tests.sdk_types import conforms
 
 pytestmark = pytest.mark.integration
 
-DOCS = ROOT / "README.md"
+DOCS = ROOT / "docs" / "integrations.md"
 DOCS_URL = "http://127.0.0.1:8000"
 
 
@@ -243,16 +243,8 @@ async def test_the_async_client_covers_the_same_api(live: LiveServer) -> None:
             await router.delete_catalog("async-demo")
 
 
-def python_blocks(section: str) -> list[str]:
-    """The ```python blocks of one ``## <section>`` of the integration docs."""
-    text = DOCS.read_text()
-    match = re.search(rf"^## {re.escape(section)}\n(.*?)(?=^## |\Z)", text, re.MULTILINE | re.DOTALL)
-    assert match, f"no '## {section}' section in {DOCS}"
-    return re.findall(r"^```python\n(.*?)^```", match.group(1), re.MULTILINE | re.DOTALL)
-
-
 def test_the_documented_examples_run(live: LiveServer, capsys: pytest.CaptureFixture[str]) -> None:
-    blocks = python_blocks("Python client")
+    blocks = fenced(DOCS, "Python client")
     assert len(blocks) >= 3
     for block in blocks:
         assert DOCS_URL in block
@@ -299,15 +291,8 @@ async def test_the_async_client_searches_too(live: LiveServer) -> None:
         assert routed.tools[0]["name"] == "tool_search"
 
 
-def doc_block(name: str) -> str:
-    """The fenced block of ``README.md`` marked ``<!-- test: name -->``."""
-    match = re.search(rf"<!-- test: {re.escape(name)} -->\n```\w+\n(.*?)^```", DOCS.read_text(), re.S | re.M)
-    assert match, f"no block marked 'test: {name}' in {DOCS}"
-    return match.group(1)
-
-
 def run_doc_block(name: str, live: LiveServer) -> dict[str, Any]:
-    block = doc_block(name)
+    block = marked(DOCS, name)
     assert DOCS_URL in block
     scope: dict[str, Any] = {"__name__": "__docs__"}
     exec(compile(block.replace(DOCS_URL, live.url), str(DOCS), "exec"), scope)  # noqa: S102

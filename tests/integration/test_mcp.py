@@ -1,7 +1,7 @@
 """``router mcp`` against real MCP clients: stdio, streamable HTTP, an upstream MCP server, a remote router.
 
 The commands, the client configuration, the Python example and the upstreams file come from
-``README.md`` (blocks marked ``<!-- test: NAME -->``), so the documentation runs as written,
+``docs/integrations.md`` (blocks marked ``<!-- test: NAME -->``), so the documentation runs as written,
 with a temporary data directory, free ports, and a catalog directory holding only the
 example ``travel`` catalog (embedding the four example catalogs would take most of each
 test). ``router mcp`` runs as ``python -m router.cli mcp`` once the command is wired into
@@ -49,19 +49,13 @@ from router.mcp.session import WorkingSet
 from router.server.runtime import Runtime
 from router.server.settings import Settings, StorageSettings, SyncSettings
 from router.storage.edge import EdgeStorage
+from tests.docs import marked
 
 pytestmark = pytest.mark.integration
 
-DOCS = ROOT / "README.md"
+DOCS = ROOT / "docs" / "integrations.md"
 FIXTURE = ROOT / "tests" / "integration" / "mcp_fixture_server.py"
 FLIGHTS = "find me a flight from Lisbon to Rome"
-
-
-def doc_block(name: str) -> str:
-    """The fenced block of ``README.md`` marked ``<!-- test: name -->``."""
-    match = re.search(rf"<!-- test: {re.escape(name)} -->\n```\w+\n(.*?)^```", DOCS.read_text(), re.S | re.M)
-    assert match, f"no block marked 'test: {name}' in {DOCS}"
-    return match.group(1)
 
 
 def router_mcp() -> list[str]:
@@ -161,7 +155,7 @@ async def until(check: Callable[[], Any], *, seconds: float = 15) -> Any:
 
 
 async def test_stdio_find_tools_builds_the_session_working_set(tmp_path: Path, travel: Path) -> None:
-    config = json.loads(doc_block("client-config"))["mcpServers"]["tool-router"]
+    config = json.loads(marked(DOCS, "client-config"))["mcpServers"]["tool-router"]
     argv = command([config["command"], *config["args"]], data=str(tmp_path / "data"), catalog=str(travel))
     async with stdio_session(argv, tmp_path / "router.log") as (session, changes):
         assert session.initialize_result is not None
@@ -170,7 +164,7 @@ async def test_stdio_find_tools_builds_the_session_working_set(tmp_path: Path, t
         assert await tool_names(session) == ["find_tools"]
 
         answer = await find(session, FLIGHTS)
-        documented = json.loads(doc_block("find-tools-answer"))
+        documented = json.loads(marked(DOCS, "find-tools-answer"))
         assert set(answer) == set(documented)
         assert set(answer["functions"][0]) == set(documented["functions"][0])
         flight = next(f for f in answer["functions"] if f["name"] == "search_flights")
@@ -207,7 +201,7 @@ async def test_stdio_find_tools_builds_the_session_working_set(tmp_path: Path, t
 
 async def test_the_documented_python_client_runs(tmp_path: Path, travel: Path) -> None:
     prefix = router_mcp()
-    script = doc_block("python-client").replace(
+    script = marked(DOCS, "python-client").replace(
         'command="router", args=["mcp",', f"command={prefix[0]!r}, args=[*{prefix[1:]!r},"
     )
     script = script.replace('"--data", "data-mcp"', f'"--data", {str(tmp_path / "data")!r}')
@@ -224,7 +218,7 @@ async def test_the_documented_python_client_runs(tmp_path: Path, travel: Path) -
     assert process.returncode == 0, err.decode()[-3000:]
     # Same shape as documented; the order and scores depend on the retrieval settings.
     *functions, tools = out.decode().splitlines()
-    documented = doc_block("python-client-output").splitlines()
+    documented = marked(DOCS, "python-client-output").splitlines()
     assert len(functions) == len(documented) - 1
     assert all(re.fullmatch(r"[a-z_]+ -?\d+\.\d+", line) for line in [*functions, *documented[:-1]])
     names = [line.split()[0] for line in functions]
@@ -235,7 +229,7 @@ async def test_the_documented_python_client_runs(tmp_path: Path, travel: Path) -
 
 async def test_streamable_http_keeps_one_working_set_per_session(tmp_path: Path, travel: Path) -> None:
     port = free_port()
-    argv = command(shlex.split(doc_block("http")), port=str(port), data=str(tmp_path / "data"), catalog=str(travel))
+    argv = command(shlex.split(marked(DOCS, "http")), port=str(port), data=str(tmp_path / "data"), catalog=str(travel))
     env = {k: v for k, v in os.environ.items() if not k.startswith("ROUTER_")}
     with (tmp_path / "router.log").open("w") as log:
         process = await asyncio.create_subprocess_exec(*argv, cwd=ROOT, env=env, stdout=log, stderr=log)
@@ -276,7 +270,7 @@ async def test_streamable_http_keeps_one_working_set_per_session(tmp_path: Path,
 
 async def test_an_upstream_mcp_server_becomes_a_callable_catalog(tmp_path: Path) -> None:
     data = tmp_path / "data"
-    argv = command(shlex.split(doc_block("upstream")), data=str(data))
+    argv = command(shlex.split(marked(DOCS, "upstream")), data=str(data))
     async with stdio_session(argv, tmp_path / "router.log") as (session, changes):
         weather = await find(session, "what will the weather be like in Lisbon this week", max_functions=10)
         names = [f["name"] for f in weather["functions"]]
@@ -374,10 +368,10 @@ async def test_through_a_running_router_with_an_upstreams_file(tmp_path: Path, l
                 return False
 
         await until(ready, seconds=120)
-        upstreams = yaml.safe_load(doc_block("upstreams-file"))
+        upstreams = yaml.safe_load(marked(DOCS, "upstreams-file"))
         desk = upstreams["upstreams"]["desk"] | {"command": sys.executable, "resync_seconds": 1}
         (tmp_path / "upstreams.yaml").write_text(yaml.safe_dump({"upstreams": {"desk": desk}}))
-        serve, mcp = (shlex.split(line.split("#")[0]) for line in doc_block("remote").splitlines())
+        serve, mcp = (shlex.split(line.split("#")[0]) for line in marked(DOCS, "remote").splitlines())
         assert serve[:2] == ["router", "serve"]
         argv = command(mcp, url=live_router.url, upstreams=str(tmp_path / "upstreams.yaml"), upstream=f"web={web}")
         async with stdio_session(argv, tmp_path / "router.log") as (session, _):
@@ -485,7 +479,7 @@ def test_upstreams_from_flags_and_files(tmp_path: Path) -> None:
             parse_upstream(bad)
 
     documented = tmp_path / "upstreams.yaml"
-    documented.write_text(doc_block("upstreams-file"))
+    documented.write_text(marked(DOCS, "upstreams-file"))
     desk, docs = load_upstreams(documented, resync_seconds=30)
     assert (desk.name, desk.command, desk.args, dict(desk.env)) == (
         "desk",

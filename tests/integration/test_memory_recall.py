@@ -8,7 +8,6 @@ whose parameters it matters to (``dietary_restrictions``), and the memory comes 
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -22,11 +21,13 @@ from router.routing.turns import Turn
 from router.server.runtime import Runtime
 from router.server.settings import Settings, StorageSettings, SyncSettings
 from tests.conftest import ROOT
+from tests.docs import marked
 from tests.integration.everyday import CASES, CATALOG
 
 pytestmark = pytest.mark.integration
 
 NAMESPACE = "assistant"
+DOCS = ROOT / "docs" / "architecture.md"
 
 
 @pytest.fixture
@@ -138,7 +139,7 @@ async def test_another_extractor_plugs_in_through_the_runtime(
 
 
 def test_the_documented_extractor_reads_a_models_list() -> None:
-    (block,) = re.findall(r"^```python\n(.*?)^```", readme_section("Memory"), re.MULTILINE | re.DOTALL)
+    block = marked(DOCS, "memory-extractor")
     prompts: list[str] = []
 
     def ask_my_model(prompt: str) -> str:
@@ -146,7 +147,7 @@ def test_the_documented_extractor_reads_a_models_list() -> None:
         return "Here they are:\n- The user is vegetarian.\n- The user lives in Porto.\n"
 
     namespace: dict[str, Any] = {"ask_my_model": ask_my_model, "__name__": "__docs__"}
-    exec(compile(block, "README.md", "exec"), namespace)  # noqa: S102
+    exec(compile(block, str(DOCS), "exec"), namespace)  # noqa: S102
     assert isinstance(namespace["app"], FastAPI)
     extractor = namespace["ModelExtractor"](ask_my_model)
     assert extractor.extract("I'm vegetarian and I live in Porto.") == [
@@ -154,13 +155,6 @@ def test_the_documented_extractor_reads_a_models_list() -> None:
         "The user lives in Porto.",
     ]
     assert "I'm vegetarian and I live in Porto." in prompts[-1]
-
-
-def readme_section(title: str) -> str:
-    text = (ROOT / "README.md").read_text()
-    match = re.search(rf"^## {re.escape(title)}\n(.*?)(?=^## |\Z)", text, re.MULTILINE | re.DOTALL)
-    assert match, title
-    return match.group(1)
 
 
 async def test_a_route_encodes_only_its_turn_while_facets_bring_a_memory_back(
