@@ -187,6 +187,8 @@ def test_the_gateway_template_proxies_to_the_named_replicas() -> None:
         source, target, _ = mount.split(":")
         assert (ROOT / source).resolve() == (ROOT / "deploy" / "gateway.conf.template").resolve()
         assert target == "/etc/nginx/templates/default.conf.template"
+        # Without API keys the replicas are open: by default a gateway listens on loopback only.
+        assert interpolated(SERVICES[name]["ports"][0]).startswith("127.0.0.1:")
         assert interpolated(SERVICES[name]["ports"][0]).endswith(":8000")
     assert "${ROUTER_API}" in template
     assert "listen 8000;" in template
