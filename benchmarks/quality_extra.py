@@ -67,7 +67,7 @@ async def bfcl_extras(
         table.add(score_all(routed, [q for q in dev if q.category == category]), category)
 
     def variant(**changes: float | bool) -> TurnRouter:
-        return TurnRouter(service, runtime.storage, settings.model_copy(update=changes))
+        return TurnRouter(runtime.catalogs, settings.model_copy(update=changes))
 
     conversations = data.conversations
     turns = [t for c in conversations for t in c.turns]
