@@ -177,7 +177,9 @@ async def legacy_recall(embedder: Embedder, pairs: Sequence[Pair], chosen: Seque
 
 
 async def measure(data: Path, *, sample: int | None) -> str:
-    pairs = load_pairs(data)[:sample] if sample else load_pairs(data)
+    pairs = load_pairs(data)
+    if sample:  # spread over the file order, so several topics are in it
+        pairs = [pairs[i * len(pairs) // sample] for i in range(min(sample, len(pairs)))]
     chosen = users(pairs)
     new, old = StatementExtractor(), LegacyExtractor()
     preferences = [p.preference for p in pairs]
@@ -229,7 +231,7 @@ async def measure(data: Path, *, sample: int | None) -> str:
 
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sample", type=int, default=None, help="only the first N pairs (no RESULTS.md)")
+    parser.add_argument("--sample", type=int, default=None, help="only N pairs, spread over the set (not recorded)")
     parser.add_argument("--data", type=Path, default=DATA, help="the prefeval-dev directory")
     args = parser.parse_args(argv)
     if not args.data.is_dir():
