@@ -59,9 +59,8 @@ bench-quality: $(BENCH_STAMP)
 bench-perf: $(BENCH_STAMP)
 	$(BIN)/python -m benchmarks.perf
 
-# The 100k store bench-perf builds, when there is one, gives the per-function figures.
 bench-storage: $(BENCH_STAMP)
-	$(BIN)/python -m benchmarks.storage_size $(addprefix --functions-store ,$(firstword $(wildcard benchmarks/.cache/store-100000-*/data)))
+	$(BIN)/python -m benchmarks.storage_size
 
 bench-load: $(BENCH_STAMP)
 	$(BIN)/python -m benchmarks.load
