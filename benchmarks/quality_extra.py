@@ -29,7 +29,6 @@ if TYPE_CHECKING:
     from benchmarks.quality import Peers
     from benchmarks.quality_sets import DevSet
 
-__all__ = ["CAPS", "bfcl_extras", "bounding"]
 
 CAPS = (1, 4, 16, 64, 256)
 # Context on every turn (clear = 1: a new turn is never clear enough to go without it), or only

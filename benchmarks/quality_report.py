@@ -7,8 +7,6 @@ from dataclasses import dataclass, field
 
 from benchmarks.quality_data import KS, Scores
 
-__all__ = ["COLUMNS", "Report", "Table", "set_targets"]
-
 COLUMNS = (*(f"R@{k}" for k in KS), "MRR@10", "nDCG@5", "Complete@10")
 
 
