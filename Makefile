@@ -9,7 +9,7 @@ DATA   ?= data
 
 export HF_HUB_OFFLINE := 1
 
-.PHONY: install run test lint typecheck unit browser bench bench-sync bench-quality bench-perf bench-storage bench-load bench-index bench-memory clean
+.PHONY: install run test lint typecheck unit browser bench bench-quality bench-perf bench-storage bench-load bench-memory clean
 
 install: $(STAMP)
 
@@ -51,10 +51,7 @@ $(BENCH_STAMP): $(STAMP)
 	$(BIN)/python -m pip install --quiet --no-deps 'bfcl-eval==2026.3.23'
 	touch $(BENCH_STAMP)
 
-bench: bench-sync bench-quality bench-perf bench-storage bench-load bench-index bench-memory
-
-bench-sync: $(BENCH_STAMP)
-	$(BIN)/python -m benchmarks.sync_bench
+bench: bench-quality bench-perf bench-storage bench-load bench-memory
 
 bench-quality: $(BENCH_STAMP)
 	$(BIN)/python -m benchmarks.quality
@@ -62,15 +59,11 @@ bench-quality: $(BENCH_STAMP)
 bench-perf: $(BENCH_STAMP)
 	$(BIN)/python -m benchmarks.perf
 
-# The 100k store bench-perf builds, when there is one, gives the per-function figures.
 bench-storage: $(BENCH_STAMP)
-	$(BIN)/python -m benchmarks.storage_size $(addprefix --functions-store ,$(firstword $(wildcard benchmarks/.cache/store-100000-*/data)))
+	$(BIN)/python -m benchmarks.storage_size
 
 bench-load: $(BENCH_STAMP)
 	$(BIN)/python -m benchmarks.load
-
-bench-index: $(BENCH_STAMP)
-	$(BIN)/python -m benchmarks.index_recall
 
 # PrefEval's development set, from the project root (../shared/data/prefeval-dev by default).
 PREFEVAL ?= ../shared/data/prefeval-dev

@@ -35,8 +35,6 @@ from typing import Any
 from benchmarks.bfcl import BfclQuestion
 from router.catalog.functions import NAME_PATTERN, FunctionDef, parse_function
 
-__all__ = ["HUBS", "ApiBench", "data_dir", "load"]
-
 # (api file, eval file, category) per hub.
 HUBS = (
     ("huggingface_api.jsonl", "huggingface_eval.json", "huggingface"),

@@ -1,30 +1,17 @@
-"""The Berkeley Function Calling Leaderboard (BFCL) data, loaded as catalogs and queries.
-
-``bfcl-eval`` is installed without its dependencies (``make bench-sync`` does it): only its
-``data/`` directory is read, and the package is located without being imported.
-
-What is loaded:
+"""The Berkeley Function Calling Leaderboard (BFCL) data, read from the installed ``bfcl-eval`` package's ``data/``.
 
 - **Functions**: every definition of every category (the single-turn files and
-  ``multi_turn_func_doc/``), pooled, in a fixed order (categories sorted, file order within).
-  The same name often comes with several descriptions (``get_current_weather`` has 30):
-  ``unique_variants`` keeps one per (name, description), ``dedupe_by_name`` the first per name.
-- **Questions**: every answered single-turn question (a ``possible_answer`` entry whose ground
-  truth is a list of function calls), its user messages only, and the names of the functions
-  it expects (several for ``multiple``/``parallel`` questions). The ``live_*`` categories are
-  held out: develop and tune on the others, report on them last.
+  ``multi_turn_func_doc/``), pooled in a fixed order (8,888 in BFCL v4); ``dedupe_by_name`` keeps
+  the first variant of each name (1,998), a valid catalog.
+- **Questions**: every answered single-turn question (2,501), its user messages only, and the
+  names of the functions it expects. The ``live_*`` categories (1,351) are held out: develop on
+  the others, report on them last.
 
-Normalisation, so that ``router.catalog.parse_function`` accepts every definition:
-
-- ``"type": "dict"`` (BFCL's Python-flavoured schema) becomes ``"object"`` at every depth;
-  other non-standard types (``float``, ``tuple``, ``any``, Java types) are left alone, since
-  only the top-level type is validated.
-- Only ``name``, ``description`` and ``parameters`` are kept (multi-turn docs add ``response``).
-- A name outside ``^[A-Za-z0-9_.-]{1,64}$`` is sanitised deterministically: each invalid
-  character becomes ``_``, and a name longer than 64 characters is cut to 55 and suffixed
-  with ``_`` and 8 hex digits of its SHA-1. Expected names in the answers get the same
-  treatment, so queries still point at their functions. An empty name is skipped. (No name
-  of BFCL v4 needs it at the time of writing; the rule is there for future releases.)
+Normalised so that ``router.catalog.parse_function`` accepts every definition: ``"type": "dict"``
+becomes ``"object"`` at every depth, only ``name``/``description``/``parameters`` are kept, and a
+name outside ``^[A-Za-z0-9_.-]{1,64}$`` is sanitised deterministically (invalid characters to
+``_``; a name over 64 characters cut to 55 and suffixed with 8 hex digits of its SHA-1), in the
+answers too. An empty name is skipped.
 """
 
 from __future__ import annotations
@@ -45,19 +32,6 @@ FILE_PREFIX = "BFCL_v4_"
 HELD_OUT_PREFIX = "live_"
 MULTI_TURN_DOCS = "multi_turn_func_doc"
 _INVALID = re.compile(r"[^A-Za-z0-9_.-]")
-
-__all__ = [
-    "BfclFunction",
-    "BfclQuestion",
-    "categories",
-    "data_dir",
-    "dedupe_by_name",
-    "is_held_out",
-    "load_functions",
-    "load_questions",
-    "sanitise_name",
-    "unique_variants",
-]
 
 
 @dataclass(frozen=True)
@@ -86,11 +60,6 @@ class BfclFunction:
     def to_function_def(self) -> FunctionDef:
         """The function validated by the router's own parser."""
         return parse_function(self.definition(), where=f"bfcl {self.category}: {self.name}")
-
-    @property
-    def held_out(self) -> bool:
-        """Whether it comes from a held-out (``live_*``) category."""
-        return is_held_out(self.category)
 
 
 @dataclass(frozen=True)
@@ -130,7 +99,7 @@ def data_dir() -> Path:
     """The ``data/`` directory of the installed ``bfcl-eval`` package (not imported)."""
     spec = importlib.util.find_spec("bfcl_eval")
     if spec is None or not spec.submodule_search_locations:
-        raise RuntimeError("bfcl-eval is not installed: run `make bench-sync` (it installs it with --no-deps)")
+        raise RuntimeError("bfcl-eval is not installed: run `make bench-quality` (it installs it with --no-deps)")
     path = Path(next(iter(spec.submodule_search_locations))) / "data"
     if not path.is_dir():
         raise RuntimeError(f"bfcl-eval has no data directory at {path}")
@@ -208,18 +177,6 @@ def load_functions(root: Path | None = None) -> list[BfclFunction]:
     return functions
 
 
-def unique_variants(functions: Sequence[BfclFunction]) -> list[BfclFunction]:
-    """One function per distinct (name, description), first kept (2,886 in BFCL v4)."""
-    seen: set[tuple[str, str]] = set()
-    kept = []
-    for function in functions:
-        key = (function.name, function.description)
-        if key not in seen:
-            seen.add(key)
-            kept.append(function)
-    return kept
-
-
 def dedupe_by_name(functions: Sequence[BfclFunction]) -> list[BfclFunction]:
     """One function per name, the first variant kept (1,998 in BFCL v4): a valid catalog."""
     seen: set[str] = set()
@@ -229,11 +186,6 @@ def dedupe_by_name(functions: Sequence[BfclFunction]) -> list[BfclFunction]:
             seen.add(function.name)
             kept.append(function)
     return kept
-
-
-def categories(items: Sequence[BfclFunction] | Sequence[BfclQuestion]) -> list[str]:
-    """The distinct categories of functions or questions, sorted."""
-    return sorted({item.category for item in items})
 
 
 def _expected(ground_truth: Any) -> tuple[str, ...] | None:

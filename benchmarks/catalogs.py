@@ -1,4 +1,4 @@
-"""Large realistic catalogs (1k, 10k, 100k functions) grown from BFCL's function texts.
+"""Large realistic catalogs (1k or 10k functions) grown from BFCL's function texts.
 
 Real catalogs at that size are many services exposing near-duplicates of the same few thousand
 operations under their own names and wording. So the catalog cycles through BFCL's functions
@@ -26,10 +26,6 @@ from typing import Any
 
 from benchmarks.bfcl import BfclFunction, dedupe_by_name, load_functions
 from router.catalog.functions import NAME_PATTERN, FunctionDef, parse_function
-
-__all__ = ["SIZES", "build_catalog", "build_definitions", "change_one", "reword"]
-
-SIZES = (1_000, 10_000, 100_000)
 
 DOMAINS: dict[str, tuple[str, ...]] = {
     "weather": ("weather", "forecast", "temperature", "climate", "rain"),

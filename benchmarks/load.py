@@ -1,8 +1,8 @@
 """A bounded load run over loopback: concurrent agents against a real ``router serve`` for minutes.
 
 ``python -m benchmarks.load [--clients 32] [--seconds 120] [--size 1000]`` (``make bench-load``).
-A ``router serve`` process (embedded storage, 127.0.0.1, the example catalogs in its catalog
-directory) gets the BFCL-grown catalog of ``--size`` functions through ``PUT``, then
+A ``router serve`` process (``benchmarks.harness.Server``: embedded storage, 127.0.0.1, the example
+catalogs in its catalog directory) gets the BFCL-grown catalog of ``--size`` functions through ``PUT``, then
 ``--clients`` clients each play agent sessions of four turns for ``--seconds`` seconds:
 
 - **route** the turn (distinct BFCL questions; session, user, history and memories included),
@@ -16,7 +16,7 @@ directory) gets the BFCL-grown catalog of ``--size`` functions through ``PUT``, 
 Every answer must be a 200: anything else (a status, a timeout, a refused connection) is an
 error, counted by kind. The run prints one table (requests, errors, p50/p95/p99, requests/s,
 the server's resident memory) and records it in ``benchmarks/RESULTS.md`` under "## Load
-(make bench-load)", with the command, the machine and its load average.
+(make bench-load)", with the harness's header.
 """
 
 from __future__ import annotations
@@ -24,26 +24,19 @@ from __future__ import annotations
 import argparse
 import asyncio
 import itertools
-import os
-import shlex
 import sys
-import tempfile
 import time
 from collections import Counter, defaultdict
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import httpx
-from prometheus_client.parser import text_string_to_metric_families
 
-from benchmarks.common import RESULTS, machine, record_section, say
-from benchmarks.perf import questions
-from benchmarks.perf_load import client, put_catalog
-from benchmarks.perf_server import Server, start
-from benchmarks.perf_store import load_catalog, product_version
+from benchmarks.catalogs import build_catalog, change_one
+from benchmarks.harness import Header, Server, record, say
+from benchmarks.perf import body, put, questions
 
 HEADING = "## Load (make bench-load)"
 NAMESPACE, OPS = "bench", "ops"
@@ -142,7 +135,7 @@ async def writer(http: httpx.AsyncClient, tally: Tally, bodies: Sequence[bytes],
             await tally.call("catalog update", http.put(f"/v1/catalogs/{OPS}", json=ops_catalog(ops, update // 2)))
 
 
-def server_counts(text: str) -> Counter[str]:
+def server_counts(server: Server) -> Counter[str]:
     """What the server counted (its ``/metrics``): requests, error answers, and model calls, texts
     and seconds by kind (``calls:query``, ``texts:query``, ``seconds:query``...)."""
     counts: Counter[str] = Counter()
@@ -153,12 +146,11 @@ def server_counts(text: str) -> Counter[str]:
         "router_encode_duration_seconds_sum": "seconds",
         "router_encode_batch_size_sum": "texts",
     }
-    for family in text_string_to_metric_families(text):
-        for sample in family.samples:
-            name = names.get(sample.name)
-            if name is not None:
-                kind = sample.labels.get("kind")
-                counts[f"{name}:{kind}" if kind else name] += sample.value
+    for metric, labels, value in server.metrics():
+        name = names.get(metric)
+        if name is not None:
+            kind = labels.get("kind")
+            counts[f"{name}:{kind}" if kind else name] += value
     return counts
 
 
@@ -174,35 +166,40 @@ class Outcome:
     server: Counter[str]
 
 
-async def run(opts: argparse.Namespace, work: Path) -> Outcome:
+def client(server: Server, *, connections: int) -> httpx.AsyncClient:
+    """An httpx client for ``server`` keeping ``connections`` keep-alive connections."""
+    # Idle connections are dropped before uvicorn's 5 s keep-alive closes them under a request in flight.
+    limits = httpx.Limits(max_connections=connections, max_keepalive_connections=connections, keepalive_expiry=2.0)
+    return httpx.AsyncClient(base_url=server.url, timeout=120.0, limits=limits)
+
+
+async def run(opts: argparse.Namespace) -> Outcome:
     """Start the server, load the catalog, run the clients and the writer, read the server's counts."""
-    catalog = load_catalog(opts.size, seed=opts.seed)
-    definitions = [dict(f.definition) for f in catalog.functions]
+    functions = build_catalog(opts.size, seed=opts.seed)
+    bodies = [body(change_one(functions, seed=opts.seed)[0]), body(functions)]
+    definitions = [dict(f.definition) for f in functions]
     say(f"starting router serve with the example catalogs, then PUT {opts.size:,} functions")
-    server: Server = await asyncio.to_thread(start, data=work / "data", catalog=EXAMPLES, log=work / "serve.log")
     tally = Tally()
-    with server:
+    with Server(catalog=EXAMPLES) as server:
+        await put(server, bodies[1], "catalog")
         async with client(server, connections=opts.clients + 2) as http:
-            await put_catalog(http, server, NAMESPACE, catalog.body, label="catalog")
             (await http.put(f"/v1/catalogs/{OPS}", json=ops_catalog(definitions, 0))).raise_for_status()
             rss_ready = server.rss()
-            server.max_rss = rss_ready
             texts = distinct(questions(opts.seed))
-            before = server_counts((await http.get("/metrics")).text)
+            before = await asyncio.to_thread(server_counts, server)
             say(f"{opts.clients} clients for {opts.seconds:.0f} s")
             started = time.monotonic()
             deadline = started + opts.seconds
-            await asyncio.gather(
-                writer(http, tally, [catalog.changed_body, catalog.body], definitions, every=opts.update_every,
-                       deadline=deadline),
-                *(agent(http, tally, i, texts, deadline) for i in range(opts.clients)),
-            )  # fmt: skip
+            with server.sampling() as peak:
+                await asyncio.gather(
+                    writer(http, tally, bodies, definitions, every=opts.update_every, deadline=deadline),
+                    *(agent(http, tally, i, texts, deadline) for i in range(opts.clients)),
+                )
             elapsed = time.monotonic() - started
-            after = server_counts((await http.get("/metrics")).text)
+            after = await asyncio.to_thread(server_counts, server)
         counted = after - before
         counted["requests"] -= 1  # the scrape that took ``before``
-        outcome = Outcome(tally, elapsed, rss_ready, server.max_rss, server.high_water(), counted)
-    return outcome
+        return Outcome(tally, elapsed, rss_ready, peak[0], server.high_water(), counted)
 
 
 def _quantile(values: Sequence[float], q: float) -> float:
@@ -231,16 +228,11 @@ def _row(label: str, seconds: Sequence[float], errors: int, elapsed: float) -> s
     return f"| {label} | {len(seconds) + errors:,} | {errors} | {' | '.join(ms)} | {len(seconds) / elapsed:.1f} |"
 
 
-def report(outcome: Outcome, opts: argparse.Namespace, *, load: tuple[float, float], command: str) -> str:
-    """The recorded section: when, where, the command, the table and what was run."""
-    when = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
+def report(outcome: Outcome, opts: argparse.Namespace) -> str:
+    """The recorded section's body: the table and what was run."""
     errors = ", ".join(f"{k} x{n}" for k, n in sorted(outcome.tally.errors.items())) or "none"
     mb = 1024 * 1024
     return "\n".join([
-        f"Measured {when} on {machine()}, load average {load[0]:.1f} at start, {load[1]:.1f} at end; "
-        f"router code {product_version()}.",
-        f"Command: `{command}` (what `make bench-load` runs with no flags).",
-        "",
         table(outcome),
         "",
         f"{opts.clients} concurrent clients for {outcome.seconds:.0f} s over loopback (latencies as each client saw "
@@ -261,15 +253,15 @@ def report(outcome: Outcome, opts: argparse.Namespace, *, load: tuple[float, flo
 
 
 def model_time(outcome: Outcome) -> str:
-    """Where the server's one model thread spent the run, by kind of text (from its ``/metrics``)."""
+    """Where the server's model lanes spent the run, by kind of text (from its ``/metrics``)."""
     rows = ["| model calls | calls | texts | mean texts per call | model seconds | share of the run |"]
     rows.append("| --- | ---: | ---: | ---: | ---: | ---: |")
-    for kind in ("query", "memory", "catalog"):
+    for kind in ("query", "memory", "catalog", "facet"):
         calls, texts, seconds = (outcome.server[f"{what}:{kind}"] for what in ("calls", "texts", "seconds"))
         mean, share = texts / calls if calls else 0.0, seconds / outcome.seconds
         rows.append(f"| {kind} | {calls:,.0f} | {texts:,.0f} | {mean:.1f} | {seconds:.1f} s | {share:.0%} |")
     busy = sum(v for k, v in outcome.server.items() if k.startswith("seconds:")) / outcome.seconds
-    rows += ["", f"The model thread (one per process) was busy {busy:.0%} of the run."]
+    rows += ["", f"The model's lanes were busy {busy:.0%} of the run in all (a share above 100% is lanes at once)."]
     return "\n".join(rows)
 
 
@@ -281,18 +273,14 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--size", type=int, default=1000, help="functions in the large catalog")
     parser.add_argument("--update-every", type=float, default=20.0, help="seconds between catalog updates")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--results", type=Path, default=RESULTS, help="results file to update")
     parser.add_argument("--no-record", action="store_true", help="print only; leave the results file alone")
     opts = parser.parse_args(argv)
-    load_start = os.getloadavg()[0]
-    with tempfile.TemporaryDirectory(prefix="bench-load-") as tmp:
-        outcome = asyncio.run(run(opts, Path(tmp)))
-    command = shlex.join([".venv/bin/python", "-m", "benchmarks.load", *(argv or sys.argv[1:])])
-    body = report(outcome, opts, load=(load_start, os.getloadavg()[0]), command=command)
-    print(body)
+    header = Header.begin("benchmarks.load", argv)
+    outcome = asyncio.run(run(opts))
+    text = report(outcome, opts)
+    print(f"{header.finish().markdown()}\n\n{text}")
     if not opts.no_record:
-        record_section(opts.results, HEADING, body)
-        say(f"recorded in {opts.results}")
+        record(HEADING, text, header)
     if outcome.tally.errors:
         sys.exit(1)
 

@@ -13,8 +13,8 @@ first-person regex extractor, and cosine of the request to each memory with a fi
    the memories returned (recall@1), among the first three (recall@3), among those returned
    (default ``max_memories``), and how many unrelated memories come back per route.
 
-Tables go to stdout and to ``benchmarks/RESULTS.md`` under "## Memory (make bench-memory)".
-Quality figures do not depend on the machine's load.
+Tables go to stdout and to ``benchmarks/RESULTS.md`` under "## Memory (make bench-memory)", with
+the harness's header. Quality figures do not depend on the machine's load.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ from pathlib import Path
 import numpy as np
 from tqdm import tqdm
 
-from benchmarks.common import RESULTS, record_section
+from benchmarks.harness import Header, record
 from benchmarks.memory_catalog import ASSISTANT
 from router.catalog.functions import parse_function
 from router.embedding import Embedder
@@ -47,7 +47,6 @@ DATA = Path("../shared/data/prefeval-dev")
 NAMESPACE = "assistant"
 UNRELATED = 9
 SEED = 14
-COMMAND = "make bench-memory"
 
 
 @dataclass(frozen=True)
@@ -178,16 +177,17 @@ async def legacy_recall(embedder: Embedder, pairs: Sequence[Pair], chosen: Seque
 
 
 async def measure(data: Path, *, sample: int | None) -> str:
-    pairs = load_pairs(data)[:sample] if sample else load_pairs(data)
+    pairs = load_pairs(data)
+    if sample:  # spread over the file order, so several topics are in it
+        pairs = [pairs[i * len(pairs) // sample] for i in range(min(sample, len(pairs)))]
     chosen = users(pairs)
     new, old = StatementExtractor(), LegacyExtractor()
     preferences = [p.preference for p in pairs]
     questions = [p.question for p in pairs]
     bfcl = bfcl_questions()
     lines = [
-        f"Command: `{COMMAND}` (`PREFEVAL=<dir>` when the data is not at `../shared/data/prefeval-dev`). "
-        f"PrefEval development set: {len(pairs)} pairs, {len({p.topic for p in pairs})} topics. "
-        "Quality figures: they do not depend on the machine's load.",
+        f"PrefEval development set: {len(pairs)} pairs, {len({p.topic for p in pairs})} topics "
+        "(`make bench-memory PREFEVAL=<dir>` when the data is not at `../shared/data/prefeval-dev`).",
         "",
         "| stored as memories | now | before |",
         "| --- | --- | --- |",
@@ -231,15 +231,16 @@ async def measure(data: Path, *, sample: int | None) -> str:
 
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sample", type=int, default=None, help="only the first N pairs (no RESULTS.md)")
+    parser.add_argument("--sample", type=int, default=None, help="only N pairs, spread over the set (not recorded)")
     parser.add_argument("--data", type=Path, default=DATA, help="the prefeval-dev directory")
     args = parser.parse_args(argv)
     if not args.data.is_dir():
         parser.error(f"no PrefEval data at {args.data}: pass --data (make bench-memory PREFEVAL=<dir>)")
+    header = Header.begin("benchmarks.memory", argv)
     body = asyncio.run(measure(args.data, sample=args.sample))
-    print(body)
+    print(f"{header.finish().markdown(timed=False)}\n\n{body}")
     if args.sample is None:
-        record_section(RESULTS, HEADING, body)
+        record(HEADING, body, header, timed=False)
 
 
 if __name__ == "__main__":

@@ -10,8 +10,6 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["ASSISTANT"]
-
 
 def _function(name: str, description: str, **parameters: str) -> dict[str, Any]:
     properties = {key: {"type": "string", "description": text} for key, text in parameters.items()}

@@ -1,299 +1,329 @@
-"""Routing and sync at 1k, 10k and 100k functions, each figure beside its floor measured in the same run.
+"""Syncs, routes, throughput and memory of a real server at 1,000 and 10,000 functions, each beside its floor.
 
-``python -m benchmarks.perf [--sizes 1000,10000,100000] [--quick]`` (``make bench-perf``). For each
-size, a BFCL-grown catalog (``benchmarks.catalogs``) and a real ``router serve`` process in
-embedded mode on 127.0.0.1, loaded through a lean HTTP/1.1 client (``benchmarks.perf_http``: the
-load generator shares the server's cores) and, for the client's share, httpx:
+``python -m benchmarks.perf [--sizes 1000,10000]`` (``make bench-perf``). Per size, a BFCL-grown catalog
+and ``router serve`` on an empty store, loaded through ``Connection`` (one keep-alive HTTP/1.1 connection
+per client over asyncio streams: httpx spends about 2 ms of Python per request, which the server would
+pay for on 2 shared cores). Every floor is the bare library (``harness.Bare``) in this run on the same texts:
 
-1. **full sync**: ``PUT /v1/catalogs/bench`` of the whole catalog on an empty store, beside the
-   bare library's batch encode of the same texts (``SentenceTransformer(path).encode``, fp32;
-   a length-stratified sample of at most ``--floor-texts``), once before and once after;
-   stores of ``--cache-from`` functions and more are built once and cached (``perf_store``);
-2. **start to ready** with the catalog stored, with and without the catalog directory to pass
-   over, beside a fresh interpreter loading the bare library and model;
-3. **route latency**: distinct BFCL questions routed one at a time, each paired with the bare
-   library's encode of the context it embedded, in this process, alternating which goes first;
-4. **throughput** with 1, 4, 16 and 64 concurrent clients over disjoint slices of distinct
-   questions (the server caches query vectors), in rounds that rotate the order of the levels;
-   beside it, how much faster the bare library encodes batches, threads and 16 texts arriving
-   at once than single texts (``benchmarks.perf_ceiling``);
-5. **one changed function**: ``PUT`` of the full catalog with one description edited, then (with
-   the server stopped) ``CatalogService.apply`` alone in this process, beside encoding that text;
-6. **resident memory** of the server process (psutil RSS sampled while serving, and ``VmHWM``).
-
-Every floor is the bare library (``benchmarks.perf_floor``), never the router's ``Embedder``. A run
-that starts above load average 1.5 says it is not comparable and never replaces a comparable one
-(``benchmarks.common.record_run``). Targets: route p50 <= 1.3x bare encode at 10k, <= 1.5x at 100k;
-16 clients >= 2x sequential; full sync >= 0.9x bare encode; one change <= 0.3 s at 10k, <= 1 s at
-100k; RSS <= 1.2 GB at 100k.
-The table goes to stdout and to ``benchmarks/RESULTS.md`` under "## Performance (make bench-perf)".
+1. full sync: ``PUT`` of the catalog (functions/s) against the bare batch encode of what the sync embeds
+   (each function's text, and the parameter facets deduplicated per write chunk; at most
+   ``--floor-texts`` of them, spread over their lengths);
+2. route p50: distinct BFCL questions one at a time (no session) against the bare encode of each;
+3. throughput with 1, 4, 16 and 64 clients over distinct questions (the server caches query vectors
+   by text), beside the bare batching gain on the 16 clients' questions (batches of 4 or 16 against one per call);
+4. one changed description, applied by a ``PUT`` of the whole catalog;
+5. the server's RSS after ready and while 64 clients route (the most sampled).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import os
+import json
 import random
-import shlex
-import sys
-import tempfile
+import statistics
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
-from datetime import UTC, datetime
-from pathlib import Path
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urlsplit
+
+import orjson
+from tqdm import tqdm
 
 from benchmarks.bfcl import load_questions
-from benchmarks.common import RESULTS, Load, kept_subsection, machine, record_run, retimed_pool, say
-from benchmarks.perf_ceiling import batching_ceiling, concurrent_ceiling, parallel_ceiling
-from benchmarks.perf_floor import BareModel, bare_load_seconds
-from benchmarks.perf_inproc import encode_rate, floor_sample, reconcile
-from benchmarks.perf_load import client, lean_client, put_catalog, sequential, throughput
-from benchmarks.perf_report import CLIENTS, SizeResult, apply_table, table
-from benchmarks.perf_server import start, wait_for_log
-from benchmarks.perf_store import CACHE, BuildInfo, Catalog, StoreCache, copy_store, load_catalog, product_version
-from router.embedding import EmbedderPool
-from router.retrieval.texts import template
-from router.server.settings import EmbeddingSettings
-from router.storage.base import INDEX_THRESHOLD
+from benchmarks.catalogs import build_catalog, change_one
+from benchmarks.harness import Bare, Header, Server, progress, record, say
+from router.catalog.functions import FunctionDef
+from router.retrieval.texts import DEFAULT_TEMPLATE, parameter_facets, template
+from sync.reconcile import WRITE_CHUNK
 
-NAMESPACE = "bench"
 HEADING = "## Performance (make bench-perf)"
-# The hand-written analysis at the end of the section survives a new run (its date says which run it read).
-DIAGNOSIS = "### Diagnosis"
-LOGS = CACHE / "logs"
-LATENCY_SECONDS = 600.0
-LEVEL_SECONDS = 180.0
-INDEX_SECONDS = 1800.0
+NAMESPACE = "bench"
+CLIENTS = (1, 4, 16, 64)
+MB = 1 << 20
+# Between a route and a bare encode: the OpenMP threads of the process that just ran spin for a moment.
+SETTLE = 0.01
 
 
-@dataclass(frozen=True)
-class Options:
-    """What to run."""
+class Connection:
+    """One keep-alive HTTP/1.1 connection to the server; a client sends one request at a time."""
 
-    sizes: tuple[int, ...]
-    seed: int
-    queries: int
-    per_level: int
-    rounds: int
-    repeats: int
-    floor_texts: int
-    cache_from: int
-    rebuild: bool
+    def __init__(self, url: str, *, timeout: float | None = 120.0) -> None:
+        parts = urlsplit(url)
+        self.host, self.port, self.timeout = parts.hostname or "127.0.0.1", parts.port or 80, timeout
+        self.streams: tuple[asyncio.StreamReader, asyncio.StreamWriter] | None = None
+
+    async def request(self, method: str, path: str, body: Any = None) -> Any:
+        """Send one request; its JSON answer (an error unless it is a 200)."""
+        data = body if isinstance(body, bytes) else b"" if body is None else orjson.dumps(body)
+        head = f"{method} {path} HTTP/1.1\r\nHost: {self.host}\r\nContent-Type: application/json\r\n"
+        message = f"{head}Content-Length: {len(data)}\r\n\r\n".encode() + data
+        async with asyncio.timeout(self.timeout):
+            for attempt in (0, 1):  # once more on a new connection if the server closed an idle one
+                if self.streams is None:
+                    self.streams = await asyncio.open_connection(self.host, self.port)
+                reader, writer = self.streams
+                try:
+                    writer.write(message)
+                    await writer.drain()
+                    status = await reader.readline()
+                    if not status:
+                        raise ConnectionResetError("closed by the server")
+                    break
+                except ConnectionError:
+                    self.close()
+                    if attempt:
+                        raise
+            length = 0
+            while (line := await reader.readline()) not in (b"\r\n", b""):
+                name, _, value = line.partition(b":")
+                length = int(value) if name.strip().lower() == b"content-length" else length
+            content = await reader.readexactly(length)
+        if int(status.split()[1]) != 200:
+            raise RuntimeError(f"{method} {path}: {status.decode().strip()} {content[:300]!r}")
+        return orjson.loads(content)
+
+    def close(self) -> None:
+        if self.streams is not None:
+            self.streams[1].close()
+            self.streams = None
 
 
 def questions(seed: int) -> list[str]:
-    """Every answered BFCL question's text, distinct, in a seeded order (routing only: nothing is tuned on them)."""
+    """Every BFCL question's text once, in a seeded order (routed only: nothing is tuned on them)."""
     texts = list(dict.fromkeys(q.text.strip() for q in load_questions() if q.text.strip()))
     random.Random(seed).shuffle(texts)
     return texts
 
 
-def _load() -> float:
-    return os.getloadavg()[0]
+def sync_texts(functions: Sequence[FunctionDef]) -> tuple[list[str], int]:
+    """What a full sync embeds, and how many of those texts are the functions' own.
+
+    The functions' texts sorted by length (``sync.diff.prepare``), then per write chunk the
+    parameter facets of its functions, each once (``sync.reconcile``).
+    """
+    builder = template(DEFAULT_TEMPLATE)
+    ordered = sorted(((builder(f), f) for f in functions), key=lambda pair: len(pair[0]))
+    facets: list[str] = []
+    for start in range(0, len(ordered), WRITE_CHUNK):
+        facets += dict.fromkeys(t for _, f in ordered[start : start + WRITE_CHUNK] for t in parameter_facets(f))
+    return [text for text, _ in ordered] + facets, len(ordered)
 
 
-async def _build(n: int, catalog: Catalog, bare: BareModel, texts: list[str], work: Path) -> BuildInfo:
-    """A full sync of the catalog through PUT on an empty store, between two bare encodes of its texts."""
-    load_start = _load()
-    empty = work / "empty"
-    empty.mkdir(exist_ok=True)
-    server = await asyncio.to_thread(start, data=work / "data", catalog=empty, log=LOGS / f"{n}-build.log")
-    with server:
-        before = await encode_rate(bare, texts, label="bare encode (before)")
-        say(f"full sync of {n:,} functions through PUT")
-        async with client(server, connections=1, timeout=600 + n * 0.2) as http:
-            seconds = await put_catalog(http, server, NAMESPACE, catalog.body, label="full sync")
-        after = await encode_rate(bare, texts, label="bare encode (after)")
-        peak = server.high_water()
-    when = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
-    floor = (before + after) / 2
-    return BuildInfo(n, seconds, floor, len(texts), when, (load_start, _load()), peak, product_version())
+def spread(texts: Sequence[str], most: int) -> list[str]:
+    """At most ``most`` of ``texts``, taken evenly over their lengths."""
+    ordered = sorted(texts, key=len)
+    step = max(1, -(-len(ordered) // most))
+    return ordered[::step]
 
 
-def _slices(queries: list[str], opts: Options) -> tuple[list[str], list[dict[int, list[str]]]]:
-    """Disjoint query slices: the sequential latency run, then one per client count per round."""
-    need = opts.queries + opts.rounds * len(CLIENTS) * opts.per_level
-    if need > len(queries):
-        raise SystemExit(f"{need} distinct queries needed, BFCL has {len(queries)}: lower --queries or --per-level")
-    latency, rest = queries[: opts.queries], iter(queries[opts.queries :])
-    rounds = [{c: [next(rest) for _ in range(opts.per_level)] for c in CLIENTS} for _ in range(opts.rounds)]
-    return latency, rounds
+def body(functions: Sequence[FunctionDef]) -> bytes:
+    """A catalog ``PUT`` body."""
+    return json.dumps({"functions": [dict(f.definition) for f in functions]}).encode()
 
 
-async def _serve(result: SizeResult, catalog: Catalog, bare: BareModel, work: Path, opts: Options) -> None:
-    """Start-up, routes, throughput and one-change PUTs on a server over the stored catalog."""
-    latency_texts, rounds = _slices(questions(opts.seed), opts)
-    result.load_floor = await asyncio.to_thread(bare_load_seconds, EmbeddingSettings().model)
-    say(f"{result.size:,}: starting the server over the stored catalog and its catalog directory")
-    log = LOGS / f"{result.size}-serve.log"
-    offset = log.stat().st_size if log.exists() else 0  # the log is appended to, run after run
-    server = await asyncio.to_thread(start, data=work / "data", catalog=work / "catalog", log=log)
-    with server:
-        result.ready_catalog, result.rss_ready = server.ready_seconds, server.rss()
-        result.rss_start = server.max_rss  # spawn to ready: the catalog directory's first pass
-        if result.size > INDEX_THRESHOLD:
-            # Routes are measured on the steady state: after the background search index is swapped in.
-            say(f"{result.size:,}: waiting for the search index (built in the background)")
-            built = await asyncio.to_thread(wait_for_log, log, "index built", timeout=INDEX_SECONDS, offset=offset)
-            result.index_seconds = server.ready_seconds + built if built is not None else None
-        async with lean_client(server) as http, client(server, connections=1) as compare:
-            deadline = time.monotonic() + LATENCY_SECONDS
-            result.latency = await sequential(http, compare, bare, NAMESPACE, latency_texts, deadline=deadline)
-            for i, slices in enumerate(rounds):
-                order = CLIENTS[i % len(CLIENTS) :] + CLIENTS[: i % len(CLIENTS)]
-                for clients in order:
-                    say(f"{result.size:,}: round {i + 1}/{len(rounds)}, {clients} concurrent clients")
-                    deadline = time.monotonic() + LEVEL_SECONDS
-                    with server.phase(f"{clients} clients"):
-                        done, seconds = await throughput(
-                            http, NAMESPACE, slices[clients], clients=clients, deadline=deadline
-                        )
-                    previous = result.throughput.get(clients, (0, 0.0))
-                    result.throughput[clients] = (previous[0] + done, previous[1] + seconds)
-        async with client(server, connections=1, timeout=600 + result.size * 0.01) as http:
-            bodies = [catalog.changed_body, catalog.body]
-            for i in range(opts.repeats):
-                label = f"PUT, 1 changed in {result.size:,}"
-                with server.phase("put"):
-                    result.put_changed.append(await put_catalog(http, server, NAMESPACE, bodies[i % 2], label=label))
-        result.rss_serving, result.rss_high_water = server.max_rss, server.high_water()
-        result.rss_clients, result.rss_put = server.peaks.get(f"{max(CLIENTS)} clients", 0), server.peaks.get("put", 0)
-    server = await asyncio.to_thread(start, data=work / "data", catalog=None, log=LOGS / f"{result.size}-bare.log")
-    with server:
-        result.ready_bare, result.rss_bare = server.ready_seconds, server.rss()
-    # The PUTs above wrote through the API: one start takes the catalog back from its file, the next is a restart.
-    for restart in (False, True):
-        server = await asyncio.to_thread(start, data=work / "data", catalog=work / "catalog", log=log)
-        with server:
-            result.ready_restart = server.ready_seconds if restart else 0.0
+@dataclass
+class Size:
+    """What one catalog size measured."""
+
+    n: int
+    embedding: dict[str, Any] = field(default_factory=dict)
+    sync_seconds: float = 0.0
+    sync_texts: tuple[int, int, int] = (0, 0, 0)  # texts embedded, of which functions', texts of the floor
+    floor_rate: float = 0.0  # bare texts/s
+    routes: list[float] = field(default_factory=list)
+    encodes: list[float] = field(default_factory=list)
+    throughput: dict[int, float] = field(default_factory=dict)
+    gains: dict[int, float] = field(default_factory=dict)
+    changed: list[float] = field(default_factory=list)
+    changed_encode: float = 0.0
+    rss_ready: int = 0
+    rss_clients: int = 0
 
 
-async def _measure(n: int, opts: Options, pool: EmbedderPool, bare: BareModel, scratch: Path) -> SizeResult:
-    say(f"{n:,}: building the catalog")
-    catalog = load_catalog(n, seed=opts.seed)
-    work = scratch / str(n)
-    (work / "catalog").mkdir(parents=True)
-    (work / "catalog" / f"{NAMESPACE}.json").write_bytes(catalog.body)
-    settings = EmbeddingSettings()
-    cache, key = StoreCache(), StoreCache.key(catalog, model=settings.model, text=settings.text)
-    cached = None if opts.rebuild or n < opts.cache_from else cache.load(key)
-    if cached is not None:
-        say(f"{n:,}: store from the cache ({key})")
-        await asyncio.to_thread(copy_store, cached[0], work / "data")
-        result = SizeResult(n, cached[1], from_cache=True)
-    else:
-        builder = template(settings.text)
-        sample = floor_sample([builder(f) for f in catalog.functions], most=opts.floor_texts)
-        build = await _build(n, catalog, bare, sample, work)
-        if n >= opts.cache_from:
-            say(f"{n:,}: caching the store ({key})")
-            await asyncio.to_thread(cache.save, key, work / "data", build)
-        result = SizeResult(n, build, from_cache=False)
-    await _serve(result, catalog, bare, work, opts)
-    say(f"{n:,}: the reconcile alone, in this process")
-    result.reconciled = await reconcile(work / "data", pool, bare, catalog, namespace=NAMESPACE, repeats=opts.repeats)
+async def put(server: Server, catalog: bytes, label: str) -> float:
+    """Seconds of a catalog ``PUT``, with the sync's progress (``GET /v1/status``) on a bar meanwhile."""
+    connection, report = Connection(server.url, timeout=None), None
+
+    async def timed() -> float:
+        start = time.perf_counter()
+        await connection.request("PUT", f"/v1/catalogs/{NAMESPACE}", catalog)
+        return time.perf_counter() - start
+
+    request = asyncio.create_task(timed())
+    while not (await asyncio.wait({request}, timeout=1.0))[0]:
+        status = await asyncio.to_thread(server.status)
+        underway = [c["progress"] for c in status["catalogs"] if c["namespace"] == NAMESPACE and c["progress"]]
+        if underway:
+            total = underway[0]["total"]
+            report = report or progress(label, total, unit="fn")
+            report(underway[0]["done"], total)
+    if report is not None:
+        report(total, total)
+    connection.close()
+    return request.result()
+
+
+async def clients(server: Server, texts: Sequence[str], count: int) -> float:
+    """Requests per second of ``count`` clients routing ``texts`` (each once) as fast as answers come."""
+    pending = iter(texts)
+    connections = [Connection(server.url) for _ in range(count)]
+    await asyncio.gather(*(c.request("GET", "/healthz") for c in connections))  # connected before the clock starts
+
+    async def client(connection: Connection) -> None:
+        for text in pending:
+            await connection.request("POST", "/v1/route", route(text))
+
+    start = time.perf_counter()
+    await asyncio.gather(*(client(c) for c in connections))
+    seconds = time.perf_counter() - start
+    for connection in connections:
+        connection.close()
+    return len(texts) / seconds
+
+
+def route(text: str) -> dict[str, Any]:
+    """A route request for one new user turn, no session."""
+    return {"namespace": NAMESPACE, "messages": [{"role": "user", "content": text}]}
+
+
+async def measure(n: int, opts: argparse.Namespace, bare: Bare) -> Size:
+    """Every figure of one catalog size, on a server of its own."""
+    functions = build_catalog(n, seed=opts.seed)
+    changed, edited = change_one(functions, seed=opts.seed)
+    texts, own = sync_texts(functions)
+    sample = spread(texts, opts.floor_texts)
+    asked = questions(opts.seed)
+    need = opts.queries + len(CLIENTS) * opts.per_level
+    if need > len(asked):
+        raise SystemExit(f"{need} distinct questions needed, BFCL has {len(asked)}: lower --queries or --per-level")
+    result = Size(n, sync_texts=(len(texts), own, len(sample)))
+    say(f"{n:,} functions: starting router serve on an empty store")
+    with Server() as server:
+        result.rss_ready, result.embedding = server.rss(), server.status()["embedding"]
+        result.sync_seconds = await put(server, body(functions), f"full sync of {n:,}")
+        result.floor_rate = bare.rate(sample, label=f"bare encode of {len(sample):,} sync texts")
+        http = Connection(server.url)
+        for i, text in enumerate(tqdm(asked[: opts.queries], desc="sequential routes", unit="q", leave=False)):
+            if i % 2:  # which goes first alternates, so a drift of the machine weighs on both alike
+                result.encodes.append(bare.one_ms(text))
+            await asyncio.sleep(SETTLE)
+            start = time.perf_counter()
+            answer = await http.request("POST", "/v1/route", route(text))
+            result.routes.append((time.perf_counter() - start) * 1000)
+            if answer["context"] != text:
+                raise RuntimeError(f"the route embedded {answer['context']!r}, not the turn's text")
+            await asyncio.sleep(SETTLE)
+            if not i % 2:
+                result.encodes.append(bare.one_ms(text))
+        http.close()
+        levels = asked[opts.queries :]
+        for i, count in enumerate(CLIENTS):
+            say(f"{n:,} functions: {count} concurrent clients")
+            texts_of_level = levels[i * opts.per_level : (i + 1) * opts.per_level]
+            with server.sampling() as peak:
+                result.throughput[count] = await clients(server, texts_of_level, count)
+            result.rss_clients = peak[0] if count == max(CLIENTS) else result.rss_clients
+        gain_texts = levels[CLIENTS.index(16) * opts.per_level :][: opts.per_level]
+        result.gains = {batch: bare.batching_gain(gain_texts, batch) for batch in (4, 16)}
+        bodies = [body(changed), body(functions)]
+        for i in range(opts.repeats):
+            result.changed.append(await put(server, bodies[i % 2], "1 changed"))
+        result.changed_encode = bare.single_ms([template(DEFAULT_TEMPLATE)(edited)] * 5)
     return result
 
 
-async def run(opts: Options, load: Load) -> tuple[list[SizeResult], dict[str, str]]:
-    """Measure every size; the batching ceiling once, with the first size. Also returns the router's backends.
+def table(results: Sequence[Size]) -> str:
+    """Every figure beside its floor, its ratio to it and its target."""
+    lines = [
+        "| measure | size | value | floor (same run) | ratio | target | |",
+        "| --- | ---: | --- | --- | ---: | --- | --- |",
+    ]
 
-    ``load`` times its CPU probes before each size, so a machine slowed during one part shows.
-    """
-    pool = retimed_pool(EmbeddingSettings())
-    embedder = await pool.get(EmbeddingSettings().model)
-    backends = dict(embedder.describe()["backends"])
-    say(f"router embedding backends: {backends}")
-    bare = await asyncio.to_thread(BareModel, EmbeddingSettings().model)
-    results = []
-    try:
-        with tempfile.TemporaryDirectory(prefix="bench-perf-") as tmp:
-            for n in opts.sizes:
-                python, vector = await asyncio.to_thread(load.probe)
-                say(f"CPU probes before {n:,}: Python loop {python:.3f} s, matrix products {vector:.3f} s")
-                results.append(await _measure(n, opts, pool, bare, Path(tmp)))
-                if len(results) == 1:
-                    queries = questions(opts.seed + 1)[:256]
-                    results[0].ceiling = {b: batching_ceiling(bare, queries, batch=b) for b in (4, 16, 64)}
-                    results[0].parallel = parallel_ceiling(bare, queries[:128], workers=2)
-                    results[0].concurrent = concurrent_ceiling(bare, queries[:192], clients=16, workers=2)
-                print(table(results), file=sys.stderr, flush=True)
-    finally:
-        pool.close()
-    return results, backends
+    def add(
+        what: str, value: str, floor: str = "", ratio: float | None = None, want: str = "", met: bool | None = None
+    ) -> None:
+        verdict = "" if met is None else "met" if met else "**not met**"
+        times = "" if ratio is None else f"{ratio:.2f}x"
+        lines.append(f"| {what} | {r.n:,} | {value} | {floor} | {times} | {want} | {verdict} |")
+
+    for r in results:
+        big, (texts, own, sampled) = r.n >= 10_000, r.sync_texts
+        rate, floor = r.n / r.sync_seconds, r.n * r.floor_rate / texts
+        which = "all" if sampled == texts else f"a sample of {sampled:,} spread over their lengths"
+        of = f"of its {texts:,} texts ({own:,} functions, {texts - own:,} parameter facets; {which})"
+        add("full sync, PUT on an empty store", f"{rate:.1f} fn/s ({r.sync_seconds:.1f} s)",
+            f"{floor:.1f} fn/s bare batch encode {of}", rate / floor, "≥ 0.9x", rate / floor >= 0.9)  # fmt: skip
+        p50, encode = statistics.median(r.routes), statistics.median(r.encodes)
+        add(f"route p50, sequential ({len(r.routes)} distinct)", f"{p50:.1f} ms",
+            f"{encode:.1f} ms bare encode of the same text", p50 / encode, "≤ 1.5x", p50 / encode <= 1.5)  # fmt: skip
+        p95, encode95 = (statistics.quantiles(x, n=20)[-1] for x in (r.routes, r.encodes))
+        add("route p95, sequential", f"{p95:.1f} ms", f"{encode95:.1f} ms bare encode", p95 / encode95)
+        single, gain = r.throughput[1], max(r.gains.values())
+        add("throughput, 1 client (sequential)", f"{single:.1f} req/s")
+        for count in CLIENTS[1:]:
+            ratio = r.throughput[count] / single
+            want, least = (
+                (f"≥ 0.9x bare gain ({0.9 * gain:.2f}x), ≥ 1x", max(0.9 * gain, 1)) if count == 16 else ("≥ 1x", 1)
+            )
+            add(f"throughput, {count} clients", f"{r.throughput[count]:.1f} req/s", f"{single:.1f} req/s sequential",
+                ratio, want, ratio >= least)  # fmt: skip
+        for batch, value in r.gains.items():
+            add(f"bare encode, batches of {batch} against one per call", f"{value:.2f}x", "the 16 clients' questions")
+        change = statistics.median(r.changed)
+        add(f"1 changed, PUT of the whole catalog (median of {len(r.changed)})", f"{change:.3f} s",
+            f"{r.changed_encode:.1f} ms bare encode of its text", change * 1000 / r.changed_encode,
+            "≤ 0.3 s" if big else "", change <= 0.3 if big else None)  # fmt: skip
+        add("RSS after ready (empty store)", f"{r.rss_ready / MB:,.0f} MB")
+        add("RSS, most sampled while 64 clients route", f"{r.rss_clients / MB:,.0f} MB", "", None,
+            "≤ 1 GB (1,024 MB)" if big else "", r.rss_clients <= 1024 * MB if big else None)  # fmt: skip
+    return "\n".join(lines)
 
 
-def report(results: Sequence[SizeResult], opts: Options, *, load: Load, command: str, backends: dict[str, str]) -> str:
-    """The recorded section: when, where, the command, the table and how to read it."""
-    when = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
-    settings = EmbeddingSettings()
-    cached = ", ".join(f"{r.size:,} (built by {r.build.product})" for r in results if r.from_cache) or "none"
-    return "\n".join([
-        f"Measured {when} on {machine()}; router code {product_version()}.",
-        load.line(),
-        f"Command: `{command}` (what `make bench-perf` runs with no flags).",
-        "",
+def report(results: Sequence[Size], opts: argparse.Namespace) -> str:
+    """The table and what was run."""
+    embedding = json.dumps(results[0].embedding) if results else "{}"
+    return "\n\n".join([
         table(results),
-        "",
-        "Where the in-process applies spent their time:",
-        "",
-        apply_table(results),
-        "",
-        f"Model `{settings.model}` (ROUTER_EMBEDDING_BACKEND `{settings.backend}`: query `{backends['query']}`, "
-        f"micro-batch `{backends['batch']}`, catalog `{backends['catalog']}`; "
-        f"threads {settings.threads or os.cpu_count()}), "
-        f"text template `{settings.text}`, embedded mode (Qdrant Edge), one namespace holding the whole catalog. "
-        f"Latency: {opts.queries} distinct BFCL questions; throughput: {opts.rounds} rounds x {opts.per_level} "
-        f"distinct questions per client count; one-change figures are the median of {opts.repeats}. "
-        f"Stores from the cache (built by an earlier run, sync figures from that build): {cached}.",
+        f"Router embedding (`GET /v1/status` \"embedding\"): `{embedding}`. Text template `{DEFAULT_TEMPLATE}`, "
+        "embedded mode (Qdrant Edge), one namespace holding the catalog; one server per size, on an empty store. "
+        "Client: one keep-alive HTTP/1.1 connection per client over asyncio streams (no httpx). "
+        f"Sequential routes: {opts.queries} distinct BFCL questions; throughput: {opts.per_level} distinct questions "
+        "per client count (none repeated within a size); bare batching gain: the best of batches of 4 and 16, on the "
+        f"16 clients' questions; one change: {opts.repeats} PUTs, each changing one description.",
     ])  # fmt: skip
 
 
-def kept_diagnosis(path: Path) -> str:
-    """The ``### Diagnosis`` part of the recorded section, if any, to keep below the new figures."""
-    return kept_subsection(path, HEADING, DIAGNOSIS)
+async def run(opts: argparse.Namespace) -> list[Size]:
+    """Every size, the bare model loaded once."""
+    bare = await asyncio.to_thread(Bare)
+    results = []
+    for n in opts.sizes:
+        results.append(await measure(n, opts, bare))
+        print(table(results), flush=True)
+    return results
 
 
 def main(argv: Sequence[str] | None = None) -> None:
     """Parse arguments, measure, print the table and record it."""
     parser = argparse.ArgumentParser(prog="python -m benchmarks.perf", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--sizes", default="1000,10000,100000", help="catalog sizes, comma-separated")
-    parser.add_argument("--quick", action="store_true", help="1k and 10k only, fewer queries (for development)")
+    parser.add_argument("--sizes", default="1000,10000", help="catalog sizes, comma-separated (at most 10,000)")
+    parser.add_argument("--queries", type=int, default=200, help="sequential routes per size")
+    parser.add_argument("--per-level", type=int, default=256, help="distinct questions per client count")
+    parser.add_argument("--floor-texts", type=int, default=8000, help="most texts the sync's floor encodes")
+    parser.add_argument("--repeats", type=int, default=3, help="one-change PUTs, median kept")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--queries", type=int, help="sequential routes (default 300; 150 with --quick)")
-    parser.add_argument("--per-level", type=int, help="queries per client count per round (default 120; 80 quick)")
-    parser.add_argument("--rounds", type=int, help="throughput rounds (default 3; 2 with --quick)")
-    parser.add_argument("--repeats", type=int, default=3, help="one-change applies and PUTs, median kept")
-    parser.add_argument("--floor-texts", type=int, default=5000, help="most texts the sync floor encodes")
-    parser.add_argument("--cache-from", type=int, default=100_000, help="cache stores of this many functions or more")
-    parser.add_argument("--rebuild", action="store_true", help="ignore cached stores (and replace them)")
-    parser.add_argument("--results", type=Path, default=RESULTS, help="results file to update")
-    parser.add_argument("--no-record", action="store_true", help="print only; leave the results file alone")
-    args = parser.parse_args(argv)
-    sizes = (1_000, 10_000) if args.quick else tuple(int(s) for s in args.sizes.split(",") if s.strip())
-    opts = Options(
-        sizes=sizes,
-        seed=args.seed,
-        queries=args.queries or (150 if args.quick else 300),
-        per_level=args.per_level or (80 if args.quick else 120),
-        rounds=args.rounds or (2 if args.quick else 3),
-        repeats=max(1, args.repeats),
-        floor_texts=args.floor_texts,
-        cache_from=args.cache_from,
-        rebuild=args.rebuild,
-    )
-    load = Load()
-    results, backends = asyncio.run(run(opts, load))
-    load.finish()
-    command = shlex.join([".venv/bin/python", "-m", "benchmarks.perf", *(argv or sys.argv[1:])])
-    body = report(results, opts, load=load, command=command, backends=backends)
-    print(body)
-    if not args.no_record:
-        diagnosis = kept_diagnosis(args.results)
-        if record_run(args.results, HEADING, f"{body}\n\n{diagnosis}" if diagnosis else body, load):
-            say(f"recorded in {args.results}")
+    parser.add_argument("--no-record", action="store_true", help="print only; leave RESULTS.md alone")
+    opts = parser.parse_args(argv)
+    opts.sizes = [int(s) for s in opts.sizes.split(",") if s.strip()]
+    header = Header.begin("benchmarks.perf", argv)
+    results = asyncio.run(run(opts))
+    header.finish()
+    body_ = report(results, opts)
+    print(f"\n{header.markdown()}\n\n{body_}")
+    if not opts.no_record:
+        record(HEADING, body_, header)
 
 
 if __name__ == "__main__":

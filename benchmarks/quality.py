@@ -15,8 +15,8 @@ through ``TurnRouter.route``. Measured per set, in order:
    questions, cold and after learning: a final check, never tuned on;
 5. (APIBench) how bounding the examples per function costs, latest-k against the router's rule.
 
-Tables go to stdout and to ``benchmarks/RESULTS.md`` under "## Retrieval quality (make bench-quality)".
-Nothing is cached between runs.
+Tables go to stdout and to ``benchmarks/RESULTS.md`` under "## Retrieval quality (make bench-quality)",
+with the harness's header. Nothing is cached between runs.
 """
 
 from __future__ import annotations
@@ -28,46 +28,29 @@ import tempfile
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from pathlib import Path
 
-from tqdm import tqdm
-
 from benchmarks.bfcl import BfclQuestion
-from benchmarks.common import machine
+from benchmarks.harness import Header, progress, record
 from benchmarks.quality_baselines import Bm25Baseline, DenseBaseline, bigtool_text, semantic_kernel_text
 from benchmarks.quality_data import Scores, score_all, split
 from benchmarks.quality_extra import bfcl_extras, bounding
 from benchmarks.quality_learning import nearest_example
-from benchmarks.quality_report import Report, Table, record, set_targets
+from benchmarks.quality_report import Report, Table, set_targets
 from benchmarks.quality_runs import fusion_rankings, learn, route_questions
 from benchmarks.quality_sets import SETS, DevSet, load_set
-from router.embedding import Embedder, Progress, Vectors
+from router.embedding import Embedder, Vectors
 from router.routing.turns import TurnRouter
 from router.server.runtime import Runtime
 from router.server.settings import Settings, StorageSettings
 
 HEADING = "## Retrieval quality (make bench-quality)"
-RESULTS = Path(__file__).with_name("RESULTS.md")
 LEXICAL_WEIGHTS = (0.0, 0.15, 0.25, 0.35, 1.0)
 # Shares of the training half stored before each learned measurement.
 STEPS = (0.1, 0.25, 0.5, 1.0)
 SK = "Semantic Kernel default (`Function name: X, description: Y`; last 2 + new joined)"
 BIGTOOL = "langgraph-bigtool (`name: description`)"
 BM25 = "BM25 over name + description"
-
-
-def bar(label: str, total: int) -> Progress:
-    """A progress bar on stderr as a ``Progress`` callback."""
-    progress = tqdm(total=total, desc=label, file=sys.stderr, leave=False)
-
-    def report(done: int, total: int) -> None:
-        progress.total = total
-        progress.update(done - progress.n)
-        if done >= total:
-            progress.close()
-
-    return report
 
 
 @dataclass
@@ -101,12 +84,12 @@ async def measure_set(report: Report, runtime: Runtime, data: DevSet) -> None:
     n = len(data.functions)
     peers = Peers(
         embedder,
-        DenseBaseline(embedder, data.functions, semantic_kernel_text, progress=bar(f"{namespace} SK texts", n)),
-        DenseBaseline(embedder, data.functions, bigtool_text, progress=bar(f"{namespace} bigtool texts", n)),
+        DenseBaseline(embedder, data.functions, semantic_kernel_text, progress=progress(f"{namespace} SK texts", n)),
+        DenseBaseline(embedder, data.functions, bigtool_text, progress=progress(f"{namespace} bigtool texts", n)),
         Bm25Baseline(data.functions),
     )
     dev = data.dev
-    cold_router = TurnRouter(service, runtime.storage, settings.model_copy(update={"learn_from_usage": False}))
+    cold_router = TurnRouter(runtime.catalogs, settings.model_copy(update={"learn_from_usage": False}))
     routed = await route_questions(cold_router, dev, f"{namespace} cold", namespace=namespace)
     # The router embedded these very texts: its query cache hands the same vectors back.
     vectors = await embedder.query([q.text for q in dev])
@@ -177,7 +160,7 @@ async def measure(report: Report, sets: Sequence[str], *, sample: int | None = N
     """Run every measurement of ``sets`` on a temporary data directory, filling ``report``."""
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="bench-quality-") as tmp:
-        runtime = Runtime(Settings(storage=StorageSettings(data=Path(tmp) / "data")), progress=bar)
+        runtime = Runtime(Settings(storage=StorageSettings(data=Path(tmp) / "data")), progress=progress)
         await runtime.start()
         try:
             for name in sets:
@@ -185,10 +168,8 @@ async def measure(report: Report, sets: Sequence[str], *, sample: int | None = N
             settings = runtime.turns.settings
             index = runtime.service.index
             report.header = [
-                f"Measured {datetime.now(UTC):%Y-%m-%d %H:%M} UTC on {machine()}; whole run "
-                f"{time.perf_counter() - started:.0f} s." + (f" **Sample of {sample} per set.**" if sample else ""),
-                f"Command: `.venv/bin/python -m benchmarks.quality{' --sample ' + str(sample) if sample else ''}` "
-                "(what `make bench-quality` runs, without the sample).",
+                f"Whole run {time.perf_counter() - started:.0f} s."
+                + (f" **Sample of {sample} per set.**" if sample else ""),
                 f"Model `{index.embedder.model_name}`; router defaults: text template `{index.generation.text}`, "
                 f"adaptive fusion (lexical share at most {settings.lexical_weight:g}), example weight "
                 f"b = {settings.example_weight:g}, context weight w = {settings.context_weight:g} (fading to 0 as the "
@@ -205,7 +186,6 @@ async def measure(report: Report, sets: Sequence[str], *, sample: int | None = N
 def main(argv: Sequence[str] | None = None) -> None:
     """Measure, print the tables and record them."""
     parser = argparse.ArgumentParser(prog="python -m benchmarks.quality", description="Retrieval quality per set.")
-    parser.add_argument("--results", type=Path, default=RESULTS, help="results file to update")
     parser.add_argument("--no-record", action="store_true", help="print only; leave the results file alone")
     parser.add_argument("--sets", default=",".join(SETS), help=f"comma-separated sets (default {','.join(SETS)})")
     parser.add_argument(
@@ -213,7 +193,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     )
     args = parser.parse_args(argv)
     sets = [s for s in args.sets.split(",") if s]
-    report = Report()
+    header, report = Header.begin("benchmarks.quality", argv), Report()
     try:
         asyncio.run(measure(report, sets, sample=args.sample))
     except BaseException:
@@ -221,9 +201,9 @@ def main(argv: Sequence[str] | None = None) -> None:
         print(report.markdown(), file=sys.stderr)
         raise
     body = report.markdown()
-    print(body)
+    print(f"{header.finish().markdown(timed=False)}\n\n{body}")
     if not args.no_record and args.sample is None and list(sets) == list(SETS):
-        record(args.results, HEADING, body)
+        record(HEADING, body, header, timed=False)
 
 
 if __name__ == "__main__":

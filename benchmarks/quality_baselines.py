@@ -23,8 +23,6 @@ import numpy.typing as npt
 from router.catalog.functions import FunctionDef
 from router.embedding import Embedder
 
-__all__ = ["Bm25Baseline", "DenseBaseline", "bigtool_text", "semantic_kernel_context", "semantic_kernel_text"]
-
 _WORDS = re.compile(r"[a-z0-9]+")
 
 
@@ -36,11 +34,6 @@ def semantic_kernel_text(function: FunctionDef) -> str:
 def bigtool_text(function: FunctionDef) -> str:
     """langgraph-bigtool's function text."""
     return f"{function.name}: {function.description}"
-
-
-def semantic_kernel_context(messages: Sequence[str]) -> str:
-    """Semantic Kernel's default query: the last two messages and the new one, joined."""
-    return "\n".join(messages[-3:])
 
 
 class DenseBaseline:

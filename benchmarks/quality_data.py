@@ -24,8 +24,6 @@ from typing import Any
 
 from benchmarks.bfcl import FILE_PREFIX, BfclQuestion, data_dir, sanitise_name
 
-__all__ = ["KS", "Conversation", "Scores", "Turn", "load_conversations", "split"]
-
 KS = (1, 3, 5, 10)
 MULTI_TURN = "multi_turn_base"
 _CALL = re.compile(r"^\s*([A-Za-z_][\w.]*)\s*\(")

@@ -29,7 +29,6 @@ if TYPE_CHECKING:
     from benchmarks.quality import Peers
     from benchmarks.quality_sets import DevSet
 
-__all__ = ["CAPS", "bfcl_extras", "bounding"]
 
 CAPS = (1, 4, 16, 64, 256)
 # Context on every turn (clear = 1: a new turn is never clear enough to go without it), or only
@@ -67,7 +66,7 @@ async def bfcl_extras(
         table.add(score_all(routed, [q for q in dev if q.category == category]), category)
 
     def variant(**changes: float | bool) -> TurnRouter:
-        return TurnRouter(service, runtime.storage, settings.model_copy(update=changes))
+        return TurnRouter(runtime.catalogs, settings.model_copy(update=changes))
 
     conversations = data.conversations
     turns = [t for c in conversations for t in c.turns]

@@ -17,8 +17,6 @@ import numpy.typing as npt
 from benchmarks.bfcl import BfclQuestion
 from router.retrieval.examples import MERGE_SIMILARITY
 
-__all__ = ["EXAMPLE_WEIGHT", "keep", "nearest_example"]
-
 EXAMPLE_WEIGHT = 0.9
 Matrix = npt.NDArray[np.float32]
 

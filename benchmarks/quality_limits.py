@@ -10,8 +10,6 @@ from benchmarks.bfcl import BfclFunction, BfclQuestion, dedupe_by_name
 from benchmarks.quality_baselines import DenseBaseline
 from benchmarks.quality_data import Scores
 
-__all__ = ["NEAR_DUPLICATE", "limits"]
-
 # Cosine of two functions' "name: description" embeddings above which they do the same thing
 # for all a reader can tell (quadratic_roots vs solve_quadratic measure ~0.85).
 NEAR_DUPLICATE = 0.8

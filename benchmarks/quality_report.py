@@ -4,11 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from benchmarks.quality_data import KS, Scores
-
-__all__ = ["COLUMNS", "Report", "Table", "record", "set_targets"]
 
 COLUMNS = (*(f"R@{k}" for k in KS), "MRR@10", "nDCG@5", "Complete@10")
 
@@ -105,19 +102,3 @@ def set_targets(
                 f"{check(steady)}."
             )
     return lines
-
-
-def record(path: Path, heading: str, body: str) -> None:
-    """Replace the ``heading`` section of a results file with ``body`` (appended when missing); the rest stays."""
-    lines = path.read_text(encoding="utf-8").splitlines() if path.exists() else []
-    start = next((i for i, line in enumerate(lines) if line.strip() == heading), None)
-    if start is None:
-        before, after = lines, []
-    else:
-        end = next((i for i in range(start + 1, len(lines)) if lines[i].startswith("## ")), len(lines))
-        before, after = lines[:start], lines[end:]
-    while before and not before[-1].strip():
-        before.pop()
-    section = [heading, "", *body.strip().splitlines()]
-    blocks = [b for b in ("\n".join(before), "\n".join(section), "\n".join(after).strip()) if b]
-    path.write_text("\n\n".join(blocks) + "\n", encoding="utf-8")

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import sys
-import time
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, TypeVar
 
@@ -26,17 +25,6 @@ from router.retrieval.index import FunctionStore
 from router.retrieval.sparse import query_vector
 from router.routing.turns import Turn, TurnRouter
 from router.storage.base import Fusion
-
-__all__ = [
-    "CONCURRENCY",
-    "NAMESPACE",
-    "K",
-    "fusion_rankings",
-    "learn",
-    "multi_turn",
-    "route_questions",
-    "search_latency",
-]
 
 NAMESPACE = "bfcl"
 K = 10
@@ -173,31 +161,3 @@ async def learn(router: TurnRouter, questions: Sequence[BfclQuestion], *, namesp
         return go
 
     await _bounded([job(q) for q in questions], "learning")
-
-
-def search_latency(
-    store: FunctionStore,
-    questions: Sequence[BfclQuestion],
-    vectors: npt.NDArray[np.float32],
-    *,
-    limit: int,
-    example_weight: float,
-    namespace: str = NAMESPACE,
-) -> dict[str, tuple[float, float]]:
-    """Median and 95th-percentile milliseconds per question, query vector given (the encoding is not timed).
-
-    ``dense search`` is what routing did before (one dense search); ``hybrid`` is what it does now
-    (candidates by meaning, words and usage, exact fill-ins, fusion).
-    """
-    timings: dict[str, list[float]] = {"dense search": [], "hybrid candidates + fusion": []}
-    for question, vector in zip(questions, vectors, strict=True):
-        dense = vector.tolist()
-        start = time.perf_counter()
-        store.search(namespace, dense, limit=limit)
-        middle = time.perf_counter()
-        found = candidates(store, namespace, dense, query_vector(question.text), limit=limit)
-        adaptive(found, example_weight=example_weight)
-        end = time.perf_counter()
-        timings["dense search"].append((middle - start) * 1000)
-        timings["hybrid candidates + fusion"].append((end - middle) * 1000)
-    return {k: (float(np.percentile(v, 50)), float(np.percentile(v, 95))) for k, v in timings.items()}

@@ -19,8 +19,6 @@ from benchmarks.bfcl import BfclFunction, BfclQuestion, dedupe_by_name, load_fun
 from benchmarks.quality_data import Conversation, load_conversations
 from router.catalog.functions import FunctionDef
 
-__all__ = ["SETS", "DevSet", "load_set"]
-
 SETS = ("bfcl", "apibench")
 _SMALL_CATALOG = 20
 

@@ -8,8 +8,8 @@ examples (random unit vectors: their size does not depend on their values) with 
 the router writes, then measures the allocated bytes of each collection's segments, its
 write-ahead log and its payload index, and the process's resident memory. A Qdrant server
 stores points in the same segment formats, so the segment figures carry over to it; the WAL
-is per shard (and per replica) on a server. ``--functions-store`` reports a store built by
-``make bench-perf`` (``benchmarks/.cache/store-100000-*/data``).
+is per shard (and per replica) on a server. ``--functions-store`` also reports the collections
+of a router's data directory (a catalog synced by ``router sync``, say).
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from benchmarks.common import RESULTS, disk_bytes, machine, progress_bar, record_section, say
+from benchmarks.harness import Header, progress, record
 from router.embedding import DEFAULT_MODEL
 from router.retrieval.examples import ExampleStore
 from router.sessions.history import MESSAGES, HistoryStore
@@ -46,6 +46,11 @@ WORDS = [
     *("cluster", "pipeline", "document", "summary", "travel", "booking", "weather"),
 ]
 FUNCTIONS = ["search_flights", "book_hotel", "create_invoice", "deploy_service", "query_logs", "send_email"]
+
+
+def disk_bytes(root: Path) -> int:
+    """Bytes allocated on disk: Qdrant preallocates sparse files (~300 MB apparent for a small store)."""
+    return sum(p.stat().st_blocks * 512 for p in root.rglob("*") if p.is_file())
 
 
 def sentence(rng: random.Random, words: int) -> str:
@@ -110,7 +115,7 @@ def write_messages(root: Path, total: int, checkpoints: list[int], seed: int) ->
     """Store ``total`` messages, yielding a footprint at each checkpoint (closed, reopened, read)."""
     rng = random.Random(seed)
     written = payload = runs = 0
-    report = progress_bar("messages", total, unit="msg")
+    report = progress("messages", total, unit="msg")
     storage = EdgeStorage(root)
     history = HistoryStore.open(storage)
     while written < total:
@@ -150,7 +155,7 @@ def write_points(
     storage = EdgeStorage(root)
     collection = open_collection(storage)
     dimension = collection.spec.dense_size or 0
-    report = progress_bar(what, total, unit="pt")
+    report = progress(what, total, unit="pt")
     size = 0
     for start in range(0, total, 1000):
         count = min(1000, total - start)
@@ -192,7 +197,7 @@ def example_payload(n: int) -> dict[str, Any]:
 
 
 def functions_store(data: Path) -> list[Footprint]:
-    """Each collection of a store built by the performance benchmark."""
+    """Each collection of a router's data directory."""
     source = EdgeExport(data)
     try:
         counts = {}
@@ -201,7 +206,7 @@ def functions_store(data: Path) -> list[Footprint]:
                 counts[name] = stored.count
     finally:
         source.close()
-    return [measure(data, name, f"{name.split('-')[0]} (bench-perf store)", count) for name, count in counts.items()]
+    return [measure(data, name, f"{name.split('-')[0]} ({data})", count) for name, count in counts.items()]
 
 
 NOTES = (
@@ -210,9 +215,7 @@ NOTES = (
     '384-d vectors (1,536 bytes each) and the router\'s payloads. "segments" is what grows with the '
     "points (vectors, payloads, id tracker, payload index); the WAL is a fixed cost per shard (32 MB "
     "segments, preallocated). RSS is the growth of this process's resident memory after reopening the "
-    "store, then after reading the last 20 messages of 1,000 sessions. The bench-perf store's meta and "
-    "examples collections hold almost nothing: their size is what the embedded engine keeps of past "
-    "writes until it is optimised."
+    "store, then after reading the last 20 messages of 1,000 sessions."
 )
 
 
@@ -241,11 +244,11 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--messages", type=int, default=1_000_000)
     parser.add_argument("--points", type=int, default=100_000, help="memories and usage examples each")
-    parser.add_argument("--functions-store", type=Path, help="a data directory built by make bench-perf")
+    parser.add_argument("--functions-store", type=Path, help="also report the collections of this data directory")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--no-record", action="store_true")
     args = parser.parse_args(argv)
-    started = time.time()
+    header = Header.begin("benchmarks.storage_size", argv)
     rows: list[Footprint] = []
     with tempfile.TemporaryDirectory() as scratch:
         root = Path(scratch)
@@ -255,20 +258,10 @@ def main(argv: list[str] | None = None) -> None:
         rows.append(write_points(root / "examples", "usage examples", _examples, args.points, example_payload, 2))
     if args.functions_store is not None:
         rows += functions_store(args.functions_store)
-    body = "\n\n".join(
-        [
-            f"Measured {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime(started))} on {machine()}; "
-            f"embedded store (Qdrant Edge), allocated bytes after closing the store.",
-            f"Command: `.venv/bin/python -m benchmarks.storage_size --messages {args.messages} --points {args.points}"
-            + (f" --functions-store {args.functions_store}`" if args.functions_store else "`"),
-            table(rows),
-            NOTES,
-        ]
-    )
-    print(body)
+    body = "\n\n".join(["Embedded store (Qdrant Edge), allocated bytes after closing the store.", table(rows), NOTES])
+    print(f"{header.finish().markdown(timed=False)}\n\n{body}")
     if not args.no_record:
-        record_section(RESULTS, HEADING, body)
-        say(f"recorded in {RESULTS}")
+        record(HEADING, body, header, timed=False)
 
 
 def _memories(storage: EdgeStorage) -> Collection:
