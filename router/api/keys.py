@@ -34,11 +34,6 @@ class Access:
 
     namespaces: frozenset[str] | None = None
 
-    @property
-    def restricted(self) -> bool:
-        """Whether this access is limited to some namespaces."""
-        return self.namespaces is not None
-
     def allows(self, namespace: str) -> bool:
         """Whether ``namespace`` may be used."""
         return self.namespaces is None or namespace in self.namespaces
@@ -78,7 +73,7 @@ class ApiKeys:
     @property
     def unrestricted(self) -> int:
         """How many keys grant every namespace."""
-        return sum(not access.restricted for _, access in self._grants)
+        return sum(access.namespaces is None for _, access in self._grants)
 
     def match(self, token: str | bytes) -> Access | None:
         """The access ``token`` grants, or None when it is no configured key.

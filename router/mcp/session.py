@@ -30,9 +30,6 @@ class WorkingSet:
         self.limit = limit
         self._entries: OrderedDict[str, Found] = OrderedDict()
 
-    def __len__(self) -> int:
-        return len(self._entries)
-
     def get(self, name: str) -> Found | None:
         """The function named ``name``, if the session found it."""
         return self._entries.get(name)

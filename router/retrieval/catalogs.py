@@ -16,7 +16,6 @@ from router.common.errors import NamespaceNotFound, Unavailable
 from router.embedding import Embedder, EmbedderPool
 from router.retrieval.index import FunctionStore
 from router.retrieval.pins import PinnedFunctions
-from router.retrieval.texts import TextBuilder, template
 from router.storage.base import Storage
 
 __all__ = ["ActiveIndex", "Catalogs"]
@@ -33,11 +32,6 @@ class ActiveIndex:
     def generation(self) -> Generation:
         """The generation being served."""
         return self.store.generation
-
-    @property
-    def text_builder(self) -> TextBuilder:
-        """How this generation turns a function into text."""
-        return template(self.generation.text)
 
 
 class Catalogs:

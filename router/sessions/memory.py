@@ -210,10 +210,6 @@ class MemoryStore:
         self._collection.delete_where({"scope": scope})
         return count
 
-    def all(self, scope: str, namespace: str) -> builtins.list[str]:
-        """Every memory text of a scope and namespace."""
-        return [m.text for m in self.list(scope, namespace=namespace)]
-
     def every(self) -> builtins.list[tuple[str, StoredMemory]]:
         """Every memory of every scope, with its scope (to copy them to another model)."""
         records = self._collection.scroll(None, fields=["scope", *[f for f in _FIELDS if f != "vector"]])

@@ -77,11 +77,6 @@ class ClientCollection:
         """The spec the collection was opened with."""
         return self._spec
 
-    @property
-    def name(self) -> str:
-        """The collection's name on the server (with the prefix)."""
-        return self._name
-
     def upsert(self, points: Sequence[PointData]) -> None:
         """Insert or replace points by id; applied (on enough replicas) when it returns."""
         if not points:

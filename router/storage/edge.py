@@ -67,7 +67,7 @@ class EdgeStorage:
             for name, params in edge_indexes(spec).items():
                 if name not in indexed:
                     shard.update(qe.UpdateOperation.create_field_index(name, params))
-            collection = self._open[spec.name] = EdgeCollection(spec, shard, name=spec.name)
+            collection = self._open[spec.name] = EdgeCollection(spec, shard)
             return collection
 
     def exists(self, name: str) -> bool:

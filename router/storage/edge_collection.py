@@ -33,10 +33,9 @@ class EdgeCollection:
     Every call holds the collection's lock, so none runs on a shard being closed.
     """
 
-    def __init__(self, spec: CollectionSpec, shard: qe.EdgeShard, *, name: str) -> None:
+    def __init__(self, spec: CollectionSpec, shard: qe.EdgeShard) -> None:
         self._spec = spec
         self._shard: qe.EdgeShard | None = shard
-        self._name = name
         self._lock = threading.Lock()
 
     @property
@@ -47,7 +46,7 @@ class EdgeCollection:
     def _using(self) -> Iterator[qe.EdgeShard]:
         with self._lock:
             if self._shard is None:
-                raise StorageUnavailable(f"collection {self._name} is closed")
+                raise StorageUnavailable(f"collection {self._spec.name} is closed")
             yield self._shard
 
     def upsert(self, points: Sequence[PointData]) -> None:

@@ -7,12 +7,10 @@ OpenAI's Responses API (function tools with ``defer_loading``, a client-executed
 is pure: functions in, JSON objects out, the same bytes for the same catalog.
 """
 
-from router.tools.lists import FORMATS, LIST_FORMATS, Format, ListFormat, catalog_tools, search_item
+from router.tools.lists import Format, ListFormat, catalog_tools, search_item
 from router.tools.summary import SEARCH_TOOL, search_description
 
 __all__ = [
-    "FORMATS",
-    "LIST_FORMATS",
     "SEARCH_TOOL",
     "Format",
     "ListFormat",

@@ -3,19 +3,17 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Literal, get_args
+from typing import Any, Literal
 
 from router.catalog.functions import FunctionDef
 from router.common.errors import InvalidRequest
 from router.tools import anthropic, mcp, openai
 from router.tools.summary import search_description
 
-__all__ = ["FORMATS", "LIST_FORMATS", "Format", "ListFormat", "catalog_tools", "search_item"]
+__all__ = ["Format", "ListFormat", "catalog_tools", "search_item"]
 
 Format = Literal["openai", "anthropic", "mcp", "plain"]
 ListFormat = Literal["openai", "anthropic"]
-FORMATS: tuple[str, ...] = get_args(Format)
-LIST_FORMATS: tuple[str, ...] = get_args(ListFormat)
 
 
 def catalog_tools(
