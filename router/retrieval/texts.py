@@ -93,18 +93,20 @@ def readable_schema(function: FunctionDef) -> str:
     return f"{head}\nInputs: {', '.join(inputs)}" if inputs else head
 
 
-def _words(identifier: str) -> str:
-    return " ".join(w.lower() for w in _WORDS.findall(identifier)) or identifier
+def words(identifier: str) -> list[str]:
+    """The lower-cased words of an identifier: ``getHTTPResponse_v2`` gives ``get http response v 2``."""
+    return [w.lower() for w in _WORDS.findall(identifier)]
 
 
 def _schema_text(name: str, schema: Any) -> str:
+    label = " ".join(words(name)) or name
     if not isinstance(schema, Mapping):
-        return _words(name)
+        return label
     parts = [schema.get("description")] if isinstance(schema.get("description"), str) else []
-    choices = schema.get("enum") or (schema.get("items") or {}).get("enum") if isinstance(schema, Mapping) else None
+    choices = schema.get("enum") or (schema.get("items") or {}).get("enum")
     if isinstance(choices, list) and choices:
         parts.append(", ".join(str(c) for c in choices[:12]))
-    text = f"{_words(name)}: {'; '.join(p for p in parts if p)}" if parts else _words(name)
+    text = f"{label}: {'; '.join(p for p in parts if p)}" if parts else label
     return text[:_FACET_CHARS]
 
 

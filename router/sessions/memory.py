@@ -7,7 +7,6 @@ a route reads a scope's memories with their vectors in one scroll and ranks them
 
 from __future__ import annotations
 
-import base64
 import builtins
 import hashlib
 import time
@@ -20,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from router.embedding import Vectors
+from router.embedding.batching import pack, unpack
 from router.storage.base import Collection, CollectionSpec, PointData, Record, Storage
 
 __all__ = [
@@ -92,18 +92,6 @@ def memory_spec(model: str, dimension: int) -> CollectionSpec:
     )
 
 
-def _encode(vector: np.ndarray) -> str:
-    return base64.b64encode(np.asarray(vector, dtype="<f4").tobytes()).decode("ascii")
-
-
-def _decode(text: str, dimension: int) -> np.ndarray | None:
-    try:
-        vector = np.frombuffer(base64.b64decode(text), dtype="<f4")
-    except (ValueError, TypeError):
-        return None
-    return vector if vector.shape == (dimension,) else None
-
-
 def _stored(record: Record) -> StoredMemory:
     p = record.payload
     return StoredMemory(
@@ -153,7 +141,7 @@ class MemoryStore:
             key = f"{scope}\x00{namespace}\x00{' '.join(text.lower().split())}"
             when = created_at[position] if created_at is not None else time.time()
             payload: dict[str, Any] = {"scope": scope, "namespace": namespace, "text": text}
-            payload.update(session_id=session_id, created_at=when, vector=_encode(vector))
+            payload.update(session_id=session_id, created_at=when, vector=pack(vector, "<f4"))
             points.append(PointData(id=str(uuid.uuid5(_IDS, key)), payload=payload, dense=vector.tolist()))
         self._collection.upsert(points)
         return len(points)
@@ -164,15 +152,11 @@ class MemoryStore:
         records = list(islice(self._collection.scroll(where, fields=("text", "vector", "created_at")), limit * 4))
         if len(records) > limit:
             records = sorted(records, key=lambda r: r.payload.get("created_at", 0.0))[-limit:]
-        texts: list[str] = []
-        vectors: list[np.ndarray] = []
-        for record in records:
-            vector = _decode(record.payload.get("vector", ""), self._dimension)
-            if vector is not None:
-                texts.append(record.payload["text"])
-                vectors.append(vector)
-        matrix = np.stack(vectors) if vectors else np.zeros((0, self._dimension), dtype=np.float32)
-        return MemoryRows(texts, matrix)
+        # Memories stored before their vector was kept in the payload are listed, never recalled.
+        kept = [r for r in records if "vector" in r.payload]
+        vectors = [unpack(r.payload["vector"], "<f4", self._dimension) for r in kept]
+        matrix = np.concatenate(vectors) if vectors else np.zeros((0, self._dimension), dtype=np.float32)
+        return MemoryRows([r.payload["text"] for r in kept], matrix)
 
     def list(self, scope: str, *, namespace: str | None = None) -> list[StoredMemory]:
         """Every memory of a scope (of one namespace when given), oldest first."""

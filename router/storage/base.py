@@ -10,7 +10,7 @@ a list value matches any of its items.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
@@ -77,6 +77,11 @@ class Record:
 
     id: str
     payload: dict[str, Any] = field(default_factory=dict)
+
+
+def sorted_by(records: Iterable[Record], field: str) -> list[Record]:
+    """``records`` in ``scroll``'s order: by an integer payload field, those lacking it last."""
+    return sorted(records, key=lambda r: (field not in r.payload, r.payload.get(field, 0)))
 
 
 @dataclass(frozen=True)

@@ -29,6 +29,7 @@ from router.storage.base import (
     Search,
     SparseVector,
     StorageUnavailable,
+    sorted_by,
 )
 from router.storage.client_models import to_filter, to_hits, to_records, to_sparse, to_struct
 from router.storage.client_schema import create_collection, ensure_indexes
@@ -115,13 +116,9 @@ class ClientCollection:
         With ``order_by`` all matching points are fetched first; those lacking the field come last.
         ``fields`` limits the payload returned to those keys.
         """
-        if order_by is None:
-            yield from self._pages(match, fields)
-            return
         # Qdrant's own order_by disables offset paging, so sort client-side instead.
-        records = list(self._pages(match, fields))
-        records.sort(key=lambda r: (order_by not in r.payload, r.payload.get(order_by, 0)))
-        yield from records
+        pages = self._pages(match, fields)
+        yield from pages if order_by is None else sorted_by(pages, order_by)
 
     def _pages(self, match: Match | None, fields: Sequence[str] | None = None) -> Iterator[Record]:
         flt = to_filter(match)

@@ -21,6 +21,7 @@ from router.storage.base import (
     Search,
     SparseVector,
     StorageUnavailable,
+    sorted_by,
 )
 from router.storage.edge_query import edge_filter, edge_fusion, edge_hit, edge_selector, edge_sparse, edge_vectors
 
@@ -83,23 +84,19 @@ class EdgeCollection:
         self, match: Match | None = None, *, order_by: str | None = None, fields: Sequence[str] | None = None
     ) -> Iterator[Record]:
         """Iterate over every matching point."""
-        records: list[Record] = []
+        pages = self._pages(match, fields)
+        yield from pages if order_by is None else sorted_by(pages, order_by)
+
+    def _pages(self, match: Match | None, fields: Sequence[str] | None) -> Iterator[Record]:
         offset: Any = None
-        payload = edge_selector(fields)
-        flt = edge_filter(match)
+        flt, payload = edge_filter(match), edge_selector(fields)
         while True:
             request = qe.ScrollRequest(offset=offset, limit=_PAGE, filter=flt, with_payload=payload)
             with self._using() as shard:
                 page, offset = shard.scroll(request)
-            batch = [Record(id=str(r.id), payload=dict(r.payload or {})) for r in page]
-            if order_by is None:
-                yield from batch
-            else:
-                records.extend(batch)
+            yield from (Record(id=str(r.id), payload=dict(r.payload or {})) for r in page)
             if offset is None:
-                break
-        if order_by is not None:
-            yield from sorted(records, key=lambda r: (order_by not in r.payload, r.payload.get(order_by, 0)))
+                return
 
     def latest(self, match: Match, *, order_by: str, limit: int) -> list[Record]:
         """The ``limit`` matching points with the highest ``order_by``, highest first."""

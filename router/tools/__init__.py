@@ -14,13 +14,13 @@ alone, so the tool list stays byte-stable for the prompt cache.
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
 from router.catalog.functions import FunctionDef
 from router.common.errors import InvalidRequest
+from router.retrieval.texts import words
 
 __all__ = ["SEARCH_TOOL", "Format", "ListFormat", "catalog_tools", "search_description", "search_item", "topics"]
 
@@ -40,7 +40,6 @@ SEARCH_PARAMETERS = {
 }
 NOTHING_FOUND = "No function of the catalog matches; say differently what you need to do."
 TOPICS = 12
-_WORD = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
 # Verbs and filler every catalog shares: they say nothing about what this one holds.
 _COMMON = frozenset({
     "a", "add", "all", "an", "and", "apply", "by", "cancel", "check", "create", "current", "delete", "details",
@@ -52,15 +51,12 @@ _COMMON = frozenset({
 
 def topics(functions: Sequence[FunctionDef], *, limit: int = TOPICS) -> list[str]:
     """The words of the functions' names that say what they act on, most functions first."""
-    named = [
-        {w for w in (w.lower() for w in _WORD.findall(f.name)) if w not in _COMMON and not w.isdigit() and len(w) > 1}
-        for f in functions
-    ]
+    named = [{w for w in words(f.name) if w not in _COMMON and not w.isdigit() and len(w) > 1} for f in functions]
     seen = set().union(*named) if named else set()
     counts: Counter[str] = Counter()
-    for words in named:
+    for found in named:
         # A plural counts as its singular when the catalog uses that too ("flights", "flight").
-        counts.update({w[:-1] if w.endswith("s") and w[:-1] in seen else w for w in words})
+        counts.update({w[:-1] if w.endswith("s") and w[:-1] in seen else w for w in found})
     ranked = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
     return [word for word, _ in ranked[:limit]]
 
