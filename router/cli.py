@@ -10,6 +10,7 @@ import signal
 import sys
 import time
 from collections.abc import Callable, Sequence
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -127,10 +128,6 @@ def _bar(label: str, total: int, *, verb: str = "embedding", unit: str = "fn") -
     return update
 
 
-def _copy_bar(label: str, total: int) -> Progress:
-    return _bar(label, total, verb="copying", unit="pt")
-
-
 def serve(settings: Settings) -> int:
     """Run the API server until interrupted."""
     import uvicorn
@@ -240,7 +237,7 @@ def migrate(data: Path, target: Storage, *, batch: int = 256, prune: bool = Fals
         return 2
     source = EdgeExport(data)
     try:
-        result = copy_all(source, target, batch=batch, prune=prune, progress=_copy_bar)
+        result = copy_all(source, target, batch=batch, prune=prune, progress=partial(_bar, verb="copying", unit="pt"))
     finally:
         source.close()
     print("\n".join(result.report(source=str(data), target=target.location)))

@@ -90,7 +90,8 @@ class DirectorySync:
         # Forgotten until the write succeeds: one cut short must not pass for the file seen before.
         self._seen.pop(namespace, None)
         if file.empty:
-            summary = await self._service.remove(namespace) if await self._known(namespace) else Summary(namespace)
+            known = namespace in await self._service.catalogs.records()
+            summary = await self._service.remove(namespace) if known else Summary(namespace)
         else:
             try:
                 summary = await self._service.apply(namespace, file.functions, source=self._source, pinned=file.pinned)
@@ -105,9 +106,6 @@ class DirectorySync:
         self._service.log.failed(namespace, self._source, detail, outcome="rejected")
         self._seen.pop(namespace, None)
         return Outcome(namespace, error=detail)
-
-    async def _known(self, namespace: str) -> bool:
-        return namespace in await self._service.catalogs.records()
 
     async def _vanished(self, present: set[str], report: Report) -> None:
         catalogs = await self._service.catalogs.records()

@@ -166,7 +166,10 @@ class TurnRouter:
         memory_store = await self.memories(index) if scope is not None and self.settings.max_memories else None
         searched = await asyncio.to_thread(self._search, index, turn, record, texts, vectors, memory_store)
         chosen, pinned = searched.chosen, searched.pinned
-        _check_pinned(turn.pinned, {p.function.name for p in pinned})
+        found = {p.function.name for p in pinned}
+        for position, name in enumerate(turn.pinned):
+            if name not in found:
+                raise InvalidRequest(f"pinned[{position}]: no function named {name!r} in this catalog", field="pinned")
         if self._catalogs.pins is not None:
             self._catalogs.pins.seen(turn.namespace, searched.record.pinned, [p.function for p in pinned])
         return Routed(
@@ -294,12 +297,6 @@ class TurnRouter:
         memories = await self.memories(self._catalogs.index)
         await asyncio.to_thread(memories.forget, f"session:{session_id}")
         return count
-
-
-def _check_pinned(requested: Sequence[str], found: set[str]) -> None:
-    for position, name in enumerate(requested):
-        if name not in found:
-            raise InvalidRequest(f"pinned[{position}]: no function named {name!r} in this catalog", field="pinned")
 
 
 def pinned_first(routed: Routed) -> list[tuple[FunctionDef, float, bool]]:
