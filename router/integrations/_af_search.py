@@ -26,72 +26,45 @@ PARAMETERS = {
 }
 
 
-class RouterSearch:
-    """One run's search tool: what it finds joins the functions advertised to the model.
+async def search_tool(
+    provider: RouterContextProvider, advertised: set[str], *, session_id: str | None, user_id: str | None
+) -> FunctionTool:
+    """One run's ``tool_search`` tool: what a search finds joins ``advertised``, shared with the run's middleware.
 
-    Args:
-        provider: the context provider (its client, namespace and limits).
-        advertised: the run's advertised function names, shared with its chat middleware.
-        session_id: the session, whose messages add context to searches.
-        user_id: the user of the session.
-        descriptions: the provider's cache of catalog summaries (namespace to time read and text).
+    Searches carry the session (whose messages add context) and the user of the session.
     """
 
-    def __init__(
-        self,
-        provider: RouterContextProvider,
-        advertised: set[str],
-        *,
-        session_id: str | None,
-        user_id: str | None,
-        descriptions: dict[str, tuple[float, str]],
-    ) -> None:
-        self.provider = provider
-        self.descriptions = descriptions
-        self.advertised = advertised
-        self.session_id = session_id
-        self.user_id = user_id
-
-    async def description(self) -> str:
-        """The router's summary of the catalog (a generic one when the router cannot say)."""
-        key = self.provider.namespace
-        cached = self.descriptions.get(key)
-        if cached is not None and time.monotonic() - cached[0] < self.provider.catalog_ttl:
-            return cached[1]
-        try:
-            listed = await self.provider.client.tools(self.provider.namespace, format="anthropic")
-            text = str(listed.tools[0]["description"])
-        except (RouterClientError, IndexError, KeyError):
-            return f"Search the {self.provider.namespace!r} catalog for the functions a task needs, and load them."
-        self.descriptions[key] = (time.monotonic(), text)
-        return text
-
-    async def search(self, query: str) -> str:
-        """Search the catalog; the functions found are advertised from the next model call on."""
-        provider = self.provider
+    async def tool_search(query: str) -> str:
         try:
             found = await provider.client.tool_search(
                 provider.namespace,
                 query,
                 format="plain",
                 max_functions=provider.search_functions,
-                session_id=self.session_id,
-                user_id=self.user_id or provider.user_id,
+                session_id=session_id,
+                user_id=user_id or provider.user_id,
             )
         except RouterClientError as exc:
             log.warning("tool router unavailable, the search found nothing: %s", exc)
             return json.dumps({"error": f"the tool search is unavailable: {exc}"})
-        self.advertised.update(found.names)
+        advertised.update(found.names)
         functions = [{"name": f.name, "description": f.description} for f in found.functions]
         return json.dumps({"loaded": functions, "note": "these functions can be called now"}, ensure_ascii=False)
 
-    async def tool(self) -> FunctionTool:
-        """The ``tool_search`` function tool of the run."""
+    description = await _description(provider)
+    tool: Any = FunctionTool(name=SEARCH_TOOL, description=description, func=tool_search, input_model=PARAMETERS)
+    return tool  # type: ignore[no-any-return]
 
-        async def tool_search(query: str) -> str:
-            return await self.search(query)
 
-        tool: Any = FunctionTool(
-            name=SEARCH_TOOL, description=await self.description(), func=tool_search, input_model=PARAMETERS
-        )
-        return tool  # type: ignore[no-any-return]
+async def _description(provider: RouterContextProvider) -> str:
+    """The router's summary of the catalog, kept for ``catalog_ttl`` (a generic one when the router cannot say)."""
+    cached = provider._search_description
+    if cached is not None and time.monotonic() - cached[0] < provider.catalog_ttl:
+        return cached[1]
+    try:
+        listed = await provider.client.tools(provider.namespace, format="anthropic")
+        text = str(listed.tools[0]["description"])
+    except (RouterClientError, IndexError, KeyError):
+        return f"Search the {provider.namespace!r} catalog for the functions a task needs, and load them."
+    provider._search_description = (time.monotonic(), text)
+    return text

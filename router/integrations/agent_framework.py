@@ -50,7 +50,7 @@ except ImportError as exc:  # the extra is not installed
 
 from router.client import AsyncRouterClient, MemoriesDeleted, RouterClientError, StoredMemory
 from router.integrations._af_messages import from_router, to_router
-from router.integrations._af_search import RouterSearch
+from router.integrations._af_search import search_tool
 
 __all__ = ["RouterContextProvider", "tool_definitions"]
 
@@ -124,7 +124,7 @@ class RouterContextProvider(ContextProvider):
         self.search_tool = search_tool
         self.search_functions = search_functions
         # The router's summary of the catalog, for the search tool's description: catalog state too.
-        self._search_descriptions: dict[str, tuple[float, str]] = {}
+        self._search_description: tuple[float, str] | None = None
         # The catalog's names, shared by every session: catalog state, not session state.
         self._catalog: tuple[float, frozenset[str]] | None = None
         self._warned_no_middleware = False
@@ -196,14 +196,8 @@ class RouterContextProvider(ContextProvider):
         advertised = set(routed.names)
         self._restrict_tools(agent, context, advertised, known)
         if self.search_tool:
-            search = RouterSearch(
-                self,
-                advertised,
-                session_id=session.session_id,
-                user_id=state.get("user_id"),
-                descriptions=self._search_descriptions,
-            )
-            context.extend_tools(self.source_id, [await search.tool()])
+            search = await search_tool(self, advertised, session_id=session.session_id, user_id=state.get("user_id"))
+            context.extend_tools(self.source_id, [search])
         if history and routed.history:
             context.extend_messages(self, from_router(routed.history))
         if self.load_memories and routed.memory_context:
