@@ -25,14 +25,12 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar, Literal
 
 try:
     from agent_framework import (
         AgentSession,
-        ChatContext,
-        ChatMiddleware,
         ChatMiddlewareLayer,
         ContextProvider,
         FunctionTool,
@@ -49,8 +47,7 @@ except ImportError as exc:  # the extra is not installed
     ) from exc
 
 from router.client import AsyncRouterClient, MemoriesDeleted, RouterClientError, StoredMemory
-from router.integrations._af_messages import from_router, to_router
-from router.integrations._af_search import search_tool
+from router.integrations._af import RoutedTools, from_router, search_tool, to_router
 
 __all__ = ["RouterContextProvider", "tool_definitions"]
 
@@ -257,30 +254,7 @@ class RouterContextProvider(ContextProvider):
         if client is not None and not isinstance(client, ChatMiddlewareLayer) and not self._warned_no_middleware:
             self._warned_no_middleware = True
             log.warning("%s has no chat middleware layer: every tool is advertised", type(client).__name__)
-        context.extend_middleware(self.source_id, [_RoutedTools(advertised, known)])
-
-
-class _RoutedTools(ChatMiddleware):
-    """Drops, from one run's chat requests, the catalog's tools that were not routed (nor found since)."""
-
-    def __init__(self, routed: set[str], known: frozenset[str]) -> None:
-        self.routed = routed
-        self.known = known
-
-    def keeps(self, item: Any) -> bool:
-        name = _tool_name(item)
-        return name is None or name not in self.known or name in self.routed
-
-    async def process(self, context: ChatContext, call_next: Callable[[], Awaitable[None]]) -> None:
-        options = context.options
-        tools = options.get("tools") if options is not None else None
-        if options is not None and isinstance(tools, Sequence) and tools:
-            kept = [t for t in tools if self.keeps(t)]
-            if kept:
-                context.options = {**options, "tools": kept}
-            else:  # a tool choice without tools is rejected by most services
-                context.options = {k: v for k, v in options.items() if k not in ("tools", "tool_choice")}
-        await call_next()
+        context.extend_middleware(self.source_id, [RoutedTools(advertised, known)])
 
 
 def tool_definitions(tools: Sequence[Any]) -> list[dict[str, Any]]:
@@ -301,12 +275,3 @@ def tool_definitions(tools: Sequence[Any]) -> list[dict[str, Any]]:
         else:
             raise TypeError(f"tools[{len(definitions)}]: {type(item).__name__} is not a function or definition")
     return definitions
-
-
-def _tool_name(item: Any) -> str | None:
-    if isinstance(item, Mapping):
-        inner = item.get("function")
-        name = inner.get("name") if isinstance(inner, Mapping) else item.get("name")
-    else:
-        name = getattr(item, "name", None)
-    return name if isinstance(name, str) else None
