@@ -133,6 +133,7 @@ class Metrics:
             ["endpoint"],
             registry=registry,
         )
+        self.written = 0  # as functions_written counts it, for the status
         self.catalogs = _Catalogs()
         registry.register(self.catalogs)
         ProcessCollector(registry=registry)
@@ -169,6 +170,7 @@ class Metrics:
     def wrote(self, functions: int) -> None:
         """Record functions embedded and written by a sync."""
         self.functions_written.inc(functions)
+        self.written += functions
 
     def render(self) -> bytes:
         """The text exposition of every metric (reads catalog sizes from storage)."""
