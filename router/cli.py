@@ -21,7 +21,7 @@ from router.common.errors import RouterError
 from router.embedding import Progress
 from router.mcp import cli as mcp_cli
 from router.server import logs
-from router.server.settings import EmbeddingSettings, ServerSettings, Settings, StorageSettings, SyncSettings
+from router.server.settings import EmbeddingSettings, ServerSettings, Settings, StorageSettings, SyncSettings, problems
 from router.storage.base import Storage, StorageUnavailable
 
 if TYPE_CHECKING:
@@ -35,11 +35,6 @@ def _given(**values: Any) -> dict[str, Any]:
     return {k: v for k, v in values.items() if v not in (None, False)}
 
 
-def _logging(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--log-level", choices=["debug", "info", "warning", "error"])
-    parser.add_argument("--log-format", choices=["json", "text"])
-
-
 def _common(parser: argparse.ArgumentParser) -> None:
     where = parser.add_mutually_exclusive_group()
     where.add_argument("--data", type=Path, help="embedded storage directory (default ./data)")
@@ -50,7 +45,7 @@ def _common(parser: argparse.ArgumentParser) -> None:
         help="function text template: readable_schema (default), name_description, name_description_parameters",
     )
     parser.add_argument("--allow-delete", action="store_true", help="let an emptied or removed file delete its catalog")
-    _logging(parser)
+    logs.add_flags(parser)
 
 
 def parser() -> argparse.ArgumentParser:
@@ -81,10 +76,10 @@ def parser() -> argparse.ArgumentParser:
     migrate.add_argument(
         "--prune", action="store_true", help="delete points of the server's copies that the data directory lacks"
     )
-    _logging(migrate)
+    logs.add_flags(migrate)
     warm = commands.add_parser("warm", help="load the embedding model once and print what it runs on")
     warm.add_argument("--model", help="sentence-transformers model name or path")
-    _logging(warm)
+    logs.add_flags(warm)
     mcp_cli.add_parser(commands)
     return root
 
@@ -287,8 +282,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         settings = settings_from(args)
     except ValidationError as exc:
-        problems = "; ".join(str(e["msg"]).removeprefix("Value error, ") for e in exc.errors())
-        print(f"router: invalid settings: {problems}", file=sys.stderr)
+        print(f"router: invalid settings: {problems(exc)}", file=sys.stderr)
         return 2
     logs.configure(settings.server.log_level, settings.server.log_format)
     if args.command == "serve":
