@@ -252,16 +252,11 @@ class McpSources:
     """Every configured upstream, each followed by its own task.
 
     Args:
-        configs: the upstreams; names and namespaces must be unique.
+        configs: the upstreams; names and namespaces must be unique (``router mcp`` checks).
         sink: where their functions are applied.
     """
 
     def __init__(self, configs: Sequence[UpstreamConfig], sink: CatalogSink) -> None:
-        for attribute in ("name", "target"):
-            values = [getattr(c, attribute) for c in configs]
-            repeated = sorted({v for v in values if values.count(v) > 1})
-            if repeated:
-                raise ValueError(f"several upstreams use the {attribute.replace('target', 'namespace')} {repeated}")
         self.sources = [McpSource(c, sink) for c in configs]
         self._tasks: list[asyncio.Task[None]] = []
 

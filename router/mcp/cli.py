@@ -23,6 +23,7 @@ from router.catalog.functions import validate_namespace
 from router.common.errors import RouterError
 from router.server import logs
 from router.server.settings import EmbeddingSettings, ServerSettings, Settings, StorageSettings, SyncSettings, problems
+from sync.sources import SUFFIXES
 
 # Importing the MCP SDK takes a second or more: it is imported when `router mcp` runs, never
 # when `router` only builds its parser.
@@ -31,7 +32,6 @@ __all__ = ["add_parser", "configure", "main", "run"]
 
 log = logging.getLogger("router.mcp")
 DEFAULT_PORT = 8001
-CATALOG_SUFFIXES = (".json", ".yaml", ".yml")
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -111,7 +111,7 @@ def options(args: argparse.Namespace) -> argparse.Namespace:
     if catalog is not None and not catalog.is_dir():
         raise ConfigError(f"--catalog {catalog}: not a directory")
     for upstream in upstreams:
-        clash = [catalog / f"{upstream.target}{s}" for s in CATALOG_SUFFIXES] if catalog else []
+        clash = [catalog / f"{upstream.target}{s}" for s in SUFFIXES] if catalog else []
         if any(path.exists() for path in clash):
             raise ConfigError(
                 f"upstream {upstream.name!r} fills namespace {upstream.target!r}, which {catalog} also defines; "

@@ -99,12 +99,10 @@ def migrate(
     Args:
         source: the embedded data directory, opened (and locked) for reading.
         target: the server storage.
-        batch: points per write.
+        batch: points per write (at least 1).
         prune: delete the points of the server's copies that the data directory does not hold.
         progress: makes a progress callback per collection, given its name and point count.
     """
-    if batch < 1:
-        raise ValueError(f"batch must be at least 1, not {batch}")
     migration = Migration()
     for name in _order(source.names()):
         with source.open(name) as stored:
