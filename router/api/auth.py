@@ -1,10 +1,14 @@
-"""API keys on ``/v1``: a bearer token checked before anything else, and what each key may see.
+"""API keys on ``/v1`` and the dependencies every route is given: the key's access and the runtime's parts.
 
 With ``ROUTER_API_KEYS`` set, every request under ``/v1`` needs ``Authorization: Bearer <key>``
 (401 otherwise, before the body is read); ``/healthz``, ``/readyz`` and the API documentation
 stay open. A key limited to namespaces gets 403 for any other namespace: in a route, a catalog
 path, or a session. A session belongs to the namespaces its messages were stored with, so a
 limited key reaches a session only when every stored message of it carries one of its namespaces.
+
+Routes receive the runtime's parts as plain typed parameters (``RuntimeDep``, ``ServiceDep``...).
+The providers are ``async``: FastAPI runs a plain ``def`` dependency in a worker thread, and a
+thread hop per attribute read would cost a route more than its searches.
 """
 
 from __future__ import annotations
@@ -19,7 +23,10 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from router.api.errors import challenge, error_response
 from router.api.keys import FULL, Access, ApiKeys
 from router.common.errors import Forbidden, Unauthorized
+from router.retrieval.catalogs import Catalogs
 from router.routing.turns import TurnRouter
+from router.server.runtime import Runtime
+from sync.service import CatalogService
 
 SCOPE_KEY = "router.access"
 PROTECTED = "/v1"
@@ -93,3 +100,32 @@ async def check_session(access: Access, turns: TurnRouter, session_id: str) -> N
     store = await turns.history()
     if await asyncio.to_thread(store.outside, session_id, access.namespaces):
         raise Forbidden(f"session {session_id!r} holds messages of namespaces this API key may not use")
+
+
+async def get_runtime(request: Request) -> Runtime:
+    """The runtime opened by the app's lifespan."""
+    runtime: Runtime = request.app.state.runtime
+    return runtime
+
+
+RuntimeDep = Annotated[Runtime, Depends(get_runtime)]
+
+
+async def get_service(runtime: RuntimeDep) -> CatalogService:
+    """The catalog writer (503 while the runtime is starting)."""
+    return runtime.service
+
+
+async def get_catalogs(runtime: RuntimeDep) -> Catalogs:
+    """The catalogs as routes read them (503 while the runtime is starting)."""
+    return runtime.catalogs
+
+
+async def get_turn_router(runtime: RuntimeDep) -> TurnRouter:
+    """The turn router (503 while the runtime is starting)."""
+    return runtime.turns
+
+
+ServiceDep = Annotated[CatalogService, Depends(get_service)]
+CatalogsDep = Annotated[Catalogs, Depends(get_catalogs)]
+TurnRouterDep = Annotated[TurnRouter, Depends(get_turn_router)]

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from fastapi import APIRouter, Depends
 
-from router.api.auth import AccessDep, check_session, get_access
-from router.api.deps import RuntimeDep, TurnRouterDep
+from router.api.auth import AccessDep, RuntimeDep, TurnRouterDep, check_session, get_access
 from router.api.errors import responses
 from router.api.limits import check_body
 from router.api.schemas import ExampleMatch, MemoryOut, RoutedFunction, RouteIn, RouteOut, SignalWeights

@@ -1,22 +1,26 @@
-"""``GET /v1/status``: what the router knows, in one answer (the console's data).
+"""The router's health: ``/healthz``, ``/readyz``, ``/metrics`` and ``GET /v1/status`` (the console's data).
 
-Catalogs with their last sync and any embedding under way, the active generation, readiness,
-storage, the embedding backend and the route traffic of this process. It answers even when
-storage is down or the service is starting: each part says what it could not read.
+The status is what the router knows, in one answer: catalogs with their last sync and any
+embedding under way, the active generation, readiness, storage, the embedding backend and the
+route traffic of this process. It answers even when storage is down or the service is
+starting: each part says what it could not read.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from typing import Any
 
 from fastapi import APIRouter, Depends, Request
+from fastapi.responses import JSONResponse, Response
 from pydantic import BaseModel, Field
 
-from router.api.auth import AccessDep, get_access
-from router.api.deps import RuntimeDep
+from router.api.auth import AccessDep, RuntimeDep, get_access
 from router.api.errors import responses
+from router.api.schemas import HealthOut
 from router.catalog.records import CatalogRecord
+from router.server.metrics import CONTENT_TYPE
 from router.server.traffic import Traffic
 from router.storage.base import StorageUnavailable
 from sync.service import CatalogService
@@ -25,6 +29,30 @@ from sync.status import SyncProgress, SyncResult
 log = logging.getLogger(__name__)
 _FAILED = ("failed", "rejected")
 router = APIRouter(prefix="/v1", tags=["status"], dependencies=[Depends(get_access)])
+health_router = APIRouter(tags=["health"])
+
+
+@health_router.get("/healthz")
+async def healthz() -> HealthOut:
+    """The process is alive."""
+    return HealthOut(status="ok")
+
+
+@health_router.get("/readyz", responses={503: {"model": HealthOut, "description": "Not ready yet"}})
+async def readyz(runtime: RuntimeDep) -> JSONResponse:
+    """Model loaded, storage open, first catalog sync done."""
+    checks = runtime.readiness()
+    ready = all(checks.values())
+    body = HealthOut(status="ready" if ready else "starting", checks=checks)
+    return JSONResponse(body.model_dump(), status_code=200 if ready else 503)
+
+
+@health_router.get("/metrics", response_class=Response, responses={200: {"content": {CONTENT_TYPE: {}}}})
+async def metrics(runtime: RuntimeDep) -> Response:
+    """Prometheus metrics, in the text exposition format."""
+    # Off the event loop: the catalog sizes are read from storage.
+    body = await asyncio.to_thread(runtime.metrics.render)
+    return Response(body, media_type=CONTENT_TYPE)
 
 
 class StatusOut(BaseModel):
