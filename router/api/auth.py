@@ -22,6 +22,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from router.api.errors import challenge, error_response
 from router.api.keys import FULL, Access, ApiKeys
+from router.api.observe import header
 from router.common.errors import Forbidden, Unauthorized
 from router.retrieval.catalogs import Catalogs
 from router.routing.turns import TurnRouter
@@ -39,11 +40,8 @@ bearer = HTTPBearer(
 
 
 def _token(scope: Scope) -> bytes | None:
-    for name, value in scope.get("headers", ()):
-        if name == b"authorization":
-            scheme, _, token = bytes(value).partition(b" ")
-            return token.strip() if scheme.lower() == b"bearer" and token.strip() else None
-    return None
+    scheme, _, token = (header(scope, b"authorization") or b"").partition(b" ")
+    return token.strip() if scheme.lower() == b"bearer" and token.strip() else None
 
 
 class AuthMiddleware:

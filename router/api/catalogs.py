@@ -18,14 +18,10 @@ from router.api.errors import responses
 from router.api.limits import check_body
 from router.api.schemas import NAMESPACE, CatalogIn, CatalogInfo, CatalogOut, CatalogsOut, ReconcileOut
 from router.api.tool_search import CatalogToolsOut
-from router.catalog.functions import CatalogDocument, parse_document
+from router.catalog.functions import parse_document
 from router.catalog.records import CatalogRecord
 from router.common.errors import InvalidRequest
 from router.tools import ListFormat, catalog_tools
-
-
-def _parse(body: dict[str, Any], source: str) -> CatalogDocument:
-    return parse_document(body, source=source, finite=True)  # decoded by orjson
 
 
 class CatalogRequest(Request):
@@ -52,10 +48,6 @@ def _decode(body: bytes) -> Any:
     finally:
         if enabled:
             gc.enable()
-
-
-def _source(namespace: str) -> str:
-    return f"PUT /v1/catalogs/{namespace}"
 
 
 class CatalogRoute(APIRoute):
@@ -97,8 +89,10 @@ async def put_catalog(
 ) -> ReconcileOut:
     """Replace a catalog and reconcile it now; only new or changed functions are embedded."""
     access.check(namespace)
-    # The body's own lists, not a deep copy (model_dump of thousands of definitions takes a while), off the loop.
-    document = await asyncio.to_thread(_parse, dict(body), _source(namespace))
+    # The body's own lists, not a deep copy (model_dump of thousands of definitions takes a while), off the
+    # loop; orjson decoded it, so it holds no NaN.
+    source = f"PUT /v1/catalogs/{namespace}"
+    document = await asyncio.to_thread(parse_document, dict(body), source=source, finite=True)
     summary = await service.apply(namespace, document.functions, source="api", pinned=document.pinned)
     return ReconcileOut(namespace=namespace, **summary.counts())
 

@@ -16,9 +16,9 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from router.api.errors import error_response
-from router.catalog.limits import LimitSettings, check_document
+from router.api.observe import header
+from router.catalog.limits import MIB, LimitSettings, check_document
 
-MIB = 1024 * 1024
 # Bodies from this size are checked off the event loop: a 10,000-function catalog takes a tenth of a second.
 LARGE_BODY = MIB
 CATALOG_PREFIX = "/v1/catalogs/"
@@ -40,13 +40,10 @@ def body_limit(scope: Scope, limits: LimitSettings) -> tuple[int, str]:
 
 
 def _declared_length(scope: Scope) -> int | None:
-    for name, value in scope.get("headers", ()):
-        if name == b"content-length":
-            try:
-                return int(value)
-            except ValueError:
-                return None
-    return None
+    try:
+        return int(header(scope, b"content-length") or b"")
+    except ValueError:
+        return None
 
 
 class BodyLimitMiddleware:
