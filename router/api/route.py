@@ -9,7 +9,7 @@ from router.api.errors import responses
 from router.api.limits import check_body
 from router.api.schemas import ExampleMatch, MemoryOut, RoutedFunction, RouteIn, RouteOut, SignalWeights
 from router.api.schemas import Explanation as ExplanationOut
-from router.retrieval.explanation import Explanation
+from router.retrieval.context import Explanation
 from router.routing.turns import Turn, pinned_first
 from router.sessions.memory import memory_context
 from router.tools import catalog_tools

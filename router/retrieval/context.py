@@ -1,18 +1,19 @@
 """A turn's ranking: the new turn's own, nudged by its recent context where the turn is vague.
 
 How much the context counts is decided per turn (``context_weight``); the new turn's signals are
-fused by ``router.retrieval.fusion.adaptive``.
+fused by ``router.retrieval.fusion.adaptive``. Why a function was chosen (``explain``) is built
+only when a route asks for it, from what fusion already computed, so other routes pay nothing.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from router.retrieval.fusion import Weights, adaptive
-from router.retrieval.scored import Candidate, Ranked
+from router.retrieval.scored import Candidate, Ranked, ScoredFunction
 
-__all__ = ["TurnRanking", "context_weight", "fuse", "rank_turn"]
+__all__ = ["Explanation", "TurnRanking", "context_weight", "explain", "fuse", "rank_turn"]
 
 
 @dataclass(frozen=True)
@@ -119,3 +120,65 @@ def rank_turn(
 
 
 _context = context_weight
+
+
+@dataclass(frozen=True)
+class Explanation:
+    """The parts of one function's score.
+
+    Attributes:
+        dense: cosine similarity of the new turn to the function's text.
+        lexical: its BM25 score relative to the best candidate's (0..1).
+        lexical_raw: the BM25 score itself.
+        example_text: the usage example closest to the turn, when one counted.
+        example_similarity: the turn's cosine similarity to that example.
+        context_weight: the weight the recent context had for this turn.
+        recent: the function's score for the recent-context query, when the context counted.
+        weights: how much each signal counted for the new turn.
+        score_new: the function's score for the new turn alone.
+    """
+
+    dense: float
+    lexical: float
+    lexical_raw: float
+    example_text: str | None
+    example_similarity: float | None
+    context_weight: float
+    recent: float | None
+    weights: Weights
+    score_new: float
+
+
+def explain(chosen: Sequence[ScoredFunction], new: Sequence[Candidate], ranking: TurnRanking) -> dict[str, Explanation]:
+    """The explanation of each chosen function, by name.
+
+    Args:
+        chosen: the functions routed, best first.
+        new: the new turn's candidates (every signal's raw score).
+        ranking: what fusion made of them (and of the recent context's).
+    """
+    scored_new, recent, weights = ranking.new, ranking.recent, ranking.weights
+    context_weight = ranking.context_weight
+    by_name: Mapping[str, Candidate] = {c.name: c for c in new}
+    best = max((c.lexical for c in new), default=0.0)
+    own = {f.name: f.score for f in scored_new}
+    context = {f.name: f.score for f in recent} if context_weight > 0 else {}
+    found: dict[str, Explanation] = {}
+    for function in chosen:
+        name = function.function.name
+        candidate = by_name.get(name)
+        if candidate is None:
+            # Found by the recent context only: the new turn's signals never saw it.
+            candidate = Candidate(name, 0.0)
+        found[name] = Explanation(
+            dense=candidate.cosine,
+            lexical=candidate.lexical / best if best > 0 else 0.0,
+            lexical_raw=candidate.lexical,
+            example_text=candidate.example_text if candidate.example is not None else None,
+            example_similarity=candidate.example,
+            context_weight=context_weight,
+            recent=context.get(name) if context else None,
+            weights=weights,
+            score_new=own.get(name, 0.0),
+        )
+    return found

@@ -19,8 +19,7 @@ from router.common.messages import context_texts
 from router.embedding import Vectors
 from router.retrieval.candidates import candidates, resolved
 from router.retrieval.catalogs import ActiveIndex, Catalogs
-from router.retrieval.context import TurnRanking, rank_turn
-from router.retrieval.explanation import Explanation, explain
+from router.retrieval.context import Explanation, TurnRanking, explain, rank_turn
 from router.retrieval.learning import CONTEXT_MESSAGES, called_functions, learn
 from router.retrieval.scored import Candidate, ScoredFunction
 from router.retrieval.sparse import query_vector
