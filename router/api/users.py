@@ -111,10 +111,7 @@ async def list_memories(
     await check_user(access, turns, user_id)
     store = await turns.user_memories()
     found = await asyncio.to_thread(store.list, user_scope(user_id), namespace=namespace)
-    items = [
-        MemoryItem(id=m.id, text=m.text, namespace=m.namespace, created_at=m.created_at, session_id=m.session_id)
-        for m in found
-    ]
+    items = [MemoryItem.model_validate(m, from_attributes=True) for m in found]
     return UserMemoriesOut(user_id=user_id, memories=items)
 
 

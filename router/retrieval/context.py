@@ -7,13 +7,13 @@ only when a route asks for it, from what fusion already computed, so other route
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from router.retrieval.fusion import Weights, adaptive
 from router.retrieval.scored import Candidate, Ranked, ScoredFunction
 
-__all__ = ["Explanation", "TurnRanking", "context_weight", "explain", "fuse", "rank_turn"]
+__all__ = ["ExampleMatch", "Explanation", "TurnRanking", "context_weight", "explain", "fuse", "rank_turn"]
 
 
 @dataclass(frozen=True)
@@ -123,6 +123,14 @@ _context = context_weight
 
 
 @dataclass(frozen=True)
+class ExampleMatch:
+    """The usage example closest to the turn, and the turn's cosine similarity to it."""
+
+    text: str
+    similarity: float
+
+
+@dataclass(frozen=True)
 class Explanation:
     """The parts of one function's score.
 
@@ -130,8 +138,7 @@ class Explanation:
         dense: cosine similarity of the new turn to the function's text.
         lexical: its BM25 score relative to the best candidate's (0..1).
         lexical_raw: the BM25 score itself.
-        example_text: the usage example closest to the turn, when one counted.
-        example_similarity: the turn's cosine similarity to that example.
+        example: the usage example closest to the turn, when one counted.
         context_weight: the weight the recent context had for this turn.
         recent: the function's score for the recent-context query, when the context counted.
         weights: how much each signal counted for the new turn.
@@ -141,8 +148,7 @@ class Explanation:
     dense: float
     lexical: float
     lexical_raw: float
-    example_text: str | None
-    example_similarity: float | None
+    example: ExampleMatch | None
     context_weight: float
     recent: float | None
     weights: Weights
@@ -157,28 +163,26 @@ def explain(chosen: Sequence[ScoredFunction], new: Sequence[Candidate], ranking:
         new: the new turn's candidates (every signal's raw score).
         ranking: what fusion made of them (and of the recent context's).
     """
-    scored_new, recent, weights = ranking.new, ranking.recent, ranking.weights
-    context_weight = ranking.context_weight
-    by_name: Mapping[str, Candidate] = {c.name: c for c in new}
+    by_name = {c.name: c for c in new}
     best = max((c.lexical for c in new), default=0.0)
-    own = {f.name: f.score for f in scored_new}
-    context = {f.name: f.score for f in recent} if context_weight > 0 else {}
+    own = {f.name: f.score for f in ranking.new}
+    context = {f.name: f.score for f in ranking.recent} if ranking.context_weight > 0 else {}
     found: dict[str, Explanation] = {}
     for function in chosen:
         name = function.function.name
-        candidate = by_name.get(name)
-        if candidate is None:
-            # Found by the recent context only: the new turn's signals never saw it.
-            candidate = Candidate(name, 0.0)
+        # One found by the recent context only: the new turn's signals never saw it.
+        candidate = by_name.get(name) or Candidate(name, 0.0)
+        example = None
+        if candidate.example is not None and candidate.example_text is not None:
+            example = ExampleMatch(candidate.example_text, candidate.example)
         found[name] = Explanation(
             dense=candidate.cosine,
             lexical=candidate.lexical / best if best > 0 else 0.0,
             lexical_raw=candidate.lexical,
-            example_text=candidate.example_text if candidate.example is not None else None,
-            example_similarity=candidate.example,
-            context_weight=context_weight,
+            example=example,
+            context_weight=ranking.context_weight,
             recent=context.get(name) if context else None,
-            weights=weights,
+            weights=ranking.weights,
             score_new=own.get(name, 0.0),
         )
     return found
