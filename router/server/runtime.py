@@ -10,7 +10,6 @@ from typing import TYPE_CHECKING, Any
 
 from router.embedding import Embedder, EmbedderPool
 from router.retrieval.catalogs import Catalogs
-from router.retrieval.pins import PinnedFunctions, read_pins
 from router.routing.turns import TurnRouter
 from router.server.metrics import Metrics
 from router.server.settings import EmbeddingSettings, Settings, StorageSettings
@@ -167,9 +166,7 @@ class Runtime:
             await service.open()
             catalogs = service.catalogs
             if self.settings.route.fail_open:
-                catalogs.pins = PinnedFunctions()
-                if catalogs.ready:
-                    catalogs.pins = await read_pins(await catalogs.records(), catalogs.index.store)
+                await catalogs.keep_pins()
             self.metrics.catalogs.read = catalogs.meta.catalogs
             self._service = service
             self._turns = TurnRouter(
