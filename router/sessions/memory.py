@@ -3,14 +3,21 @@
 What becomes a memory is decided by ``router.sessions.extraction``; which memories come back
 with a turn by ``router.sessions.recall``. Each memory keeps its vector in its payload too, so
 a route reads a scope's memories with their vectors in one scroll and ranks them in numpy.
+
+Vectors of two models never mix, so each model has its own memories collection
+(``memory_spec``). When the served model changes (a new generation), every memory is embedded
+again with the new model, keeping its scope, namespace, session and time; a second pass just
+before the switch catches memories stored or deleted while the first one ran.
 """
 
 from __future__ import annotations
 
+import asyncio
 import builtins
 import hashlib
 import time
 import uuid
+from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from itertools import islice
@@ -18,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from router.embedding import Vectors
+from router.embedding import Embedder, Vectors
 from router.embedding.batching import pack, unpack
 from router.storage.base import Collection, CollectionSpec, PointData, Record, Storage
 
@@ -28,8 +35,10 @@ __all__ = [
     "MemoryRows",
     "MemoryStore",
     "StoredMemory",
+    "drop_memories",
     "memory_context",
     "memory_spec",
+    "reembed_memories",
     "scope_of",
     "user_scope",
 ]
@@ -39,6 +48,7 @@ _IDS = uuid.UUID("9a7b6c5d-4e3f-4a1b-8c2d-1e0f9a8b7c6d")
 ANY_NAMESPACE = "*"
 # A route reads at most this many memories of a scope (the newest when there are more).
 SCAN_LIMIT = 256
+REEMBED_BATCH = 256
 _FIELDS = ("text", "namespace", "created_at", "session_id", "vector")
 
 
@@ -206,3 +216,51 @@ def memory_context(memories: Sequence[Memory]) -> str:
         return ""
     lines = "\n".join(f"- {m.text}" for m in memories)
     return f"Relevant things the user said before, most relevant first:\n{lines}"
+
+
+async def reembed_memories(storage: Storage, *, source: tuple[str, int], target: Embedder) -> int:
+    """Make the target model's memories those of the source model; returns how many were embedded.
+
+    Memories already in the target (same scope, namespace and text) are not embedded again, and
+    target memories no longer in the source are deleted, so calling it twice costs the changes only.
+
+    Args:
+        storage: where both collections live.
+        source: the previous model's name and dimension.
+        target: the new model.
+    """
+    model, dimension = source
+    if model == target.model_name or not await asyncio.to_thread(storage.exists, memory_spec(model, dimension).name):
+        return 0
+    old = await asyncio.to_thread(MemoryStore.open, storage, model=model, dimension=dimension)
+    new = await asyncio.to_thread(MemoryStore.open, storage, model=target.model_name, dimension=target.dimension)
+    wanted = await asyncio.to_thread(old.every)
+    present = {m.id for _, m in await asyncio.to_thread(new.every)}
+    gone = present - {m.id for _, m in wanted}
+    if gone:
+        await asyncio.to_thread(new.delete_ids, sorted(gone))
+    groups: dict[tuple[str, str, str | None], list[StoredMemory]] = defaultdict(list)
+    for scope, memory in wanted:
+        if memory.id not in present:
+            groups[(scope, memory.namespace, memory.session_id)].append(memory)
+    embedded = 0
+    for (scope, namespace, session_id), memories in groups.items():
+        for start in range(0, len(memories), REEMBED_BATCH):
+            part = memories[start : start + REEMBED_BATCH]
+            vectors = await target.embed([m.text for m in part], kind="memory")
+            await asyncio.to_thread(
+                new.add,
+                scope,
+                namespace,
+                [m.text for m in part],
+                vectors,
+                session_id=session_id,
+                created_at=[m.created_at for m in part],
+            )
+            embedded += len(part)
+    return embedded
+
+
+def drop_memories(storage: Storage, *, model: str, dimension: int) -> None:
+    """Remove a model's memories collection (after its memories moved to the new model)."""
+    storage.drop(memory_spec(model, dimension).name)
