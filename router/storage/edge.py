@@ -23,8 +23,7 @@ from typing import IO, Any
 import qdrant_edge as qe
 
 from router.storage.base import DENSE, SPARSE, CollectionSpec, StorageUnavailable
-from router.storage.edge_collection import EdgeCollection
-from router.storage.edge_query import edge_indexes
+from router.storage.edge_collection import EdgeCollection, edge_indexes
 
 __all__ = ["EdgeCollection", "EdgeStorage", "shard_config"]
 
