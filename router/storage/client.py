@@ -31,8 +31,15 @@ from router.storage.base import (
     StorageUnavailable,
     sorted_by,
 )
-from router.storage.client_models import to_filter, to_hits, to_records, to_sparse, to_struct
-from router.storage.client_schema import create_collection, ensure_indexes
+from router.storage.client_schema import (
+    create_collection,
+    ensure_indexes,
+    to_filter,
+    to_hits,
+    to_records,
+    to_sparse,
+    to_struct,
+)
 from router.storage.cluster import ClusterOptions
 
 _PAGE = 1024
