@@ -28,8 +28,7 @@ from mcp.shared.exceptions import MCPError
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
 from router.common.errors import RouterError
-from router.mcp.backends import Backend, Found
-from router.mcp.session import working_set
+from router.mcp.backends import Backend, Found, working_set
 from sync.mcp_source import McpSources, error_result
 
 __all__ = ["FIND_TOOLS", "Finding", "ToolRouterServer"]
