@@ -193,11 +193,7 @@ class EmbeddedBackend:
 
 
 _ERRORS: dict[int, type[RouterError]] = {
-    401: Unauthorized,
-    403: Forbidden,
-    404: NamespaceNotFound,
-    422: InvalidRequest,
-    503: Unavailable,
+    error.status_code: error for error in (Unauthorized, Forbidden, NamespaceNotFound, InvalidRequest, Unavailable)
 }
 
 
