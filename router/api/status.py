@@ -20,8 +20,7 @@ from router.api.auth import AccessDep, RuntimeDep, get_access
 from router.api.errors import responses
 from router.api.schemas import HealthOut
 from router.catalog.records import CatalogRecord
-from router.server.metrics import CONTENT_TYPE
-from router.server.traffic import Traffic
+from router.server.metrics import CONTENT_TYPE, Traffic
 from router.storage.base import StorageUnavailable
 from sync.service import CatalogService
 from sync.status import SyncProgress, SyncResult
