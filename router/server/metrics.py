@@ -19,6 +19,7 @@ import time
 from collections import deque
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from prometheus_client import (
@@ -95,57 +96,43 @@ class Metrics:
 
     def __init__(self) -> None:
         self.registry = registry = CollectorRegistry()
-        self.requests = Histogram(
+        counter, histogram = partial(Counter, registry=registry), partial(Histogram, registry=registry)
+        self.requests = histogram(
             "router_http_request_duration_seconds",
             "HTTP requests by method, route template and status, with their duration.",
             ["method", "path", "status"],
             buckets=LATENCY_BUCKETS,
-            registry=registry,
         )
-        self.errors = Counter(
-            "router_errors", "Error answers by status and error kind.", ["status", "error"], registry=registry
-        )
-        self.encode = Histogram(
+        self.errors = counter("router_errors", "Error answers by status and error kind.", ["status", "error"])
+        self.encode = histogram(
             "router_encode_duration_seconds",
             "Model calls by kind (query, catalog, memory, example), with their duration.",
             ["kind"],
             buckets=ENCODE_BUCKETS,
-            registry=registry,
         )
-        self.batch = Histogram(
-            "router_encode_batch_size",
-            "Texts per model call, by kind.",
-            ["kind"],
-            buckets=BATCH_BUCKETS,
-            registry=registry,
+        self.batch = histogram(
+            "router_encode_batch_size", "Texts per model call, by kind.", ["kind"], buckets=BATCH_BUCKETS
         )
-        self.applies = Counter(
+        self.applies = counter(
             "router_sync_applies",
             "Catalog reconciles by source kind and outcome (changed, unchanged, failed, rejected).",
             ["source", "outcome"],
-            registry=registry,
         )
-        self.functions = Counter(
+        self.functions = counter(
             "router_sync_functions",
             "Functions reconciled, by source kind and change (added, updated, removed, unchanged).",
             ["source", "change"],
-            registry=registry,
         )
-        self.functions_written = Counter(
-            "router_sync_functions_written",
-            "Functions embedded and written so far (grows while a large sync runs).",
-            registry=registry,
+        self.functions_written = counter(
+            "router_sync_functions_written", "Functions embedded and written so far (grows while a large sync runs)."
         )
-        self.degraded = Counter(
-            "router_route_degraded",
-            "Routes answered with the pinned functions only, storage being down.",
-            registry=registry,
+        self.degraded = counter(
+            "router_route_degraded", "Routes answered with the pinned functions only, storage being down."
         )
-        self.routes = Counter(
+        self.routes = counter(
             "router_routes",
             "Turns routed, by endpoint: route (POST /v1/route) or tool_search (POST /v1/tool_search).",
             ["endpoint"],
-            registry=registry,
         )
         self.written = 0  # as functions_written counts it, for the status
         self.catalogs = _Catalogs()
