@@ -19,7 +19,7 @@ from router.storage.base import Storage
 from sync.diff import Summary
 from sync.progress import ProgressFactory
 from sync.reconcile import PlanWriter, reembed_examples
-from sync.status import NoCounters, SyncCounters, SyncLog
+from sync.status import SyncCounters, SyncLog
 
 log = logging.getLogger(__name__)
 
@@ -66,7 +66,7 @@ class CatalogService:
         self._model = model
         self._text = text
         self.catalogs = Catalogs(storage, embedders)
-        self.counters = counters or NoCounters()
+        self.counters = counters or SyncCounters()
         self.log = SyncLog()
         self._writer = PlanWriter(progress, self.log, self.counters)
         self._lock = asyncio.Lock()

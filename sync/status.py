@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
 from sync.diff import Summary
 
 
-class SyncCounters(Protocol):
-    """Where syncs are counted (the process's metrics)."""
+class SyncCounters:
+    """Where syncs are counted: the process's metrics subclass it; itself, it counts nothing."""
 
     def synced(self, source: str, summary: Summary) -> None:
         """A reconcile completed."""
@@ -20,19 +20,6 @@ class SyncCounters(Protocol):
 
     def wrote(self, functions: int) -> None:
         """``functions`` were embedded and written."""
-
-
-class NoCounters:
-    """Counts nothing."""
-
-    def synced(self, source: str, summary: Summary) -> None:
-        """Count nothing."""
-
-    def sync_failed(self, source: str, *, outcome: str = "failed") -> None:
-        """Count nothing."""
-
-    def wrote(self, functions: int) -> None:
-        """Count nothing."""
 
 
 @dataclass(frozen=True)

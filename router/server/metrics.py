@@ -34,6 +34,7 @@ from prometheus_client.core import GaugeMetricFamily, Metric
 
 from router.catalog.records import CatalogRecord
 from sync.diff import Summary
+from sync.status import SyncCounters
 
 __all__ = ["CONTENT_TYPE", "Metrics", "Traffic", "quantile", "source_kind"]
 
@@ -91,7 +92,7 @@ class _Catalogs:
         return GaugeMetricFamily("router_storage_up", "1 when storage answered the last scrape, else 0.", value=value)
 
 
-class Metrics:
+class Metrics(SyncCounters):
     """The process's metrics in a registry of their own."""
 
     def __init__(self) -> None:
