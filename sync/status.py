@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from sync.diff import Summary
@@ -34,14 +34,8 @@ class SyncResult:
     detail: str | None = None
 
     def as_dict(self) -> dict[str, Any]:
-        """The result as JSON."""
-        return {
-            "source": self.source,
-            "outcome": self.outcome,
-            "at": self.at,
-            "counts": dict(self.counts),
-            "detail": self.detail,
-        }
+        """The result as JSON, its namespace aside."""
+        return {k: v for k, v in asdict(self).items() if k != "namespace"}
 
 
 @dataclass
@@ -60,13 +54,7 @@ class SyncProgress:
 
     def as_dict(self) -> dict[str, Any]:
         """The progress as JSON."""
-        return {
-            "namespace": self.namespace,
-            "done": self.done,
-            "written": self.written,
-            "total": self.total,
-            "started_at": self.started_at,
-        }
+        return asdict(self)
 
 
 class SyncLog:
