@@ -1,9 +1,13 @@
-"""A reconcile's plan written to the store: what is new or changed embedded chunk by chunk, then what went dropped."""
+"""A reconcile's plan written to the store: what is new or changed embedded chunk by chunk, then what went dropped.
+
+The progress of a long embedding is logged by tenths, and shown by the CLI's bar.
+"""
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping, Sequence
+import logging
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -14,10 +18,12 @@ from router.retrieval.examples import reembed
 from router.retrieval.index import FunctionStore
 from router.retrieval.texts import parameter_facets
 from sync.diff import Summary, prepare
-from sync.progress import ProgressFactory, both, progress_for
 from sync.status import SyncCounters, SyncLog
 
-__all__ = ["WRITE_CHUNK", "PlanWriter", "reembed_examples"]
+log = logging.getLogger("sync.service")
+ProgressFactory = Callable[[str, int], Progress]
+# Below this many texts an embedding is quick enough to need no progress report.
+PROGRESS_THRESHOLD = 200
 
 # Functions embedded between two writes: a sync interrupted at any point loses at most this
 # much embedding work (seconds on a small CPU), and the next one resumes after it.
@@ -100,3 +106,34 @@ async def reembed_examples(
     if old.examples.collection.spec.name == new.examples.collection.spec.name:
         return after
     return await reembed(old.examples, new.examples, embedder, after=after)
+
+
+def progress_for(shown: ProgressFactory | None, label: str, total: int) -> Progress | None:
+    """Progress of embedding ``total`` texts: logged by tenths, and shown where ``shown`` makes a display."""
+    if total < PROGRESS_THRESHOLD:
+        return None
+    return both(shown(label, total) if shown else None, _logged(label))
+
+
+def both(first: Progress | None, second: Progress) -> Progress:
+    """One progress callback calling ``first`` (when given), then ``second``."""
+    if first is None:
+        return second
+
+    def report(done: int, total: int) -> None:
+        first(done, total)
+        second(done, total)
+
+    return report
+
+
+def _logged(label: str) -> Progress:
+    last = [0]
+
+    def report(done: int, total: int) -> None:
+        tenth = done * 10 // max(total, 1)
+        if tenth > last[0]:
+            last[0] = tenth
+            log.info("embedding", extra={"what": label, "done": done, "total": total})
+
+    return report

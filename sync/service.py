@@ -17,8 +17,7 @@ from router.retrieval.texts import template
 from router.sessions.memory import drop_memories, reembed_memories
 from router.storage.base import Storage
 from sync.diff import Summary
-from sync.progress import ProgressFactory
-from sync.reconcile import PlanWriter, reembed_examples
+from sync.reconcile import PlanWriter, ProgressFactory, reembed_examples
 from sync.status import SyncCounters, SyncLog
 
 log = logging.getLogger(__name__)

@@ -11,20 +11,18 @@ generation whose vectors are not all there yet.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from router.catalog.records import META
 from router.sessions.history import MESSAGES
 from router.storage.base import Collection, CollectionSpec, Storage
 from router.storage.edge_export import EdgeExport, StoredCollection
+from sync.reconcile import ProgressFactory
 
 log = logging.getLogger(__name__)
 # Collections of fixed name are created as the router itself would; the others (one per
 # model or generation) are described by the data directory.
 _KNOWN: dict[str, CollectionSpec] = {spec.name: spec for spec in (META, MESSAGES)}
-Progress = Callable[[int, int], None]
-ProgressFactory = Callable[[str, int], Progress]
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ from router.server.metrics import Metrics
 from router.server.settings import EmbeddingSettings, Settings, StorageSettings
 from router.sessions.extraction import MemoryExtractor
 from router.storage.base import Storage, StorageUnavailable
-from sync.progress import ProgressFactory
+from sync.reconcile import ProgressFactory
 from sync.service import CatalogService
 from sync.worker import DirectorySync
 
