@@ -8,7 +8,6 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 
 import numpy as np
 
@@ -30,54 +29,47 @@ PROGRESS_THRESHOLD = 200
 WRITE_CHUNK = 256
 
 
-@dataclass(frozen=True)
-class PlanWriter:
-    """Writes reconciles, with their progress, their entries in the sync log and their metrics.
+async def reconcile(
+    store: FunctionStore,
+    embedder: Embedder,
+    namespace: str,
+    functions: Sequence[FunctionDef],
+    *,
+    stored: Mapping[str, str] | None = None,
+    progress: ProgressFactory | None,
+    sync_log: SyncLog,
+    counters: SyncCounters,
+) -> Summary:
+    """Write the plan of ``functions`` to ``store``; what it did.
 
-    Attributes:
+    Args:
+        stored: as for ``prepare``.
         progress: makes a progress callback for large embeddings (None: none).
-        log: each namespace's embeddings under way.
+        sync_log: each namespace's embeddings under way.
         counters: where written functions are counted.
     """
-
-    progress: ProgressFactory | None
-    log: SyncLog
-    counters: SyncCounters
-
-    async def reconcile(
-        self,
-        store: FunctionStore,
-        embedder: Embedder,
-        namespace: str,
-        functions: Sequence[FunctionDef],
-        *,
-        stored: Mapping[str, str] | None = None,
-    ) -> Summary:
-        """Write the plan of ``functions`` to ``store``; what it did. ``stored``: as for ``prepare``."""
-        batch = embedder.batch_size
-        todo, texts, embedded = await asyncio.to_thread(prepare, store, namespace, functions, batch, stored)
-        if embedded:
-            progress = progress_for(self.progress, f"{namespace}", len(texts))
-            running = self.log.started(namespace, len(texts))
-            try:
-                # Written chunk by chunk: an interrupted sync keeps what it embedded, and the
-                # next reconcile's hash diff resumes with the rest.
-                report = both(progress, running.embedded)
-                for start in range(0, len(embedded), WRITE_CHUNK):
-                    chunk = slice(start, start + WRITE_CHUNK)
-                    done = _scaled(report, start, len(embedded[chunk]), len(texts))
-                    vectors, facets = await _embed(embedder, texts[chunk], embedded[chunk], done)
-                    await asyncio.to_thread(store.upsert, namespace, embedded[chunk], vectors, facets)
-                    self.counters.wrote(len(vectors))
-                    running.written += len(vectors)
-            finally:
-                self.log.finished(namespace)
-        if todo.updated:
-            # A changed function may no longer do what its past callers wanted.
-            await asyncio.to_thread(store.forget_examples, namespace, [f.name for f in todo.updated])
-        if todo.removed:
-            await asyncio.to_thread(store.remove, namespace, todo.removed)
-        return Summary.of(namespace, todo)
+    todo, texts, embedded = await asyncio.to_thread(prepare, store, namespace, functions, embedder.batch_size, stored)
+    if embedded:
+        running = sync_log.started(namespace, len(texts))
+        try:
+            # Written chunk by chunk: an interrupted sync keeps what it embedded, and the
+            # next reconcile's hash diff resumes with the rest.
+            report = both(progress_for(progress, namespace, len(texts)), running.embedded)
+            for start in range(0, len(embedded), WRITE_CHUNK):
+                chunk = slice(start, start + WRITE_CHUNK)
+                done = _scaled(report, start, len(embedded[chunk]), len(texts))
+                vectors, facets = await _embed(embedder, texts[chunk], embedded[chunk], done)
+                await asyncio.to_thread(store.upsert, namespace, embedded[chunk], vectors, facets)
+                counters.wrote(len(vectors))
+                running.written += len(vectors)
+        finally:
+            sync_log.finished(namespace)
+    if todo.updated:
+        # A changed function may no longer do what its past callers wanted.
+        await asyncio.to_thread(store.forget_examples, namespace, [f.name for f in todo.updated])
+    if todo.removed:
+        await asyncio.to_thread(store.remove, namespace, todo.removed)
+    return Summary.of(namespace, todo)
 
 
 async def _embed(
