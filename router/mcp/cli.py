@@ -23,7 +23,6 @@ from router.catalog.functions import validate_namespace
 from router.common.errors import RouterError
 from router.server import logs
 from router.server.settings import EmbeddingSettings, ServerSettings, Settings, StorageSettings, SyncSettings, problems
-from sync.sources import SUFFIXES
 
 # Importing the MCP SDK takes a second or more: it is imported when `router mcp` runs, never
 # when `router` only builds its parser.
@@ -83,6 +82,7 @@ def options(args: argparse.Namespace) -> argparse.Namespace:
         ConfigError: saying which flag to change.
     """
     from router.mcp.config import ConfigError, load_upstreams, parse_upstream
+    from sync.worker import SUFFIXES
 
     if args.url and (args.catalog or args.data or args.model):
         raise ConfigError("--url routes through a running router; --catalog/--data/--model start one here: pick one")
