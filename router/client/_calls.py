@@ -9,19 +9,26 @@ from urllib.parse import quote, urlencode
 
 import httpx
 
-from router.client._errors import APIError, error_from_response
-from router.client._memory_models import MemoriesDeleted, StoredMemory, memories_from_json
-from router.client._models import (
+from router.client._catalog_models import (
     Catalog,
     CatalogChanges,
     CatalogInfo,
-    Health,
-    RouteResult,
-    StoredMessages,
+    CatalogTools,
+    ListFormat,
+    SearchFormat,
+    ToolSearchResult,
     catalogs_from_json,
+)
+from router.client._errors import APIError, error_from_response
+from router.client._models import (
+    Health,
+    MemoriesDeleted,
+    RouteResult,
+    StoredMemory,
+    StoredMessages,
+    memories_from_json,
     messages_from_json,
 )
-from router.client._tool_models import CatalogTools, ListFormat, SearchFormat, ToolSearchResult
 
 T = TypeVar("T")
 Messages = str | Sequence[Mapping[str, Any]]
