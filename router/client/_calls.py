@@ -114,14 +114,12 @@ def route(
         recent_messages=recent_messages,
         min_score=min_score,
         history_messages=history_messages,
+        pinned=list(pinned) or None,
+        explain=explain or None,
+        defer_rest=defer_rest or None,
+        format=format,
     )
-    if pinned:
-        body["pinned"] = list(pinned)
-    if explain:
-        body["explain"] = True
-    if defer_rest:
-        body["defer_rest"] = True
-    return Call("POST", "/v1/route", RouteResult.from_json, _set(body, format=format))
+    return Call("POST", "/v1/route", RouteResult.from_json, body)
 
 
 def tool_search(
