@@ -269,12 +269,12 @@ class McpSources:
         source = self.filling(namespace)
         return source if source is not None and name in source.tools else None
 
-    async def start(self, *, wait_seconds: float | None = None) -> None:
-        """Start following every upstream; wait (bounded) until each has been listed or has failed once."""
+    async def start(self) -> None:
+        """Start following every upstream; wait (up to twice the longest timeout) until each is listed or failed."""
         self._tasks = [asyncio.create_task(s.run(), name=f"mcp-upstream-{s.config.name}") for s in self.sources]
         longest = max((s.config.timeout_seconds for s in self.sources), default=0)
         with contextlib.suppress(TimeoutError):
-            async with asyncio.timeout(wait_seconds if wait_seconds is not None else longest * 2):
+            async with asyncio.timeout(longest * 2):
                 await asyncio.gather(*(s.listed.wait() for s in self.sources))
 
     async def stop(self) -> None:

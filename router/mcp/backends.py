@@ -31,6 +31,9 @@ if TYPE_CHECKING:
 
 __all__ = ["Backend", "EmbeddedBackend", "Found", "RemoteBackend", "WorkingSet", "working_set"]
 
+# How long a route waits for the model and the first catalog sync.
+READY_SECONDS = 300.0
+
 
 @dataclass(frozen=True)
 class Found:
@@ -144,12 +147,10 @@ class EmbeddedBackend:
     Args:
         settings: the runtime's settings.
         runtime: a runtime to use instead of building one (tests share a loaded model).
-        ready_seconds: how long a route waits for the model and the first catalog sync.
     """
 
-    def __init__(self, settings: Settings, *, runtime: Runtime | None = None, ready_seconds: float = 300.0) -> None:
+    def __init__(self, settings: Settings, *, runtime: Runtime | None = None) -> None:
         self.runtime = runtime or Runtime(settings)
-        self._ready_seconds = ready_seconds
 
     async def start(self) -> None:
         """Open storage and load the model (the catalog sync goes on in the background)."""
@@ -161,10 +162,10 @@ class EmbeddedBackend:
 
     async def _ready(self) -> None:
         try:
-            async with asyncio.timeout(self._ready_seconds):
+            async with asyncio.timeout(READY_SECONDS):
                 await self.runtime.wait_ready()
         except TimeoutError:
-            raise Unavailable(f"the router is not ready after {self._ready_seconds:g} s") from None
+            raise Unavailable(f"the router is not ready after {READY_SECONDS:g} s") from None
 
     async def route(self, namespace: str, query: str, *, max_functions: int | None) -> list[Found]:
         """Route ``query`` as a single user message, without history."""

@@ -48,6 +48,8 @@ _IDS = uuid.UUID("9a7b6c5d-4e3f-4a1b-8c2d-1e0f9a8b7c6d")
 ANY_NAMESPACE = "*"
 # A route reads at most this many memories of a scope (the newest when there are more).
 SCAN_LIMIT = 256
+# A new memory this similar to a stored one is the same memory.
+DUPLICATE_SCORE = 0.95
 REEMBED_BATCH = 256
 _FIELDS = ("text", "namespace", "created_at", "session_id", "vector")
 
@@ -114,12 +116,10 @@ class MemoryStore:
 
     Args:
         collection: the memories collection of the embedding model in use.
-        duplicate_score: a new memory this similar to a stored one is the same memory.
     """
 
-    def __init__(self, collection: Collection, *, duplicate_score: float = 0.95) -> None:
+    def __init__(self, collection: Collection) -> None:
         self._collection = collection
-        self._duplicate = duplicate_score
         self._dimension = collection.spec.dense_size or 0
 
     @classmethod
@@ -146,7 +146,7 @@ class MemoryStore:
             near = self._collection.search(
                 dense=vector.tolist(), match={"scope": scope, "namespace": namespace}, limit=1
             )
-            if near and near[0].score >= self._duplicate:
+            if near and near[0].score >= DUPLICATE_SCORE:
                 continue
             key = f"{scope}\x00{namespace}\x00{' '.join(text.lower().split())}"
             when = created_at[position] if created_at is not None else time.time()
