@@ -6,6 +6,8 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Callable, Coroutine
+from dataclasses import fields
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from router.embedding import Embedder, EmbedderPool
@@ -41,13 +43,7 @@ def open_server(settings: StorageSettings) -> ClientStorage:
 
     if settings.qdrant_url is None:
         raise ValueError("no Qdrant URL is set (ROUTER_STORAGE_QDRANT_URL or --qdrant-url)")
-    cluster = ClusterOptions(
-        shard_number=settings.shard_number,
-        replication_factor=settings.replication_factor,
-        write_consistency_factor=settings.write_consistency_factor,
-        write_ordering=settings.write_ordering,
-        read_consistency=settings.read_consistency,
-    )
+    cluster = ClusterOptions(**settings.model_dump(include={f.name for f in fields(ClusterOptions)}))
     return ClientStorage.from_url(
         settings.qdrant_url,
         api_key=settings.api_key,
@@ -60,17 +56,8 @@ def open_server(settings: StorageSettings) -> ClientStorage:
 
 def embedder_loader(settings: EmbeddingSettings) -> Callable[[str], Embedder]:
     """Builds embedders for any model name with the configured device, batch size and threads."""
-
-    def load(model: str) -> Embedder:
-        return Embedder(
-            model,
-            device=settings.device,
-            batch_size=settings.batch_size,
-            threads=settings.threads,
-            lanes=settings.lanes,
-        )
-
-    return load
+    options = settings.model_dump(include={"device", "batch_size", "threads", "lanes"})
+    return partial(Embedder, **options)
 
 
 class Runtime:
