@@ -76,11 +76,12 @@ def _upstream(name: str, spec: Any, *, where: str, resync_seconds: float) -> Ups
     env = spec.get("env") or {}
     if not isinstance(env, Mapping):
         raise ConfigError(f"{where}.env: must map variable names to values")
+    args = tuple(_strings(spec.get("args", []), f"{where}.args"))
     try:
         return UpstreamConfig(
             str(name),
             command=spec.get("command"),
-            args=tuple(_strings(spec.get("args", []), f"{where}.args")),
+            args=args,
             env={str(k): str(v) for k, v in env.items()},
             cwd=spec.get("cwd"),
             url=spec.get("url"),
@@ -88,8 +89,6 @@ def _upstream(name: str, spec: Any, *, where: str, resync_seconds: float) -> Ups
             resync_seconds=float(spec.get("resync_seconds", resync_seconds)),
             timeout_seconds=float(spec.get("timeout_seconds", 60.0)),
         )
-    except ConfigError:
-        raise
     except (ValueError, TypeError, RouterError) as exc:
         raise ConfigError(f"{where}: {_reason(exc)}") from exc
 

@@ -170,9 +170,7 @@ class MemoryStore:
 
     def list(self, scope: str, *, namespace: str | None = None) -> list[StoredMemory]:
         """Every memory of a scope (of one namespace when given), oldest first."""
-        where: dict[str, str] = {"scope": scope}
-        if namespace is not None:
-            where["namespace"] = namespace
+        where = {"scope": scope} | ({"namespace": namespace} if namespace is not None else {})
         records = self._collection.scroll(where, fields=[f for f in _FIELDS if f != "vector"])
         return sorted((_stored(r) for r in records), key=lambda m: (m.created_at, m.id))
 
