@@ -29,8 +29,6 @@ from mcp.shared.exceptions import MCPError
 from router.catalog.functions import FunctionDef, parse_function, validate_namespace
 from router.common.errors import CatalogInvalid
 
-__all__ = ["CatalogSink", "McpSource", "McpSources", "UpstreamConfig", "error_result", "functions_from_tools"]
-
 log = logging.getLogger(__name__)
 # A paginating server that never stops must not hang a sync.
 MAX_PAGES = 1000

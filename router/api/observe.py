@@ -19,8 +19,6 @@ from router.api.errors import error_response
 from router.server.logs import REQUEST_ID
 from router.server.metrics import Metrics
 
-__all__ = ["HEADER", "Observe", "header", "request_id"]
-
 HEADER = "x-request-id"
 _HEADER_BYTES = HEADER.encode()
 _SAFE_ID = re.compile(r"[A-Za-z0-9._:/+=@-]{1,128}")

@@ -14,8 +14,6 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from router.common.errors import InvalidRequest
 
-__all__ = ["COUNTED", "MIB", "LimitSettings", "check_count", "check_document"]
-
 MIB = 1024 * 1024
 # Bodies of these top-level list fields are counted.
 COUNTED = {"messages": ("messages", "per request"), "functions": ("functions", "per catalog")}

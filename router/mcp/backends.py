@@ -29,8 +29,6 @@ from router.storage.base import StorageUnavailable
 if TYPE_CHECKING:
     from mcp.server.context import ServerRequestContext
 
-__all__ = ["Backend", "EmbeddedBackend", "Found", "RemoteBackend", "WorkingSet", "working_set"]
-
 # How long a route waits for the model and the first catalog sync.
 READY_SECONDS = 300.0
 

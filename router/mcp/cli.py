@@ -27,8 +27,6 @@ from router.server.settings import EmbeddingSettings, ServerSettings, Settings, 
 # Importing the MCP SDK takes a second or more: it is imported when `router mcp` runs, never
 # when `router` only builds its parser.
 
-__all__ = ["add_parser", "configure", "main", "run"]
-
 log = logging.getLogger("router.mcp")
 DEFAULT_PORT = 8001
 

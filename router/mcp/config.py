@@ -26,8 +26,6 @@ import yaml
 from router.common.errors import RouterError
 from sync.mcp_source import UpstreamConfig
 
-__all__ = ["ConfigError", "load_upstreams", "parse_upstream"]
-
 _KEYS = {"command", "args", "env", "cwd", "url", "namespace", "resync_seconds", "timeout_seconds", "type"}
 _TYPES = {"stdio", "http", "streamable-http", "streamableHttp"}
 

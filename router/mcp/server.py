@@ -31,8 +31,6 @@ from router.common.errors import RouterError
 from router.mcp.backends import Backend, Found, working_set
 from sync.mcp_source import McpSources, error_result
 
-__all__ = ["FIND_TOOLS", "Finding", "ToolRouterServer"]
-
 FIND_TOOLS = "find_tools"
 MAX_FUNCTIONS_LIMIT = 128
 INSTRUCTIONS = (

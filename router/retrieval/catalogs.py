@@ -23,8 +23,6 @@ from router.embedding import Embedder, EmbedderPool
 from router.retrieval.index import FunctionStore
 from router.storage.base import Storage
 
-__all__ = ["KNOWN_PER_NAMESPACE", "ActiveIndex", "Catalogs", "PinnedFunctions"]
-
 # Definitions kept per namespace beyond its catalog pins (functions requests pinned).
 KNOWN_PER_NAMESPACE = 256
 

@@ -13,8 +13,6 @@ from dataclasses import dataclass
 from router.retrieval.fusion import Weights, adaptive
 from router.retrieval.scored import Candidate, Ranked, ScoredFunction
 
-__all__ = ["ExampleMatch", "Explanation", "TurnRanking", "context_weight", "explain", "fuse", "rank_turn"]
-
 
 @dataclass(frozen=True)
 class TurnRanking:

@@ -24,8 +24,6 @@ from dataclasses import dataclass
 from router.embedding import Embedder, Vectors
 from router.storage.base import Collection, CollectionSpec, PointData, Record, Storage
 
-__all__ = ["MAX_EXAMPLES", "MERGE_SIMILARITY", "Example", "ExampleStore", "Nearest", "reembed"]
-
 # A frequent function's requests spread wide: a cap of 64 dropped nearly half of APIBench's most used
 # function's requests and cost 0.03 R@1 (benchmarks/RESULTS.md, bounded usage examples).
 MAX_EXAMPLES = 256

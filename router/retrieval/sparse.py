@@ -26,20 +26,6 @@ from typing import Any
 from router.catalog.functions import FunctionDef
 from router.storage.base import SparseVector
 
-__all__ = [
-    "AVERAGE_LENGTH",
-    "K1",
-    "B",
-    "affirmed",
-    "document_terms",
-    "document_vector",
-    "query_terms",
-    "query_vector",
-    "split_identifier",
-    "term_id",
-    "terms",
-]
-
 K1 = 1.2
 B = 0.75
 # Mean document length (in terms) of BFCL's 1,998 functions; a fixed constant keeps a

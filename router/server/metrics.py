@@ -36,8 +36,6 @@ from router.catalog.records import CatalogRecord
 from sync.diff import Summary
 from sync.status import SyncCounters
 
-__all__ = ["CONTENT_TYPE", "Metrics", "Traffic", "quantile", "source_kind"]
-
 CONTENT_TYPE = CONTENT_TYPE_LATEST
 # A route costs milliseconds (one query encode, a few searches); catalog writes up to minutes.
 LATENCY_BUCKETS = (0.002, 0.005, 0.01, 0.015, 0.02, 0.03, 0.05, 0.075, 0.1, 0.15, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 60.0)

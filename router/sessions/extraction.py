@@ -21,8 +21,6 @@ from typing import Any, Protocol
 from router.common.messages import message_text
 from router.sessions.history import message_source
 
-__all__ = ["MemoryExtractor", "StatementExtractor", "is_memory", "memory_candidates"]
-
 MIN_WORDS = 2
 MAX_CHARS = 400
 _SENTENCE = re.compile(r"(?<=[.!?;])\s+|\n+|(?<=\w)\s*[:]\s+(?=[A-Z])")

@@ -29,20 +29,6 @@ from router.embedding import Embedder, Vectors
 from router.embedding.batching import pack, unpack
 from router.storage.base import Collection, CollectionSpec, PointData, Record, Storage
 
-__all__ = [
-    "ANY_NAMESPACE",
-    "Memory",
-    "MemoryRows",
-    "MemoryStore",
-    "StoredMemory",
-    "drop_memories",
-    "memory_context",
-    "memory_spec",
-    "reembed_memories",
-    "scope_of",
-    "user_scope",
-]
-
 _IDS = uuid.UUID("9a7b6c5d-4e3f-4a1b-8c2d-1e0f9a8b7c6d")
 # Memories posted without a namespace hold in every namespace of their scope.
 ANY_NAMESPACE = "*"
