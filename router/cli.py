@@ -22,7 +22,7 @@ from router.embedding import Progress
 from router.mcp import cli as mcp_cli
 from router.server import logs
 from router.server.settings import EmbeddingSettings, ServerSettings, Settings, StorageSettings, SyncSettings, problems
-from router.storage.base import Storage, StorageUnavailable
+from router.storage.base import StorageUnavailable
 
 if TYPE_CHECKING:
     from sync.worker import DirectorySync
@@ -222,46 +222,6 @@ async def sync(settings: Settings, *, watch: bool, ready_file: Path | None = Non
     return 1 if report.rejected else 0
 
 
-def migrate(data: Path, target: Storage, *, batch: int = 256, prune: bool = False) -> int:
-    """Copy the data directory to the server and report per collection; 1 when the counts disagree."""
-    from router.server.migrate import migrate as copy_all
-    from router.storage.edge_export import EdgeExport, collection_names
-
-    if not collection_names(data):
-        print(f"router migrate: {data} holds no router data", file=sys.stderr)
-        return 2
-    source = EdgeExport(data)
-    try:
-        result = copy_all(source, target, batch=batch, prune=prune, progress=partial(_bar, verb="copying", unit="pt"))
-    finally:
-        source.close()
-    print("\n".join(result.report(source=str(data), target=target.location)))
-    return 0 if result.verified else 1
-
-
-def _run_migrate(settings: Settings, args: argparse.Namespace) -> int:
-    from router.server.runtime import open_server
-
-    if args.batch < 1:
-        print(f"router migrate: --batch must be at least 1, not {args.batch}", file=sys.stderr)
-        return 2
-    if not args.data.is_dir():
-        print(f"router migrate: data directory {args.data} does not exist", file=sys.stderr)
-        return 2
-    from qdrant_client.http.exceptions import UnexpectedResponse
-
-    target = open_server(settings.storage)
-    try:
-        return migrate(args.data, target, batch=args.batch, prune=args.prune)
-    except UnexpectedResponse as exc:
-        # A collection of that name with other vectors, say: say what the server answered.
-        detail = exc.content.decode(errors="replace")[:500]
-        print(f"router migrate: {target.location} refused ({exc.status_code}): {detail}", file=sys.stderr)
-        return 3
-    finally:
-        target.close()
-
-
 def warm(settings: Settings) -> int:
     """Load the embedding model once (offline), to check it loads and to have its files read."""
     from router.server.runtime import embedder_loader
@@ -294,7 +254,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     try:
         if args.command == "migrate":
-            return _run_migrate(settings, args)
+            from router.server.migrate import command
+
+            progress = partial(_bar, verb="copying", unit="pt")
+            return command(settings.storage, args.data, batch=args.batch, prune=args.prune, progress=progress)
         return asyncio.run(sync(settings, watch=args.watch, ready_file=args.ready_file))
     except KeyboardInterrupt:
         return 130
