@@ -12,10 +12,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from typing import Any, Protocol
 
 Match = Mapping[str, str | int | bool | Sequence[str]]
-Fusion = Literal["rrf", "dbsf"]
 DENSE = "dense"
 SPARSE = "sparse"
 # Dense search breadth on a Qdrant server's HNSW-indexed segments: the least ef measured to keep
@@ -151,14 +150,9 @@ class Collection(Protocol):
         sparse: SparseVector | None = None,
         match: Match | None = None,
         limit: int = 10,
-        fusion: Fusion = "rrf",
-        prefetch_limit: int = 50,
         fields: Sequence[str] | None = None,
     ) -> list[Hit]:
-        """Nearest points by the dense vector, the sparse one, or both fused.
-
-        ``fields`` limits the payload of each hit to those keys (all when None).
-        """
+        """One ``Search``: nearest points by the dense vector, or else by the sparse one."""
 
     def searches(self, requests: Sequence[Search]) -> list[list[Hit]]:
         """Several searches in one call to the engine, their hits in the order of ``requests``."""

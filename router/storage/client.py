@@ -10,7 +10,6 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any
 
 import httpx
 from qdrant_client import QdrantClient, models
@@ -21,7 +20,6 @@ from router.storage.base import (
     HNSW_EF,
     SPARSE,
     CollectionSpec,
-    Fusion,
     Hit,
     Match,
     PointData,
@@ -164,45 +162,10 @@ class ClientCollection:
         sparse: SparseVector | None = None,
         match: Match | None = None,
         limit: int = 10,
-        fusion: Fusion = "rrf",
-        prefetch_limit: int = 50,
         fields: Sequence[str] | None = None,
     ) -> list[Hit]:
-        """Nearest points by the dense vector, the sparse one, or both fused.
-
-        An empty sparse vector counts as absent; with neither vector the result is empty.
-        ``fields`` limits each hit's payload to those keys.
-        """
-        flt = to_filter(match)
-        dense_q = [float(x) for x in dense] if dense is not None else None
-        sparse_q = to_sparse(sparse) if sparse is not None and sparse.indices else None
-        args: dict[str, Any]
-        if dense_q is not None and sparse_q is not None:
-            depth = max(prefetch_limit, limit)
-            method = models.Fusion.RRF if fusion == "rrf" else models.Fusion.DBSF
-            args = {
-                "query": models.FusionQuery(fusion=method),
-                "prefetch": [
-                    models.Prefetch(query=dense_q, using=DENSE, filter=flt, limit=depth, params=self._params),
-                    models.Prefetch(query=sparse_q, using=SPARSE, filter=flt, limit=depth),
-                ],
-            }
-        elif dense_q is not None:
-            args = {"query": dense_q, "using": DENSE, "search_params": self._params}
-        elif sparse_q is not None:
-            args = {"query": sparse_q, "using": SPARSE}
-        else:
-            return []
-        with _reachable(self._where):
-            found = self._client.query_points(
-                self._name,
-                query_filter=flt,
-                limit=limit,
-                with_payload=True if fields is None else list(fields),
-                **args,
-                **self._reads,
-            )
-        return to_hits(found.points)
+        """Nearest points by the dense vector, or else by the sparse one (an empty one finds nothing)."""
+        return self.searches([Search(dense=dense, sparse=sparse, match=match, limit=limit, fields=fields)])[0]
 
     def searches(self, requests: Sequence[Search]) -> list[list[Hit]]:
         """Several searches in one request to the server, their hits in the order of ``requests``."""

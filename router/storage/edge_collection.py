@@ -17,7 +17,6 @@ from router.storage.base import (
     DENSE,
     SPARSE,
     CollectionSpec,
-    Fusion,
     Hit,
     Match,
     PointData,
@@ -57,12 +56,6 @@ def edge_vectors(point: PointData) -> dict[str, Any]:
 def edge_sparse(vector: SparseVector) -> qe.SparseVector:
     """A sparse vector."""
     return qe.SparseVector(indices=vector.indices, values=vector.values)
-
-
-def edge_fusion(kind: Fusion) -> Any:
-    """A fusion of prefetched results."""
-    # The stubs leave fusions out of QueryRequest.query; the engine accepts them there.
-    return qe.Fusion.Rrf(k=60) if kind == "rrf" else qe.Fusion.Dbsf()
 
 
 def edge_selector(fields: Sequence[str] | None) -> Any:
@@ -177,26 +170,10 @@ class EdgeCollection:
         sparse: SparseVector | None = None,
         match: Match | None = None,
         limit: int = 10,
-        fusion: Fusion = "rrf",
-        prefetch_limit: int = 50,
         fields: Sequence[str] | None = None,
     ) -> list[Hit]:
-        """Nearest points by the dense vector, the sparse one, or both fused."""
-        if dense is None or sparse is None or not sparse.indices:
-            return self.searches([Search(dense=dense, sparse=sparse, match=match, limit=limit, fields=fields)])[0]
-        prefetches = [
-            qe.Prefetch(limit=prefetch_limit, query=qe.Query.Nearest(list(dense), using=DENSE)),
-            qe.Prefetch(limit=prefetch_limit, query=qe.Query.Nearest(edge_sparse(sparse), using=SPARSE)),
-        ]
-        request = qe.QueryRequest(
-            limit=limit,
-            prefetches=prefetches,
-            query=edge_fusion(fusion),
-            filter=edge_filter(match),
-            with_payload=edge_selector(fields),
-        )
-        with self._using() as shard:
-            return [edge_hit(p) for p in shard.query(request)]
+        """Nearest points by the dense vector, or else by the sparse one."""
+        return self.searches([Search(dense=dense, sparse=sparse, match=match, limit=limit, fields=fields)])[0]
 
     def searches(self, requests: Sequence[Search]) -> list[list[Hit]]:
         """Several searches in one engine call, their hits in the order of ``requests``."""
