@@ -39,11 +39,6 @@ bearer = HTTPBearer(
 )
 
 
-def _token(scope: Scope) -> bytes | None:
-    scheme, _, token = (header(scope, b"authorization") or b"").partition(b" ")
-    return token.strip() if scheme.lower() == b"bearer" and token.strip() else None
-
-
 class AuthMiddleware:
     """Answers 401 to a ``/v1`` request without a configured key; records what a valid key may use."""
 
@@ -56,15 +51,12 @@ class AuthMiddleware:
         if scope["type"] != "http" or not (path == PROTECTED or path.startswith(PROTECTED + "/")):
             await self.app(scope, receive, send)
             return
-        token = _token(scope)
-        access = self.keys.match(token) if token is not None else None
+        scheme, _, token = (header(scope, b"authorization") or b"").partition(b" ")
+        token = token.strip() if scheme.lower() == b"bearer" else b""
+        access = self.keys.match(token) if token else None
         if access is None:
-            detail = (
-                "the API key is not valid"
-                if token is not None
-                else "an API key is required: send Authorization: Bearer <key>"
-            )
-            await error_response("Unauthorized", detail, 401, headers=challenge(invalid=token is not None))(
+            detail = "the API key is not valid" if token else "an API key is required: send Authorization: Bearer <key>"
+            await error_response("Unauthorized", detail, 401, headers=challenge(invalid=bool(token)))(
                 scope, receive, send
             )
             return

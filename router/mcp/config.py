@@ -57,12 +57,6 @@ def _reason(exc: Exception) -> str:
     return exc.detail if isinstance(exc, RouterError) else str(exc)
 
 
-def _strings(value: Any, where: str) -> list[str]:
-    if not isinstance(value, list) or not all(isinstance(v, str | int | float) for v in value):
-        raise ConfigError(f"{where}: must be a list of strings")
-    return [str(v) for v in value]
-
-
 def _upstream(name: str, spec: Any, *, where: str, resync_seconds: float) -> UpstreamConfig:
     if not isinstance(spec, Mapping):
         raise ConfigError(f"{where}: must be a mapping with a command or a url")
@@ -74,12 +68,14 @@ def _upstream(name: str, spec: Any, *, where: str, resync_seconds: float) -> Ups
     env = spec.get("env") or {}
     if not isinstance(env, Mapping):
         raise ConfigError(f"{where}.env: must map variable names to values")
-    args = tuple(_strings(spec.get("args", []), f"{where}.args"))
+    args = spec.get("args", [])
+    if not isinstance(args, list) or not all(isinstance(v, str | int | float) for v in args):
+        raise ConfigError(f"{where}.args: must be a list of strings")
     try:
         return UpstreamConfig(
             str(name),
             command=spec.get("command"),
-            args=args,
+            args=tuple(str(v) for v in args),
             env={str(k): str(v) for k, v in env.items()},
             cwd=spec.get("cwd"),
             url=spec.get("url"),

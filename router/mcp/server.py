@@ -119,10 +119,6 @@ def _version() -> str:
         return "0"
 
 
-def _object_schema(schema: Mapping[str, Any]) -> dict[str, Any]:
-    return {"type": "object", **schema}
-
-
 class ToolRouterServer:
     """Serves ``find_tools`` and each session's working set over MCP.
 
@@ -186,15 +182,14 @@ class ToolRouterServer:
                 ranked += 1
         return Finding(list(chosen.values()), unavailable)
 
-    def _callable(self, function: Found) -> bool:
-        return self.sources is not None and self.sources.owner(function.namespace, function.name) is not None
-
     def _tool(self, function: Found) -> types.Tool:
         source = self.sources.owner(function.namespace, function.name) if self.sources else None
         if source is not None:
             return source.tools[function.name]
         return types.Tool(
-            name=function.name, description=function.description, input_schema=_object_schema(function.input_schema)
+            name=function.name,
+            description=function.description,
+            input_schema={"type": "object", **function.input_schema},
         )
 
     async def _discover(self, _ctx: ServerRequestContext[Any], _params: types.RequestParams) -> types.DiscoverResult:
@@ -258,7 +253,7 @@ class ToolRouterServer:
                     "description": f.description,
                     "score": round(f.score, 4),
                     "pinned": f.pinned,
-                    "callable": self._callable(f),
+                    "callable": self.sources is not None and self.sources.owner(f.namespace, f.name) is not None,
                     "inputSchema": dict(f.input_schema),
                 }
                 for f in finding.functions

@@ -59,11 +59,6 @@ def estimate_tokens(text: str) -> int:
     return len(_PIECES.findall(text))
 
 
-def _clip(text: str, budget: int) -> str:
-    pieces = list(_PIECES.finditer(text))
-    return text if len(pieces) <= budget else text[: pieces[budget - 1].end()]
-
-
 def _inputs(parameters: Mapping[str, Any], budget: int) -> list[str]:
     entries: list[str] = []
     properties = parameters.get("properties", {})
@@ -87,7 +82,9 @@ def readable_schema(function: FunctionDef) -> str:
     them, is fused in. The description is clipped first, then names are listed while they fit.
     """
     name = readable(function.name) or function.name
-    description = _clip(function.description.strip(), DESCRIPTION_BUDGET)
+    text = function.description.strip()
+    pieces = list(_PIECES.finditer(text))
+    description = text if len(pieces) <= DESCRIPTION_BUDGET else text[: pieces[DESCRIPTION_BUDGET - 1].end()]
     head = f"{name}. {description}" if description else name
     inputs = _inputs(function.parameters, TOKEN_BUDGET - estimate_tokens(head) - 2)
     return f"{head}\nInputs: {', '.join(inputs)}" if inputs else head

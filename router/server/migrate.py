@@ -86,10 +86,6 @@ class Migration:
         return lines
 
 
-def _order(names: list[str]) -> list[str]:
-    return sorted(names, key=lambda name: (name == META.name, name))
-
-
 def migrate(
     source: EdgeExport,
     target: Storage,
@@ -108,7 +104,7 @@ def migrate(
         progress: makes a progress callback per collection, given its name and point count.
     """
     migration = Migration()
-    for name in _order(source.names()):
+    for name in sorted(source.names(), key=lambda name: (name == META.name, name)):
         with source.open(name) as stored:
             spec = _KNOWN.get(name, stored.spec)
             copy = _copy(stored, target.collection(spec), batch=batch, prune=prune, progress=progress)

@@ -153,15 +153,11 @@ def _clean(raw: str) -> str:
     return " ".join(raw.replace("\u2019", "'").split()).strip(" -*•>\"'")
 
 
-def _expanded(text: str) -> str:
-    for pattern, replacement in _CONTRACTIONS:
-        text = pattern.sub(replacement, text)
-    return text
-
-
 def is_memory(sentence: str) -> bool:
     """Whether one sentence states something lasting about the user (a preference, a fact, a rule)."""
-    text = _expanded(_clean(sentence).rstrip(".!;"))
+    text = _clean(sentence).rstrip(".!;")
+    for pattern, replacement in _CONTRACTIONS:
+        text = pattern.sub(replacement, text)
     if not text or text.endswith("?") or _QUESTION.search(text) or _DATA.search(text) or _NEVER.search(text):
         return False
     if _INSTRUCTION.search(text):
