@@ -96,8 +96,7 @@ def error_result(text: str) -> types.CallToolResult:
 
 def functions_from_tools(tools: Sequence[types.Tool], *, where: str) -> list[FunctionDef]:
     """Catalog functions from listed tools, verbatim; invalid or repeated tools are skipped with a warning."""
-    functions: list[FunctionDef] = []
-    seen: set[str] = set()
+    functions: dict[str, FunctionDef] = {}
     for index, tool in enumerate(tools):
         definition = tool.model_dump(by_alias=True, mode="json", exclude_unset=True)
         try:
@@ -105,12 +104,11 @@ def functions_from_tools(tools: Sequence[types.Tool], *, where: str) -> list[Fun
         except CatalogInvalid as exc:
             log.warning("upstream tool skipped", extra={"detail": exc.detail})
             continue
-        if function.name in seen:
+        if function.name in functions:
             log.warning("upstream tool skipped", extra={"detail": f"{where}: duplicate tool {function.name!r}"})
             continue
-        seen.add(function.name)
-        functions.append(function)
-    return functions
+        functions[function.name] = function
+    return list(functions.values())
 
 
 async def _list_all(session: ClientSession) -> list[types.Tool]:

@@ -183,9 +183,8 @@ async def search(turns: TurnRouter, namespaces: list[str], body: ToolSearchIn) -
         )
     )
     found = [(namespace, f) for namespace, routed in zip(namespaces, answers, strict=True) for f in routed.functions]
-    found.sort(key=lambda item: -item[1].score)
     chosen: dict[str, tuple[str, ScoredFunction]] = {}
-    for namespace, function in found:
+    for namespace, function in sorted(found, key=lambda item: -item[1].score):
         chosen.setdefault(function.function.name, (namespace, function))
     return list(chosen.values())[:wanted]
 

@@ -136,12 +136,7 @@ class AsyncRouterClient:
         return await self._send(calls.get_messages(session_id))
 
     async def list_memories(self, user_id: str, *, namespace: str | None = None) -> list[StoredMemory]:
-        """A user's memories, oldest first: text, namespace (``*``: every one), when, from which session.
-
-        Args:
-            user_id: the user the memories were stored for.
-            namespace: only the memories stored in this namespace.
-        """
+        """A user's memories, oldest first; see ``RouterClient.list_memories``."""
         return await self._send(calls.list_memories(user_id, namespace=namespace))
 
     async def delete_memory(self, user_id: str, memory_id: str) -> MemoriesDeleted:

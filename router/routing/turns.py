@@ -212,7 +212,7 @@ class TurnRouter:
     def _recall(
         self, index: ActiveIndex, namespace: str, rows: MemoryRows, chosen: Sequence[ScoredFunction], vectors: Vectors
     ) -> list[Memory]:
-        if not len(rows):
+        if not rows.texts:
             return []
         facets = index.store.facets(namespace, [f.function.name for f in chosen])
         routed = [(f.score, facets[f.function.name]) for f in chosen if f.function.name in facets]

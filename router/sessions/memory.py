@@ -78,9 +78,6 @@ class MemoryRows:
     texts: list[str]
     vectors: np.ndarray
 
-    def __len__(self) -> int:
-        return len(self.texts)
-
 
 def memory_spec(model: str, dimension: int) -> CollectionSpec:
     """The memories collection of one embedding model (vectors of two models never mix)."""

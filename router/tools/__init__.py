@@ -116,11 +116,9 @@ def catalog_tools(
     description = search_description(namespace, sorted(functions, key=lambda f: f.name))
     search: dict[str, Any]
     if format == "openai":
-        # The host executes it (``ToolSearchToolParam`` with ``execution: client``).
         search = {"type": "tool_search", "execution": "client", "description": description}
         search["parameters"], tool = SEARCH_PARAMETERS, _openai_tool
     else:
-        # A custom tool, answered by ``tool_reference`` blocks.
         search = {"name": SEARCH_TOOL, "description": description, "input_schema": SEARCH_PARAMETERS}
         tool = _anthropic_tool
     return [search, *(tool(f, deferred=False) for f in first), *(tool(f, deferred=True) for f in rest)]
