@@ -18,8 +18,7 @@ from router.retrieval.texts import template
 from router.sessions.memory import drop_memories, reembed_memories
 from router.storage.base import Storage
 from sync.diff import Summary
-from sync.reconcile import ProgressFactory, reconcile, reembed_examples
-from sync.status import SyncCounters, SyncLog
+from sync.reconcile import ProgressFactory, SyncCounters, SyncLog, reconcile, reembed_examples
 
 log = logging.getLogger(__name__)
 

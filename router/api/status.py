@@ -22,8 +22,8 @@ from router.api.schemas import HealthOut
 from router.catalog.records import CatalogRecord
 from router.server.metrics import CONTENT_TYPE, Traffic
 from router.storage.base import StorageUnavailable
+from sync.reconcile import SyncProgress, SyncResult
 from sync.service import CatalogService
-from sync.status import SyncProgress, SyncResult
 
 log = logging.getLogger(__name__)
 _FAILED = ("failed", "rejected")

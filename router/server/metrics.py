@@ -34,7 +34,7 @@ from prometheus_client.core import GaugeMetricFamily, Metric
 
 from router.catalog.records import CatalogRecord
 from sync.diff import Summary
-from sync.status import SyncCounters
+from sync.reconcile import SyncCounters
 
 CONTENT_TYPE = CONTENT_TYPE_LATEST
 # A route costs milliseconds (one query encode, a few searches); catalog writes up to minutes.
