@@ -228,17 +228,14 @@ class ToolRouterServer:
         return await upstream.call(function.name, arguments)
 
     async def _find_tools(self, ctx: ServerRequestContext[Any], arguments: Mapping[str, Any]) -> types.CallToolResult:
-        query, max_functions = arguments.get("query"), arguments.get("max_functions")
+        query, wanted = arguments.get("query"), arguments.get("max_functions")
         if not isinstance(query, str) or not query.strip():
             return error_result("find_tools: 'query' must be a non-empty string saying what you need to do")
-        if max_functions is not None and (
-            isinstance(max_functions, bool)
-            or not isinstance(max_functions, int)
-            or not 1 <= max_functions <= MAX_FUNCTIONS_LIMIT
-        ):
+        # A bool is an int to isinstance, not to type.
+        if wanted is not None and (type(wanted) is not int or not 1 <= wanted <= MAX_FUNCTIONS_LIMIT):
             return error_result(f"find_tools: 'max_functions' must be an integer from 1 to {MAX_FUNCTIONS_LIMIT}")
         try:
-            finding = await self.find(query.strip(), max_functions=max_functions)
+            finding = await self.find(query.strip(), max_functions=wanted)
         except RouterError as exc:
             return error_result(f"find_tools: {exc.detail}")
         tools = working_set(ctx, limit=self.working_set_limit)

@@ -44,14 +44,8 @@ def open_server(settings: StorageSettings) -> ClientStorage:
     if settings.qdrant_url is None:
         raise ValueError("no Qdrant URL is set (ROUTER_STORAGE_QDRANT_URL or --qdrant-url)")
     cluster = ClusterOptions(**settings.model_dump(include={f.name for f in fields(ClusterOptions)}))
-    return ClientStorage.from_url(
-        settings.qdrant_url,
-        api_key=settings.api_key,
-        prefix=settings.prefix,
-        timeout=settings.timeout,
-        cluster=cluster,
-        hnsw_ef=settings.hnsw_ef,
-    )
+    options = settings.model_dump(include={"api_key", "prefix", "timeout", "hnsw_ef"})
+    return ClientStorage.from_url(settings.qdrant_url, cluster=cluster, **options)
 
 
 def embedder_loader(settings: EmbeddingSettings) -> Callable[[str], Embedder]:
