@@ -39,13 +39,6 @@ def body_limit(scope: Scope, limits: LimitSettings) -> tuple[int, str]:
     return limits.body_bytes, "ROUTER_LIMIT_BODY_BYTES"
 
 
-def _declared_length(scope: Scope) -> int | None:
-    try:
-        return int(header(scope, b"content-length") or b"")
-    except ValueError:
-        return None
-
-
 class BodyLimitMiddleware:
     """Answers 413 as soon as a body is known to exceed its limit: by its length, or as its bytes arrive."""
 
@@ -58,7 +51,10 @@ class BodyLimitMiddleware:
             await self.app(scope, receive, send)
             return
         limit, setting = body_limit(scope, self.limits)
-        declared = _declared_length(scope)
+        try:
+            declared: int | None = int(header(scope, b"content-length") or b"")
+        except ValueError:
+            declared = None
         if declared is not None and declared > limit:
             detail = f"request body: {declared} bytes; at most {limit} ({setting})"
             await drain(receive, budget=self.limits.drain_bytes)
@@ -96,8 +92,8 @@ class BodyLimitMiddleware:
             await error_response("PayloadTooLarge", str(exc.detail), 413, headers=CLOSE)(scope, receive, send)
 
 
-async def drain(receive: Receive, *, budget: int) -> int:
-    """Read and discard the rest of a request body, at most ``budget`` bytes; the bytes read.
+async def drain(receive: Receive, *, budget: int) -> None:
+    """Read and discard the rest of a request body, at most ``budget`` bytes.
 
     Past the budget the client may still be sending: the connection closes under it then, a
     bounded cost for the server either way.
@@ -110,7 +106,6 @@ async def drain(receive: Receive, *, budget: int) -> int:
         discarded += len(message.get("body", b""))
         if not message.get("more_body", False):
             break
-    return discarded
 
 
 async def check_body(request: Request) -> None:

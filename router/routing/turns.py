@@ -216,11 +216,8 @@ class TurnRouter:
             return []
         facets = index.store.facets(namespace, [f.function.name for f in chosen])
         routed = [(f.score, facets[f.function.name]) for f in chosen if f.function.name in facets]
-        settings = RecallSettings(
-            limit=self.settings.max_memories,
-            margin=self.settings.memory_margin,
-            min_score=self.settings.memory_min_score,
-        )
+        own = self.settings
+        settings = RecallSettings(limit=own.max_memories, margin=own.memory_margin, min_score=own.memory_min_score)
         recent = vectors[1] if len(vectors) > 1 else None
         return rank(rows, vectors[0], recent=recent, functions=routed, settings=settings)
 

@@ -247,7 +247,6 @@ class Traffic:
 
     metrics: Metrics
     clock: Callable[[], float] = time.monotonic
-    window: float = WINDOW_SECONDS
     started: float = field(init=False)
     _readings: deque[Reading] = field(init=False, default_factory=deque)
 
@@ -259,7 +258,7 @@ class Traffic:
         now = self.clock()
         current = read(self.metrics, now=now)
         # The base is the newest reading at least a window old (or the oldest one, when all are younger).
-        while len(self._readings) > 1 and now - self._readings[1].at >= self.window:
+        while len(self._readings) > 1 and now - self._readings[1].at >= WINDOW_SECONDS:
             self._readings.popleft()
         origin = Reading(self.started, (), 0.0, 0.0)
         base = self._readings[0] if self._readings else origin
