@@ -194,9 +194,7 @@ def put_catalog(
     namespace: str, functions: Sequence[Mapping[str, Any]], *, pinned: Sequence[str]
 ) -> Call[CatalogChanges]:
     """``PUT /v1/catalogs/{namespace}``."""
-    body: dict[str, Any] = {"functions": [dict(f) for f in functions]}
-    if pinned:
-        body["pinned"] = list(pinned)
+    body = _set({"functions": [dict(f) for f in functions]}, pinned=list(pinned) or None)
     return Call("PUT", f"/v1/catalogs/{_segment(namespace)}", CatalogChanges.from_json, body)
 
 
