@@ -86,7 +86,6 @@ class CatalogSink(Protocol):
 
     async def apply(self, namespace: str, functions: Sequence[FunctionDef], *, source: str) -> object:
         """Make ``namespace`` hold exactly ``functions``."""
-        ...
 
 
 def error_result(text: str) -> types.CallToolResult:

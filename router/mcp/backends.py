@@ -120,19 +120,15 @@ class Backend(Protocol):
 
     async def start(self) -> None:
         """Acquire what routing needs (model and storage, or the HTTP connection)."""
-        ...
 
     async def stop(self) -> None:
         """Release it."""
-        ...
 
     async def route(self, namespace: str, query: str, *, max_functions: int | None) -> list[Found]:
         """The functions of ``namespace`` that matter for ``query``, pinned ones first."""
-        ...
 
     async def apply(self, namespace: str, functions: Sequence[FunctionDef], *, source: str) -> object:
         """Make ``namespace`` hold exactly ``functions``."""
-        ...
 
 
 def _message(query: str) -> list[dict[str, Any]]:

@@ -228,15 +228,10 @@ async def reembed_memories(storage: Storage, *, source: tuple[str, int], target:
     for (scope, namespace, session_id), memories in groups.items():
         for start in range(0, len(memories), REEMBED_BATCH):
             part = memories[start : start + REEMBED_BATCH]
-            vectors = await target.embed([m.text for m in part], kind="memory")
+            texts, created = [m.text for m in part], [m.created_at for m in part]
+            vectors = await target.embed(texts, kind="memory")
             await asyncio.to_thread(
-                new.add,
-                scope,
-                namespace,
-                [m.text for m in part],
-                vectors,
-                session_id=session_id,
-                created_at=[m.created_at for m in part],
+                new.add, scope, namespace, texts, vectors, session_id=session_id, created_at=created
             )
             embedded += len(part)
     return embedded
