@@ -30,8 +30,9 @@ if TYPE_CHECKING:
 log = logging.getLogger("router.cli")
 
 
-def _given(**values: Any) -> dict[str, Any]:
-    """Only the flags that were given, so unset flags leave environment settings alone."""
+def _given(args: argparse.Namespace, *flags: str) -> dict[str, Any]:
+    """Only the ``flags`` that were given, so unset flags leave environment settings alone."""
+    values = {flag: getattr(args, flag, None) for flag in flags}
     return {k: v for k, v in values.items() if v not in (None, False)}
 
 
@@ -90,23 +91,13 @@ def settings_from(args: argparse.Namespace) -> Settings:
         # --data is what to copy, not where this process keeps its storage: the server is.
         storage = StorageSettings(data=None, qdrant_url=args.qdrant_url)
     else:
-        where = _given(data=getattr(args, "data", None), qdrant_url=getattr(args, "qdrant_url", None))
-        storage = StorageSettings(**where)
+        storage = StorageSettings(**_given(args, "data", "qdrant_url"))
     return Settings(
-        embedding=EmbeddingSettings(**_given(model=getattr(args, "model", None), text=getattr(args, "text", None))),
+        embedding=EmbeddingSettings(**_given(args, "model", "text")),
         storage=storage,
-        sync=SyncSettings(
-            **_given(catalog=getattr(args, "catalog", None), allow_delete=getattr(args, "allow_delete", False))
-        ),
-        auth=AuthSettings(**_given(allow_unauthenticated=getattr(args, "allow_unauthenticated", None))),
-        server=ServerSettings(
-            **_given(
-                host=getattr(args, "host", None),
-                port=getattr(args, "port", None),
-                log_level=args.log_level,
-                log_format=args.log_format,
-            )
-        ),
+        sync=SyncSettings(**_given(args, "catalog", "allow_delete")),
+        auth=AuthSettings(**_given(args, "allow_unauthenticated")),
+        server=ServerSettings(**_given(args, "host", "port", "log_level", "log_format")),
     )
 
 
