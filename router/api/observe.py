@@ -73,12 +73,10 @@ class Observe:
             self.metrics.error("InternalError", 500)
             if started:
                 raise
-            status = 500
             await error_response("InternalError", type(exc).__name__, 500)(scope, receive, send_with_id)
         finally:
             elapsed = perf_counter() - start
-            route = scope.get("route")
-            path = getattr(route, "path", None) or "unmatched"
+            path = getattr(scope.get("route"), "path", None) or "unmatched"
             self.metrics.request(scope["method"], path, status, elapsed)
             if log.isEnabledFor(logging.DEBUG):
                 log.debug(

@@ -125,16 +125,15 @@ class MemoryStore:
         ``created_at`` keeps the original times when memories are copied (a model change).
         """
         points: list[PointData] = []
+        where = {"scope": scope, "namespace": namespace}
         for position, (text, vector) in enumerate(zip(texts, vectors, strict=True)):
-            near = self._collection.search(
-                dense=vector.tolist(), match={"scope": scope, "namespace": namespace}, limit=1
-            )
+            near = self._collection.search(dense=vector.tolist(), match=where, limit=1)
             if near and near[0].score >= DUPLICATE_SCORE:
                 continue
             key = f"{scope}\x00{namespace}\x00{' '.join(text.lower().split())}"
             when = created_at[position] if created_at is not None else time.time()
-            payload: dict[str, Any] = {"scope": scope, "namespace": namespace, "text": text}
-            payload.update(session_id=session_id, created_at=when, vector=pack(vector, "<f4"))
+            payload: dict[str, Any] = {**where, "text": text, "session_id": session_id, "created_at": when}
+            payload["vector"] = pack(vector, "<f4")
             points.append(PointData(id=str(uuid.uuid5(_IDS, key)), payload=payload, dense=vector.tolist()))
         self._collection.upsert(points)
         return len(points)
