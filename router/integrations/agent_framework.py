@@ -191,7 +191,11 @@ class RouterContextProvider(ContextProvider):
             return
         context.metadata[self.source_id] = {"functions": routed.names, "known": len(known)}
         advertised = set(routed.names)
-        self._restrict_tools(agent, context, advertised, known)
+        client = getattr(agent, "client", None)
+        if client is not None and not isinstance(client, ChatMiddlewareLayer) and not self._warned_no_middleware:
+            self._warned_no_middleware = True
+            log.warning("%s has no chat middleware layer: every tool is advertised", type(client).__name__)
+        context.extend_middleware(self.source_id, [RoutedTools(advertised, known)])
         if self.search_tool:
             search = await search_tool(self, advertised, session_id=session.session_id, user_id=state.get("user_id"))
             context.extend_tools(self.source_id, [search])
@@ -246,15 +250,6 @@ class RouterContextProvider(ContextProvider):
                 continue
             return False
         return True
-
-    def _restrict_tools(
-        self, agent: SupportsAgentRun, context: SessionContext, advertised: set[str], known: frozenset[str]
-    ) -> None:
-        client = getattr(agent, "client", None)
-        if client is not None and not isinstance(client, ChatMiddlewareLayer) and not self._warned_no_middleware:
-            self._warned_no_middleware = True
-            log.warning("%s has no chat middleware layer: every tool is advertised", type(client).__name__)
-        context.extend_middleware(self.source_id, [RoutedTools(advertised, known)])
 
 
 def tool_definitions(tools: Sequence[Any]) -> list[dict[str, Any]]:
