@@ -140,14 +140,9 @@ class ClientCollection:
 
     def latest(self, match: Match, *, order_by: str, limit: int) -> list[Record]:
         """The ``limit`` matching points with the highest ``order_by``, highest first."""
+        order = models.OrderBy(key=order_by, direction=models.Direction.DESC)
         with _reachable(self._where):
-            page, _ = self._client.scroll(
-                self._name,
-                to_filter(match),
-                limit=limit,
-                order_by=models.OrderBy(key=order_by, direction=models.Direction.DESC),
-                **self._reads,
-            )
+            page, _ = self._client.scroll(self._name, to_filter(match), limit=limit, order_by=order, **self._reads)
         return to_records(page)
 
     def count(self, match: Match | None = None) -> int:

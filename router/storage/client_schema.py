@@ -23,17 +23,12 @@ _SETTLE_SECONDS = 10.0
 
 def create_collection(client: QdrantClient, name: str, spec: CollectionSpec, cluster: ClusterOptions) -> None:
     """Create the collection of ``spec``; one that another process creates meanwhile is taken as is."""
-    dense = spec.dense_size
+    size = spec.dense_size
+    dense = {DENSE: models.VectorParams(size=size, distance=models.Distance.COSINE)} if size is not None else {}
+    sparse = {SPARSE: models.SparseVectorParams(modifier=models.Modifier.IDF)} if spec.sparse else None
     try:
         client.create_collection(
-            name,
-            vectors_config={DENSE: models.VectorParams(size=dense, distance=models.Distance.COSINE)}
-            if dense is not None
-            else {},
-            sparse_vectors_config={SPARSE: models.SparseVectorParams(modifier=models.Modifier.IDF)}
-            if spec.sparse
-            else None,
-            **cluster.creation(sharded=spec.sharded),
+            name, vectors_config=dense, sparse_vectors_config=sparse, **cluster.creation(sharded=spec.sharded)
         )
     except UnexpectedResponse as exc:
         # API replicas and the sync worker start together: another one created it first.
