@@ -22,7 +22,7 @@ from router.catalog.functions import validate_namespace
 from router.common.errors import InvalidRequest
 from router.retrieval.scored import ScoredFunction
 from router.routing.turns import Turn, TurnRouter
-from router.tools import search_item
+from router.tools import CALL_ID_REQUIRED, search_item
 
 
 class ToolSearchIn(BaseModel):
@@ -198,7 +198,7 @@ async def tool_search(
     for namespace in namespaces:
         access.check(namespace)
     if body.format == "anthropic" and body.call_id is None:
-        raise InvalidRequest("call_id: required with format 'anthropic' (the tool_use id to answer)", field="call_id")
+        raise InvalidRequest(CALL_ID_REQUIRED, field="call_id")
     if body.session_id is not None:
         await check_session(access, turns, body.session_id)
     found = await search(turns, namespaces, body)

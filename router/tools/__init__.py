@@ -38,6 +38,7 @@ SEARCH_PARAMETERS = {
     "required": ["query"],
     "additionalProperties": False,
 }
+CALL_ID_REQUIRED = "call_id: required with format 'anthropic' (the tool_use id to answer)"
 NOTHING_FOUND = "No function of the catalog matches; say differently what you need to do."
 TOPICS = 12
 # Verbs and filler every catalog shares: they say nothing about what this one holds.
@@ -143,9 +144,7 @@ def search_item(format: Format, functions: Sequence[FunctionDef], *, call_id: st
         return {**item, "tools": [_openai_tool(f, deferred=True) for f in functions]}
     if format == "anthropic":
         if call_id is None:
-            raise InvalidRequest(
-                "call_id: required with format 'anthropic' (the tool_use id to answer)", field="call_id"
-            )
+            raise InvalidRequest(CALL_ID_REQUIRED, field="call_id")
         content = [{"type": "tool_reference", "tool_name": f.name} for f in functions]
         return {
             "type": "tool_result",
