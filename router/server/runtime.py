@@ -120,11 +120,10 @@ class Runtime:
 
     def readiness(self) -> dict[str, bool]:
         """Each readiness condition: model loaded, storage open, first sync done."""
-        worker = self.worker
         return {
             "storage": self._storage is not None,
             "model": self._service is not None and self._service.catalogs.ready,
-            "first_sync": self.started.is_set() and (worker is None or worker.first_pass_done.is_set()),
+            "first_sync": self.started.is_set() and (self.worker is None or self.worker.first_pass_done.is_set()),
         }
 
     async def start(self) -> None:

@@ -66,8 +66,7 @@ class EdgeStorage:
             for name, params in edge_indexes(spec).items():
                 if name not in indexed:
                     shard.update(qe.UpdateOperation.create_field_index(name, params))
-            collection = self._open[spec.name] = EdgeCollection(spec, shard)
-            return collection
+            return self._open.setdefault(spec.name, EdgeCollection(spec, shard))
 
     def exists(self, name: str) -> bool:
         """Whether a shard of that name exists."""
