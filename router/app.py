@@ -12,13 +12,13 @@ from importlib import metadata
 
 from fastapi import FastAPI
 
-from router.api import catalogs, console, errors, health, route, sessions, status, tool_search, tools, users
+from router.api import catalogs, console, errors, route, status, tool_search, users
 from router.api.auth import AuthMiddleware
 from router.api.limits import BodyLimitMiddleware
 from router.api.observe import Observe
+from router.server.metrics import Traffic
 from router.server.runtime import Runtime
 from router.server.settings import Settings
-from router.server.traffic import Traffic
 
 __all__ = ["Runtime", "Settings", "create_app"]
 
@@ -69,13 +69,13 @@ def create_app(settings: Settings | None = None, *, runtime: Runtime | None = No
     if app.state.api_keys is not None:
         app.add_middleware(AuthMiddleware, keys=app.state.api_keys)
     app.add_middleware(Observe, metrics=runtime.metrics)
-    app.include_router(health.router)
+    app.include_router(status.health_router)
     app.include_router(route.router)
-    app.include_router(sessions.router)
+    app.include_router(users.sessions_router)
     app.include_router(users.router)
     app.include_router(catalogs.router)
     app.include_router(tool_search.router)
-    app.include_router(tools.router)
+    app.include_router(catalogs.tools_router)
     app.include_router(status.router)
     app.include_router(console.router)
     return app

@@ -10,6 +10,7 @@ import signal
 import sys
 import time
 from collections.abc import Callable, Sequence
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -20,8 +21,8 @@ from router.common.errors import RouterError
 from router.embedding import Progress
 from router.mcp import cli as mcp_cli
 from router.server import logs
-from router.server.settings import EmbeddingSettings, ServerSettings, Settings, StorageSettings, SyncSettings
-from router.storage.base import Storage, StorageUnavailable
+from router.server.settings import EmbeddingSettings, ServerSettings, Settings, StorageSettings, SyncSettings, problems
+from router.storage.base import StorageUnavailable
 
 if TYPE_CHECKING:
     from sync.worker import DirectorySync
@@ -29,14 +30,10 @@ if TYPE_CHECKING:
 log = logging.getLogger("router.cli")
 
 
-def _given(**values: Any) -> dict[str, Any]:
-    """Only the flags that were given, so unset flags leave environment settings alone."""
+def _given(args: argparse.Namespace, *flags: str) -> dict[str, Any]:
+    """Only the ``flags`` that were given, so unset flags leave environment settings alone."""
+    values = {flag: getattr(args, flag, None) for flag in flags}
     return {k: v for k, v in values.items() if v not in (None, False)}
-
-
-def _logging(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--log-level", choices=["debug", "info", "warning", "error"])
-    parser.add_argument("--log-format", choices=["json", "text"])
 
 
 def _common(parser: argparse.ArgumentParser) -> None:
@@ -49,7 +46,7 @@ def _common(parser: argparse.ArgumentParser) -> None:
         help="function text template: readable_schema (default), name_description, name_description_parameters",
     )
     parser.add_argument("--allow-delete", action="store_true", help="let an emptied or removed file delete its catalog")
-    _logging(parser)
+    logs.add_flags(parser)
 
 
 def parser() -> argparse.ArgumentParser:
@@ -80,10 +77,10 @@ def parser() -> argparse.ArgumentParser:
     migrate.add_argument(
         "--prune", action="store_true", help="delete points of the server's copies that the data directory lacks"
     )
-    _logging(migrate)
+    logs.add_flags(migrate)
     warm = commands.add_parser("warm", help="load the embedding model once and print what it runs on")
     warm.add_argument("--model", help="sentence-transformers model name or path")
-    _logging(warm)
+    logs.add_flags(warm)
     mcp_cli.add_parser(commands)
     return root
 
@@ -94,23 +91,13 @@ def settings_from(args: argparse.Namespace) -> Settings:
         # --data is what to copy, not where this process keeps its storage: the server is.
         storage = StorageSettings(data=None, qdrant_url=args.qdrant_url)
     else:
-        where = _given(data=getattr(args, "data", None), qdrant_url=getattr(args, "qdrant_url", None))
-        storage = StorageSettings(**where)
+        storage = StorageSettings(**_given(args, "data", "qdrant_url"))
     return Settings(
-        embedding=EmbeddingSettings(**_given(model=getattr(args, "model", None), text=getattr(args, "text", None))),
+        embedding=EmbeddingSettings(**_given(args, "model", "text")),
         storage=storage,
-        sync=SyncSettings(
-            **_given(catalog=getattr(args, "catalog", None), allow_delete=getattr(args, "allow_delete", False))
-        ),
-        auth=AuthSettings(**_given(allow_unauthenticated=getattr(args, "allow_unauthenticated", None))),
-        server=ServerSettings(
-            **_given(
-                host=getattr(args, "host", None),
-                port=getattr(args, "port", None),
-                log_level=args.log_level,
-                log_format=args.log_format,
-            )
-        ),
+        sync=SyncSettings(**_given(args, "catalog", "allow_delete")),
+        auth=AuthSettings(**_given(args, "allow_unauthenticated")),
+        server=ServerSettings(**_given(args, "host", "port", "log_level", "log_format")),
     )
 
 
@@ -125,10 +112,6 @@ def _bar(label: str, total: int, *, verb: str = "embedding", unit: str = "fn") -
             bar.close()
 
     return update
-
-
-def _copy_bar(label: str, total: int) -> Progress:
-    return _bar(label, total, verb="copying", unit="pt")
 
 
 def serve(settings: Settings) -> int:
@@ -230,46 +213,6 @@ async def sync(settings: Settings, *, watch: bool, ready_file: Path | None = Non
     return 1 if report.rejected else 0
 
 
-def migrate(data: Path, target: Storage, *, batch: int = 256, prune: bool = False) -> int:
-    """Copy the data directory to the server and report per collection; 1 when the counts disagree."""
-    from router.server.migrate import migrate as copy_all
-    from router.storage.edge_export import EdgeExport, collection_names
-
-    if not collection_names(data):
-        print(f"router migrate: {data} holds no router data", file=sys.stderr)
-        return 2
-    source = EdgeExport(data)
-    try:
-        result = copy_all(source, target, batch=batch, prune=prune, progress=_copy_bar)
-    finally:
-        source.close()
-    print("\n".join(result.report(source=str(data), target=target.location)))
-    return 0 if result.verified else 1
-
-
-def _run_migrate(settings: Settings, args: argparse.Namespace) -> int:
-    from router.server.runtime import open_server
-
-    if args.batch < 1:
-        print(f"router migrate: --batch must be at least 1, not {args.batch}", file=sys.stderr)
-        return 2
-    if not args.data.is_dir():
-        print(f"router migrate: data directory {args.data} does not exist", file=sys.stderr)
-        return 2
-    from qdrant_client.http.exceptions import UnexpectedResponse
-
-    target = open_server(settings.storage)
-    try:
-        return migrate(args.data, target, batch=args.batch, prune=args.prune)
-    except UnexpectedResponse as exc:
-        # A collection of that name with other vectors, say: say what the server answered.
-        detail = exc.content.decode(errors="replace")[:500]
-        print(f"router migrate: {target.location} refused ({exc.status_code}): {detail}", file=sys.stderr)
-        return 3
-    finally:
-        target.close()
-
-
 def warm(settings: Settings) -> int:
     """Load the embedding model once (offline), to check it loads and to have its files read."""
     from router.server.runtime import embedder_loader
@@ -290,8 +233,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         settings = settings_from(args)
     except ValidationError as exc:
-        problems = "; ".join(str(e["msg"]).removeprefix("Value error, ") for e in exc.errors())
-        print(f"router: invalid settings: {problems}", file=sys.stderr)
+        print(f"router: invalid settings: {problems(exc)}", file=sys.stderr)
         return 2
     logs.configure(settings.server.log_level, settings.server.log_format)
     if args.command == "serve":
@@ -303,7 +245,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     try:
         if args.command == "migrate":
-            return _run_migrate(settings, args)
+            from router.server.migrate import command
+
+            progress = partial(_bar, verb="copying", unit="pt")
+            return command(settings.storage, args.data, batch=args.batch, prune=args.prune, progress=progress)
         return asyncio.run(sync(settings, watch=args.watch, ready_file=args.ready_file))
     except KeyboardInterrupt:
         return 130

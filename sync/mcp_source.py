@@ -29,8 +29,6 @@ from mcp.shared.exceptions import MCPError
 from router.catalog.functions import FunctionDef, parse_function, validate_namespace
 from router.common.errors import CatalogInvalid
 
-__all__ = ["CatalogSink", "McpSource", "McpSources", "UpstreamConfig", "error_result", "functions_from_tools"]
-
 log = logging.getLogger(__name__)
 # A paginating server that never stops must not hang a sync.
 MAX_PAGES = 1000
@@ -88,7 +86,6 @@ class CatalogSink(Protocol):
 
     async def apply(self, namespace: str, functions: Sequence[FunctionDef], *, source: str) -> object:
         """Make ``namespace`` hold exactly ``functions``."""
-        ...
 
 
 def error_result(text: str) -> types.CallToolResult:
@@ -98,8 +95,7 @@ def error_result(text: str) -> types.CallToolResult:
 
 def functions_from_tools(tools: Sequence[types.Tool], *, where: str) -> list[FunctionDef]:
     """Catalog functions from listed tools, verbatim; invalid or repeated tools are skipped with a warning."""
-    functions: list[FunctionDef] = []
-    seen: set[str] = set()
+    functions: dict[str, FunctionDef] = {}
     for index, tool in enumerate(tools):
         definition = tool.model_dump(by_alias=True, mode="json", exclude_unset=True)
         try:
@@ -107,12 +103,11 @@ def functions_from_tools(tools: Sequence[types.Tool], *, where: str) -> list[Fun
         except CatalogInvalid as exc:
             log.warning("upstream tool skipped", extra={"detail": exc.detail})
             continue
-        if function.name in seen:
+        if function.name in functions:
             log.warning("upstream tool skipped", extra={"detail": f"{where}: duplicate tool {function.name!r}"})
             continue
-        seen.add(function.name)
-        functions.append(function)
-    return functions
+        functions[function.name] = function
+    return list(functions.values())
 
 
 async def _list_all(session: ClientSession) -> list[types.Tool]:
@@ -252,16 +247,11 @@ class McpSources:
     """Every configured upstream, each followed by its own task.
 
     Args:
-        configs: the upstreams; names and namespaces must be unique.
+        configs: the upstreams; names and namespaces must be unique (``router mcp`` checks).
         sink: where their functions are applied.
     """
 
     def __init__(self, configs: Sequence[UpstreamConfig], sink: CatalogSink) -> None:
-        for attribute in ("name", "target"):
-            values = [getattr(c, attribute) for c in configs]
-            repeated = sorted({v for v in values if values.count(v) > 1})
-            if repeated:
-                raise ValueError(f"several upstreams use the {attribute.replace('target', 'namespace')} {repeated}")
         self.sources = [McpSource(c, sink) for c in configs]
         self._tasks: list[asyncio.Task[None]] = []
 
@@ -274,12 +264,12 @@ class McpSources:
         source = self.filling(namespace)
         return source if source is not None and name in source.tools else None
 
-    async def start(self, *, wait_seconds: float | None = None) -> None:
-        """Start following every upstream; wait (bounded) until each has been listed or has failed once."""
+    async def start(self) -> None:
+        """Start following every upstream; wait (up to twice the longest timeout) until each is listed or failed."""
         self._tasks = [asyncio.create_task(s.run(), name=f"mcp-upstream-{s.config.name}") for s in self.sources]
         longest = max((s.config.timeout_seconds for s in self.sources), default=0)
         with contextlib.suppress(TimeoutError):
-            async with asyncio.timeout(wait_seconds if wait_seconds is not None else longest * 2):
+            async with asyncio.timeout(longest * 2):
                 await asyncio.gather(*(s.listed.wait() for s in self.sources))
 
     async def stop(self) -> None:

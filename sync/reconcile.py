@@ -1,10 +1,18 @@
-"""A reconcile's plan written to the store: what is new or changed embedded chunk by chunk, then what went dropped."""
+"""A reconcile's plan written to the store: what is new or changed embedded chunk by chunk, then what went dropped.
+
+The progress of a long embedding is logged by tenths, and shown by the CLI's bar. What this
+process's syncs did is kept too: each namespace's last result, the embedding under way, and
+counters.
+"""
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+import logging
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -14,64 +22,132 @@ from router.retrieval.examples import reembed
 from router.retrieval.index import FunctionStore
 from router.retrieval.texts import parameter_facets
 from sync.diff import Summary, prepare
-from sync.progress import ProgressFactory, both, progress_for
-from sync.status import SyncCounters, SyncLog
 
-__all__ = ["WRITE_CHUNK", "PlanWriter", "reembed_examples"]
+log = logging.getLogger("sync.service")
+ProgressFactory = Callable[[str, int], Progress]
+# Below this many texts an embedding is quick enough to need no progress report.
+PROGRESS_THRESHOLD = 200
 
 # Functions embedded between two writes: a sync interrupted at any point loses at most this
 # much embedding work (seconds on a small CPU), and the next one resumes after it.
 WRITE_CHUNK = 256
 
 
-@dataclass(frozen=True)
-class PlanWriter:
-    """Writes reconciles, with their progress, their entries in the sync log and their metrics.
+class SyncCounters:
+    """Where syncs are counted: the process's metrics subclass it; itself, it counts nothing."""
 
-    Attributes:
+    def synced(self, source: str, summary: Summary) -> None:
+        """A reconcile completed."""
+
+    def sync_failed(self, source: str, *, outcome: str = "failed") -> None:
+        """A reconcile failed (``failed``), or a source was refused (``rejected``)."""
+
+    def wrote(self, functions: int) -> None:
+        """``functions`` were embedded and written."""
+
+
+@dataclass(frozen=True)
+class SyncResult:
+    """The last sync of one namespace: when, from where, and whether it changed, failed or was refused."""
+
+    namespace: str
+    source: str
+    outcome: str
+    at: float
+    counts: dict[str, int] = field(default_factory=dict)
+    detail: str | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        """The result as JSON, its namespace aside."""
+        return {k: v for k, v in asdict(self).items() if k != "namespace"}
+
+
+@dataclass
+class SyncProgress:
+    """An embedding in progress: how many of the namespace's functions are embedded, and written, so far."""
+
+    namespace: str
+    total: int
+    done: int = 0
+    written: int = 0
+    started_at: float = field(default_factory=time.time)
+
+    def embedded(self, done: int, _total: int) -> None:
+        """A progress callback: ``done`` of the functions are embedded."""
+        self.done = max(self.done, done)
+
+    def as_dict(self) -> dict[str, Any]:
+        """The progress as JSON."""
+        return asdict(self)
+
+
+class SyncLog:
+    """Last results by namespace and the syncs under way, kept in memory by the catalog writer."""
+
+    def __init__(self) -> None:
+        self.results: dict[str, SyncResult] = {}
+        self.running: dict[str, SyncProgress] = {}
+
+    def synced(self, source: str, summary: Summary) -> None:
+        """Record a completed reconcile."""
+        outcome = "changed" if summary.changed else "unchanged"
+        self.results[summary.namespace] = SyncResult(summary.namespace, source, outcome, time.time(), summary.counts())
+
+    def failed(self, namespace: str, source: str, detail: str, *, outcome: str = "failed") -> None:
+        """Record a reconcile that failed, or a source refused before anything changed (``rejected``)."""
+        self.results[namespace] = SyncResult(namespace, source, outcome, time.time(), detail=detail)
+
+    def started(self, namespace: str, total: int) -> SyncProgress:
+        """Note that ``total`` functions of ``namespace`` are being embedded."""
+        progress = self.running[namespace] = SyncProgress(namespace, total)
+        return progress
+
+    def finished(self, namespace: str) -> None:
+        """The embedding of ``namespace`` ended (written or not)."""
+        self.running.pop(namespace, None)
+
+
+async def reconcile(
+    store: FunctionStore,
+    embedder: Embedder,
+    namespace: str,
+    functions: Sequence[FunctionDef],
+    *,
+    stored: Mapping[str, str] | None = None,
+    progress: ProgressFactory | None,
+    sync_log: SyncLog,
+    counters: SyncCounters,
+) -> Summary:
+    """Write the plan of ``functions`` to ``store``; what it did.
+
+    Args:
+        stored: as for ``prepare``.
         progress: makes a progress callback for large embeddings (None: none).
-        log: each namespace's embeddings under way.
+        sync_log: each namespace's embeddings under way.
         counters: where written functions are counted.
     """
-
-    progress: ProgressFactory | None
-    log: SyncLog
-    counters: SyncCounters
-
-    async def reconcile(
-        self,
-        store: FunctionStore,
-        embedder: Embedder,
-        namespace: str,
-        functions: Sequence[FunctionDef],
-        *,
-        stored: Mapping[str, str] | None = None,
-    ) -> Summary:
-        """Write the plan of ``functions`` to ``store``; what it did. ``stored``: as for ``prepare``."""
-        batch = embedder.batch_size
-        todo, texts, embedded = await asyncio.to_thread(prepare, store, namespace, functions, batch, stored)
-        if embedded:
-            progress = progress_for(self.progress, f"{namespace}", len(texts))
-            running = self.log.started(namespace, len(texts))
-            try:
-                # Written chunk by chunk: an interrupted sync keeps what it embedded, and the
-                # next reconcile's hash diff resumes with the rest.
-                report = both(progress, running.embedded)
-                for start in range(0, len(embedded), WRITE_CHUNK):
-                    chunk = slice(start, start + WRITE_CHUNK)
-                    done = _scaled(report, start, len(embedded[chunk]), len(texts))
-                    vectors, facets = await _embed(embedder, texts[chunk], embedded[chunk], done)
-                    await asyncio.to_thread(store.upsert, namespace, embedded[chunk], vectors, facets)
-                    self.counters.wrote(len(vectors))
-                    running.written += len(vectors)
-            finally:
-                self.log.finished(namespace)
-        if todo.updated:
-            # A changed function may no longer do what its past callers wanted.
-            await asyncio.to_thread(store.forget_examples, namespace, [f.name for f in todo.updated])
-        if todo.removed:
-            await asyncio.to_thread(store.remove, namespace, todo.removed)
-        return Summary.of(namespace, todo)
+    todo, texts, embedded = await asyncio.to_thread(prepare, store, namespace, functions, embedder.batch_size, stored)
+    if embedded:
+        running = sync_log.started(namespace, len(texts))
+        try:
+            # Written chunk by chunk: an interrupted sync keeps what it embedded, and the
+            # next reconcile's hash diff resumes with the rest.
+            report = both(progress_for(progress, namespace, len(texts)), running.embedded)
+            for start in range(0, len(embedded), WRITE_CHUNK):
+                chunk = slice(start, start + WRITE_CHUNK)
+                done = _scaled(report, start, len(embedded[chunk]), len(texts))
+                vectors, facets = await _embed(embedder, texts[chunk], embedded[chunk], done)
+                await asyncio.to_thread(store.upsert, namespace, embedded[chunk], vectors, facets)
+                counters.wrote(len(vectors))
+                running.written += len(vectors)
+        finally:
+            sync_log.finished(namespace)
+    if todo.updated:
+        # A changed function may no longer do what its past callers wanted.
+        await asyncio.to_thread(store.forget_examples, namespace, [f.name for f in todo.updated])
+    if todo.removed:
+        await asyncio.to_thread(store.remove, namespace, todo.removed)
+    return Summary.of(namespace, todo)
 
 
 async def _embed(
@@ -100,3 +176,34 @@ async def reembed_examples(
     if old.examples.collection.spec.name == new.examples.collection.spec.name:
         return after
     return await reembed(old.examples, new.examples, embedder, after=after)
+
+
+def progress_for(shown: ProgressFactory | None, label: str, total: int) -> Progress | None:
+    """Progress of embedding ``total`` texts: logged by tenths, and shown where ``shown`` makes a display."""
+    if total < PROGRESS_THRESHOLD:
+        return None
+    return both(shown(label, total) if shown else None, _logged(label))
+
+
+def both(first: Progress | None, second: Progress) -> Progress:
+    """One progress callback calling ``first`` (when given), then ``second``."""
+    if first is None:
+        return second
+
+    def report(done: int, total: int) -> None:
+        first(done, total)
+        second(done, total)
+
+    return report
+
+
+def _logged(label: str) -> Progress:
+    last = [0]
+
+    def report(done: int, total: int) -> None:
+        tenth = done * 10 // max(total, 1)
+        if tenth > last[0]:
+            last[0] = tenth
+            log.info("embedding", extra={"what": label, "done": done, "total": total})
+
+    return report

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Sequence
+from functools import partial
 
 from router.catalog.functions import FunctionDef
 from router.catalog.limits import LimitSettings, check_count
@@ -14,12 +15,10 @@ from router.embedding import Embedder, EmbedderPool
 from router.retrieval.catalogs import ActiveIndex, Catalogs
 from router.retrieval.index import FunctionStore
 from router.retrieval.texts import template
-from router.sessions.reembed import drop_memories, reembed_memories
+from router.sessions.memory import drop_memories, reembed_memories
 from router.storage.base import Storage
 from sync.diff import Summary
-from sync.progress import ProgressFactory
-from sync.reconcile import PlanWriter, reembed_examples
-from sync.status import NoCounters, SyncCounters, SyncLog
+from sync.reconcile import ProgressFactory, SyncCounters, SyncLog, reconcile, reembed_examples
 
 log = logging.getLogger(__name__)
 
@@ -66,9 +65,9 @@ class CatalogService:
         self._model = model
         self._text = text
         self.catalogs = Catalogs(storage, embedders)
-        self.counters = counters or NoCounters()
+        self.counters = counters or SyncCounters()
         self.log = SyncLog()
-        self._writer = PlanWriter(progress, self.log, self.counters)
+        self._reconcile = partial(reconcile, progress=progress, sync_log=self.log, counters=self.counters)
         self._lock = asyncio.Lock()
         self._rebuilding = asyncio.Lock()
         self._wanted: Generation | None = None
@@ -135,7 +134,7 @@ class CatalogService:
                 if memories is not None:
                     await reembed_memories(self._storage, source=memories, target=embedder)
                 for namespace in copied - listed:
-                    await self._writer.reconcile(new, embedder, namespace, [])
+                    await self._reconcile(new, embedder, namespace, [])
                 await reembed_examples(old, new, embedder, after=examples)
                 await asyncio.to_thread(meta.set_active_generation, target)
                 self.catalogs.switch(ActiveIndex(new, embedder))
@@ -152,7 +151,7 @@ class CatalogService:
         catalogs = await asyncio.to_thread(self.meta.catalogs)
         for namespace in catalogs:
             functions = await asyncio.to_thread(old.list, namespace) if old else []
-            await self._writer.reconcile(new, embedder, namespace, functions)
+            await self._reconcile(new, embedder, namespace, functions)
         return set(catalogs)
 
     async def apply(
@@ -175,7 +174,7 @@ class CatalogService:
                 index = self.index
                 record = await asyncio.to_thread(self.meta.catalog, namespace)
                 stored = self._take_written(index.store, namespace)
-                summary = await self._writer.reconcile(index.store, index.embedder, namespace, functions, stored=stored)
+                summary = await self._reconcile(index.store, index.embedder, namespace, functions, stored=stored)
                 if self._written is not None:
                     self._written[namespace] = (index.store, {f.name: f.content_hash for f in functions})
                 if summary.changed or record is None or not record.written_from(source, pinned):
@@ -201,7 +200,7 @@ class CatalogService:
             if record is None:
                 raise NamespaceNotFound(f"no catalog named {namespace!r}", field="namespace")
             index = self.index
-            summary = await self._writer.reconcile(index.store, index.embedder, namespace, [])
+            summary = await self._reconcile(index.store, index.embedder, namespace, [])
             await asyncio.to_thread(self.meta.delete_catalog, namespace)
             if self.catalogs.pins is not None:
                 self.catalogs.pins.deleted(namespace)

@@ -1,10 +1,14 @@
-"""API keys on ``/v1``: a bearer token checked before anything else, and what each key may see.
+"""API keys on ``/v1`` and the dependencies every route is given: the key's access and the runtime's parts.
 
 With ``ROUTER_API_KEYS`` set, every request under ``/v1`` needs ``Authorization: Bearer <key>``
 (401 otherwise, before the body is read); ``/healthz``, ``/readyz`` and the API documentation
 stay open. A key limited to namespaces gets 403 for any other namespace: in a route, a catalog
 path, or a session. A session belongs to the namespaces its messages were stored with, so a
 limited key reaches a session only when every stored message of it carries one of its namespaces.
+
+Routes receive the runtime's parts as plain typed parameters (``RuntimeDep``, ``ServiceDep``...).
+The providers are ``async``: FastAPI runs a plain ``def`` dependency in a worker thread, and a
+thread hop per attribute read would cost a route more than its searches.
 """
 
 from __future__ import annotations
@@ -18,8 +22,12 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from router.api.errors import challenge, error_response
 from router.api.keys import FULL, Access, ApiKeys
+from router.api.observe import header
 from router.common.errors import Forbidden, Unauthorized
+from router.retrieval.catalogs import Catalogs
 from router.routing.turns import TurnRouter
+from router.server.runtime import Runtime
+from sync.service import CatalogService
 
 SCOPE_KEY = "router.access"
 PROTECTED = "/v1"
@@ -29,14 +37,6 @@ bearer = HTTPBearer(
     description="A key of ROUTER_API_KEYS, required on /v1 when keys are configured",
     auto_error=False,
 )
-
-
-def _token(scope: Scope) -> bytes | None:
-    for name, value in scope.get("headers", ()):
-        if name == b"authorization":
-            scheme, _, token = bytes(value).partition(b" ")
-            return token.strip() if scheme.lower() == b"bearer" and token.strip() else None
-    return None
 
 
 class AuthMiddleware:
@@ -51,15 +51,12 @@ class AuthMiddleware:
         if scope["type"] != "http" or not (path == PROTECTED or path.startswith(PROTECTED + "/")):
             await self.app(scope, receive, send)
             return
-        token = _token(scope)
-        access = self.keys.match(token) if token is not None else None
+        scheme, _, token = (header(scope, b"authorization") or b"").partition(b" ")
+        token = token.strip() if scheme.lower() == b"bearer" else b""
+        access = self.keys.match(token) if token else None
         if access is None:
-            detail = (
-                "the API key is not valid"
-                if token is not None
-                else "an API key is required: send Authorization: Bearer <key>"
-            )
-            await error_response("Unauthorized", detail, 401, headers=challenge(invalid=token is not None))(
+            detail = "the API key is not valid" if token else "an API key is required: send Authorization: Bearer <key>"
+            await error_response("Unauthorized", detail, 401, headers=challenge(invalid=bool(token)))(
                 scope, receive, send
             )
             return
@@ -93,3 +90,32 @@ async def check_session(access: Access, turns: TurnRouter, session_id: str) -> N
     store = await turns.history()
     if await asyncio.to_thread(store.outside, session_id, access.namespaces):
         raise Forbidden(f"session {session_id!r} holds messages of namespaces this API key may not use")
+
+
+async def get_runtime(request: Request) -> Runtime:
+    """The runtime opened by the app's lifespan."""
+    runtime: Runtime = request.app.state.runtime
+    return runtime
+
+
+RuntimeDep = Annotated[Runtime, Depends(get_runtime)]
+
+
+async def get_service(runtime: RuntimeDep) -> CatalogService:
+    """The catalog writer (503 while the runtime is starting)."""
+    return runtime.service
+
+
+async def get_catalogs(runtime: RuntimeDep) -> Catalogs:
+    """The catalogs as routes read them (503 while the runtime is starting)."""
+    return runtime.catalogs
+
+
+async def get_turn_router(runtime: RuntimeDep) -> TurnRouter:
+    """The turn router (503 while the runtime is starting)."""
+    return runtime.turns
+
+
+ServiceDep = Annotated[CatalogService, Depends(get_service)]
+CatalogsDep = Annotated[Catalogs, Depends(get_catalogs)]
+TurnRouterDep = Annotated[TurnRouter, Depends(get_turn_router)]

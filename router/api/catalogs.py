@@ -1,27 +1,27 @@
-"""``/v1/catalogs``: replace, read and delete a namespace's functions."""
+"""``/v1/catalogs``: replace, read and delete a namespace's functions, or list them as a model API's ``tools``."""
 
 from __future__ import annotations
 
 import asyncio
 import gc
+import hashlib
+import json
 from collections.abc import Callable, Coroutine
-from typing import Any
+from typing import Annotated, Any
 
 import orjson
-from fastapi import APIRouter, Depends, Path, Request, Response
+from fastapi import APIRouter, Depends, Header, Path, Query, Request, Response
 from fastapi.routing import APIRoute
 
-from router.api.auth import AccessDep, get_access
-from router.api.deps import CatalogsDep, ServiceDep
+from router.api.auth import AccessDep, CatalogsDep, ServiceDep, get_access
 from router.api.errors import responses
 from router.api.limits import check_body
 from router.api.schemas import NAMESPACE, CatalogIn, CatalogInfo, CatalogOut, CatalogsOut, ReconcileOut
-from router.catalog.functions import CatalogDocument, parse_document
+from router.api.tool_search import CatalogToolsOut
+from router.catalog.functions import parse_document
 from router.catalog.records import CatalogRecord
-
-
-def _parse(body: dict[str, Any], source: str) -> CatalogDocument:
-    return parse_document(body, source=source, finite=True)  # decoded by orjson
+from router.common.errors import InvalidRequest
+from router.tools import ListFormat, catalog_tools
 
 
 class CatalogRequest(Request):
@@ -48,10 +48,6 @@ def _decode(body: bytes) -> Any:
     finally:
         if enabled:
             gc.enable()
-
-
-def _source(namespace: str) -> str:
-    return f"PUT /v1/catalogs/{namespace}"
 
 
 class CatalogRoute(APIRoute):
@@ -93,8 +89,10 @@ async def put_catalog(
 ) -> ReconcileOut:
     """Replace a catalog and reconcile it now; only new or changed functions are embedded."""
     access.check(namespace)
-    # The body's own lists, not a deep copy (model_dump of thousands of definitions takes a while), off the loop.
-    document = await asyncio.to_thread(_parse, dict(body), _source(namespace))
+    # The body's own lists, not a deep copy (model_dump of thousands of definitions takes a while), off the
+    # loop; orjson decoded it, so it holds no NaN.
+    source = f"PUT /v1/catalogs/{namespace}"
+    document = await asyncio.to_thread(parse_document, dict(body), source=source, finite=True)
     summary = await service.apply(namespace, document.functions, source="api", pinned=document.pinned)
     return ReconcileOut(namespace=namespace, **summary.counts())
 
@@ -114,3 +112,47 @@ async def delete_catalog(access: AccessDep, service: ServiceDep, namespace: str 
     access.check(namespace)
     summary = await service.remove(namespace)
     return ReconcileOut(namespace=namespace, **summary.counts())
+
+
+tools_router = APIRouter(
+    prefix="/v1/catalogs", tags=["tool search"], dependencies=[Depends(get_access), Depends(check_body)]
+)
+
+
+@tools_router.get(
+    "/{namespace}/tools",
+    response_model=CatalogToolsOut,
+    responses={
+        **responses(401, 403, 404, 422, 503),
+        304: {"description": "Not modified: the list has the `ETag` sent in `If-None-Match`"},
+    },
+)
+async def catalog_tool_list(
+    access: AccessDep,
+    catalogs: CatalogsDep,
+    namespace: str = NamespacePath,
+    format: Annotated[ListFormat, Query(description="the API whose `tools` array to answer")] = "openai",
+    load: Annotated[
+        list[str], Query(max_length=128, description="functions to load from the start, besides the pinned")
+    ] = [],  # noqa: B006 (FastAPI copies defaults)
+    if_none_match: Annotated[str | None, Header(description="the `ETag` of the list held: 304 when unchanged")] = None,
+) -> Response:
+    """The search tool, the pinned functions (and those of `load`) loaded, every other function deferred.
+
+    The same catalog gives the same bytes (and `ETag`), so the provider's prompt cache holds.
+    """
+    access.check(namespace)
+    record = await catalogs.record(namespace)
+    functions = await catalogs.functions(namespace)
+    names = {f.name for f in functions}
+    for position, name in enumerate(load):
+        if name not in names:
+            raise InvalidRequest(f"load[{position}]: no function named {name!r} in this catalog", field="load")
+    tools = catalog_tools(format, namespace, functions, loaded=[*record.pinned, *load])
+    body = json.dumps(
+        {"namespace": namespace, "format": format, "tools": tools}, ensure_ascii=False, separators=(",", ":")
+    ).encode()
+    etag = f'"{hashlib.sha256(body).hexdigest()[:32]}"'
+    if if_none_match is not None and etag in (tag.strip() for tag in if_none_match.split(",")):
+        return Response(status_code=304, headers={"etag": etag})
+    return Response(body, media_type="application/json", headers={"etag": etag, "cache-control": "no-cache"})

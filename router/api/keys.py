@@ -14,6 +14,7 @@ import json
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -33,11 +34,6 @@ class Access:
     """What one request may use: every namespace (``namespaces is None``) or the ones listed."""
 
     namespaces: frozenset[str] | None = None
-
-    @property
-    def restricted(self) -> bool:
-        """Whether this access is limited to some namespaces."""
-        return self.namespaces is not None
 
     def allows(self, namespace: str) -> bool:
         """Whether ``namespace`` may be used."""
@@ -78,7 +74,7 @@ class ApiKeys:
     @property
     def unrestricted(self) -> int:
         """How many keys grant every namespace."""
-        return sum(not access.restricted for _, access in self._grants)
+        return sum(access.namespaces is None for _, access in self._grants)
 
     def match(self, token: str | bytes) -> Access | None:
         """The access ``token`` grants, or None when it is no configured key.
@@ -101,9 +97,7 @@ class ApiKeys:
             ValueError: saying what is wrong and where, never quoting a key.
         """
         try:
-            document = json.loads(text, object_pairs_hook=_no_duplicates)
-        except _DuplicateKey as exc:
-            raise ValueError(f"{source}: key #{exc.position} appears twice") from None
+            document = json.loads(text, object_pairs_hook=partial(_no_duplicates, source))
         except json.JSONDecodeError as exc:
             where = f"line {exc.lineno} column {exc.colno}"
             raise ValueError(f"{source} is not valid JSON ({exc.msg} at {where})") from None
@@ -137,17 +131,11 @@ def _namespaces(value: Any, *, where: str) -> frozenset[str] | None:
     return frozenset(names)
 
 
-class _DuplicateKey(ValueError):
-    def __init__(self, position: int) -> None:
-        super().__init__(position)
-        self.position = position
-
-
-def _no_duplicates(pairs: Iterable[tuple[str, Any]]) -> dict[str, Any]:
+def _no_duplicates(source: str, pairs: Iterable[tuple[str, Any]]) -> dict[str, Any]:
     result: dict[str, Any] = {}
     for position, (key, value) in enumerate(pairs, start=1):
         if key in result:
-            raise _DuplicateKey(position)
+            raise ValueError(f"{source}: key #{position} appears twice")
         result[key] = value
     return result
 

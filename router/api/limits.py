@@ -16,9 +16,9 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from router.api.errors import error_response
-from router.catalog.limits import LimitSettings, check_document
+from router.api.observe import header
+from router.catalog.limits import MIB, LimitSettings, check_document
 
-MIB = 1024 * 1024
 # Bodies from this size are checked off the event loop: a 10,000-function catalog takes a tenth of a second.
 LARGE_BODY = MIB
 CATALOG_PREFIX = "/v1/catalogs/"
@@ -39,16 +39,6 @@ def body_limit(scope: Scope, limits: LimitSettings) -> tuple[int, str]:
     return limits.body_bytes, "ROUTER_LIMIT_BODY_BYTES"
 
 
-def _declared_length(scope: Scope) -> int | None:
-    for name, value in scope.get("headers", ()):
-        if name == b"content-length":
-            try:
-                return int(value)
-            except ValueError:
-                return None
-    return None
-
-
 class BodyLimitMiddleware:
     """Answers 413 as soon as a body is known to exceed its limit: by its length, or as its bytes arrive."""
 
@@ -61,7 +51,10 @@ class BodyLimitMiddleware:
             await self.app(scope, receive, send)
             return
         limit, setting = body_limit(scope, self.limits)
-        declared = _declared_length(scope)
+        try:
+            declared: int | None = int(header(scope, b"content-length") or b"")
+        except ValueError:
+            declared = None
         if declared is not None and declared > limit:
             detail = f"request body: {declared} bytes; at most {limit} ({setting})"
             await drain(receive, budget=self.limits.drain_bytes)
@@ -99,8 +92,8 @@ class BodyLimitMiddleware:
             await error_response("PayloadTooLarge", str(exc.detail), 413, headers=CLOSE)(scope, receive, send)
 
 
-async def drain(receive: Receive, *, budget: int) -> int:
-    """Read and discard the rest of a request body, at most ``budget`` bytes; the bytes read.
+async def drain(receive: Receive, *, budget: int) -> None:
+    """Read and discard the rest of a request body, at most ``budget`` bytes.
 
     Past the budget the client may still be sending: the connection closes under it then, a
     bounded cost for the server either way.
@@ -113,7 +106,6 @@ async def drain(receive: Receive, *, budget: int) -> int:
         discarded += len(message.get("body", b""))
         if not message.get("more_body", False):
             break
-    return discarded
 
 
 async def check_body(request: Request) -> None:

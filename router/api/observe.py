@@ -7,7 +7,6 @@ the request and in error bodies. An exception no handler took becomes a JSON 500
 
 from __future__ import annotations
 
-import json
 import logging
 import re
 import uuid
@@ -16,10 +15,9 @@ from time import perf_counter
 from starlette.datastructures import MutableHeaders
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from router.api.errors import error_response
 from router.server.logs import REQUEST_ID
 from router.server.metrics import Metrics
-
-__all__ = ["HEADER", "Observe", "request_id"]
 
 HEADER = "x-request-id"
 _HEADER_BYTES = HEADER.encode()
@@ -28,15 +26,15 @@ _SAFE_ID = re.compile(r"[A-Za-z0-9._:/+=@-]{1,128}")
 log = logging.getLogger("router.access")
 
 
+def header(scope: Scope, name: bytes) -> bytes | None:
+    """The first value of a request's header ``name`` (lower-case), or None."""
+    return next((bytes(value) for key, value in scope.get("headers", ()) if key == name), None)
+
+
 def request_id(scope: Scope) -> str:
     """The client's request id when it is safe to log and echo, else a new one."""
-    for name, value in scope.get("headers", ()):
-        if name == _HEADER_BYTES:
-            text: str = value.decode("latin-1")
-            if _SAFE_ID.fullmatch(text):
-                return text
-            break
-    return uuid.uuid4().hex
+    given = (header(scope, _HEADER_BYTES) or b"").decode("latin-1")
+    return given if _SAFE_ID.fullmatch(given) else uuid.uuid4().hex
 
 
 class Observe:
@@ -75,12 +73,10 @@ class Observe:
             self.metrics.error("InternalError", 500)
             if started:
                 raise
-            status = 500
-            await _internal_error(send_with_id, rid, exc)
+            await error_response("InternalError", type(exc).__name__, 500)(scope, receive, send_with_id)
         finally:
             elapsed = perf_counter() - start
-            route = scope.get("route")
-            path = getattr(route, "path", None) or "unmatched"
+            path = getattr(scope.get("route"), "path", None) or "unmatched"
             self.metrics.request(scope["method"], path, status, elapsed)
             if log.isEnabledFor(logging.DEBUG):
                 log.debug(
@@ -88,10 +84,3 @@ class Observe:
                     extra={"method": scope["method"], "path": scope["path"], "status": status, "ms": elapsed * 1000},
                 )
             REQUEST_ID.reset(token)
-
-
-async def _internal_error(send: Send, rid: str, exc: Exception) -> None:
-    body = json.dumps({"error": "InternalError", "detail": type(exc).__name__, "request_id": rid}).encode()
-    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
-    await send({"type": "http.response.start", "status": 500, "headers": headers})
-    await send({"type": "http.response.body", "body": body})

@@ -4,13 +4,10 @@ from __future__ import annotations
 
 from fastapi import APIRouter, Depends
 
-from router.api.auth import AccessDep, check_session, get_access
-from router.api.deps import RuntimeDep, TurnRouterDep
+from router.api.auth import AccessDep, RuntimeDep, TurnRouterDep, check_session, get_access
 from router.api.errors import responses
 from router.api.limits import check_body
-from router.api.schemas import ExampleMatch, MemoryOut, RoutedFunction, RouteIn, RouteOut, SignalWeights
-from router.api.schemas import Explanation as ExplanationOut
-from router.retrieval.explanation import Explanation
+from router.api.schemas import Explanation, MemoryOut, RoutedFunction, RouteIn, RouteOut
 from router.routing.turns import Turn, pinned_first
 from router.sessions.memory import memory_context
 from router.tools import catalog_tools
@@ -41,6 +38,7 @@ async def route(body: RouteIn, access: AccessDep, turns: TurnRouterDep, runtime:
     )
     chosen = pinned_first(routed)
     runtime.metrics.routed("route")
+    explained = {n: Explanation.model_validate(e, from_attributes=True) for n, e in routed.explanations.items()}
     tools = [f.openai_tool() for f, _, _ in chosen]
     if body.defer_rest and not routed.degraded:
         catalog = await runtime.catalogs.functions(body.namespace)
@@ -53,7 +51,7 @@ async def route(body: RouteIn, access: AccessDep, turns: TurnRouterDep, runtime:
                 score=score,
                 parameters=dict(f.parameters),
                 pinned=pinned,
-                explanation=_explanation(routed.explanations.get(f.name)) if body.explain and not pinned else None,
+                explanation=None if pinned else explained.get(f.name),
             )
             for f, score, pinned in chosen
         ],
@@ -64,23 +62,4 @@ async def route(body: RouteIn, access: AccessDep, turns: TurnRouterDep, runtime:
         context=routed.context,
         recent_context=routed.recent_context,
         degraded=routed.degraded,
-    )
-
-
-def _explanation(found: Explanation | None) -> ExplanationOut | None:
-    if found is None:
-        return None
-    example = None
-    if found.example_text is not None and found.example_similarity is not None:
-        example = ExampleMatch(text=found.example_text, similarity=found.example_similarity)
-    weights = found.weights
-    return ExplanationOut(
-        dense=found.dense,
-        lexical=found.lexical,
-        lexical_raw=found.lexical_raw,
-        example=example,
-        context_weight=found.context_weight,
-        recent=found.recent,
-        weights=SignalWeights(dense=weights.dense, lexical=weights.lexical, usage=weights.usage),
-        score_new=found.score_new,
     )

@@ -1,29 +1,57 @@
-"""``GET /v1/status``: what the router knows, in one answer (the console's data).
+"""The router's health: ``/healthz``, ``/readyz``, ``/metrics`` and ``GET /v1/status`` (the console's data).
 
-Catalogs with their last sync and any embedding under way, the active generation, readiness,
-storage, the embedding backend and the route traffic of this process. It answers even when
-storage is down or the service is starting: each part says what it could not read.
+The status is what the router knows, in one answer: catalogs with their last sync and any
+embedding under way, the active generation, readiness, storage, the embedding backend and the
+route traffic of this process. It answers even when storage is down or the service is
+starting: each part says what it could not read.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from typing import Any
 
 from fastapi import APIRouter, Depends, Request
+from fastapi.responses import JSONResponse, Response
 from pydantic import BaseModel, Field
 
-from router.api.auth import AccessDep, get_access
-from router.api.deps import RuntimeDep
+from router.api.auth import AccessDep, RuntimeDep, get_access
 from router.api.errors import responses
-from router.server.runtime import Runtime
-from router.server.traffic import Traffic
+from router.api.schemas import HealthOut
+from router.catalog.records import CatalogRecord
+from router.server.metrics import CONTENT_TYPE, Traffic
 from router.storage.base import StorageUnavailable
+from sync.reconcile import SyncProgress, SyncResult
 from sync.service import CatalogService
 
 log = logging.getLogger(__name__)
 _FAILED = ("failed", "rejected")
 router = APIRouter(prefix="/v1", tags=["status"], dependencies=[Depends(get_access)])
+health_router = APIRouter(tags=["health"])
+
+
+@health_router.get("/healthz")
+async def healthz() -> HealthOut:
+    """The process is alive."""
+    return HealthOut(status="ok")
+
+
+@health_router.get("/readyz", responses={503: {"model": HealthOut, "description": "Not ready yet"}})
+async def readyz(runtime: RuntimeDep) -> JSONResponse:
+    """Model loaded, storage open, first catalog sync done."""
+    checks = runtime.readiness()
+    ready = all(checks.values())
+    body = HealthOut(status="ready" if ready else "starting", checks=checks)
+    return JSONResponse(body.model_dump(), status_code=200 if ready else 503)
+
+
+@health_router.get("/metrics", response_class=Response, responses={200: {"content": {CONTENT_TYPE: {}}}})
+async def metrics(runtime: RuntimeDep) -> Response:
+    """Prometheus metrics, in the text exposition format."""
+    # Off the event loop: the catalog sizes are read from storage.
+    body = await asyncio.to_thread(runtime.metrics.render)
+    return Response(body, media_type=CONTENT_TYPE)
 
 
 class StatusOut(BaseModel):
@@ -65,19 +93,18 @@ def _generation(service: CatalogService) -> dict[str, Any] | None:
     }
 
 
-def _embedding(service: CatalogService) -> dict[str, Any] | None:
-    if not service.catalogs.ready:
-        return None
-    description: dict[str, Any] = service.index.embedder.describe()
-    return description
-
-
-def _written(runtime: Runtime) -> int:
-    for family in runtime.metrics.functions_written.collect():
-        for sample in family.samples:
-            if sample.name.endswith("_total"):
-                return int(sample.value)
-    return 0
+def _catalog(
+    namespace: str, record: CatalogRecord | None, result: SyncResult | None, underway: SyncProgress | None
+) -> dict[str, Any]:
+    return {
+        "namespace": namespace,
+        "source": record.source if record else None if result is None else result.source,
+        "count": record.count if record else 0,
+        "updated_at": record.updated_at if record else None,
+        "pinned": list(record.pinned) if record else [],
+        "last_sync": None if result is None else result.as_dict(),
+        "progress": None if underway is None else underway.as_dict(),
+    }
 
 
 @router.get("/status", responses=responses(401))
@@ -94,7 +121,8 @@ async def status(request: Request, access: AccessDep, runtime: RuntimeDep) -> St
     except StorageUnavailable as exc:
         storage["detail"] = str(exc)
     else:
-        generation, embedding = _generation(service), _embedding(service)
+        generation = _generation(service)
+        embedding = service.index.embedder.describe() if service.catalogs.ready else None
         progress = {n: p for n, p in service.log.running.items() if access.allows(n)}
         running = [p.as_dict() for p in progress.values()]
         try:
@@ -104,34 +132,13 @@ async def status(request: Request, access: AccessDep, runtime: RuntimeDep) -> St
             log.debug("status: storage unavailable", extra={"detail": str(exc)})
             records, storage["detail"] = {}, str(exc) or type(exc).__name__
         results = service.log.results
-        for namespace, record in records.items():
-            if not access.allows(namespace):
-                continue
-            result, underway = results.get(namespace), progress.get(namespace)
-            catalogs.append({
-                "namespace": namespace,
-                "source": record.source,
-                "count": record.count,
-                "updated_at": record.updated_at,
-                "pinned": list(record.pinned),
-                "last_sync": None if result is None else result.as_dict(),
-                "progress": None if underway is None else underway.as_dict(),
-            })  # fmt: skip
         # A first sync under way, or a refused first file, has no stored record yet.
-        listed = {c["namespace"] for c in catalogs}
-        for namespace in sorted(set(progress) | {n for n, r in results.items() if r.outcome in _FAILED}):
-            if namespace in listed or not access.allows(namespace):
-                continue
-            result, underway = results.get(namespace), progress.get(namespace)
-            catalogs.append({
-                "namespace": namespace,
-                "source": None if result is None else result.source,
-                "count": 0,
-                "updated_at": None,
-                "pinned": [],
-                "last_sync": None if result is None else result.as_dict(),
-                "progress": None if underway is None else underway.as_dict(),
-            })  # fmt: skip
+        unstored = sorted((set(progress) | {n for n, r in results.items() if r.outcome in _FAILED}) - set(records))
+        catalogs = [
+            _catalog(n, records.get(n), results.get(n), progress.get(n))
+            for n in [*records, *unstored]
+            if access.allows(n)
+        ]
     traffic: Traffic = request.app.state.traffic
     return StatusOut(
         version=request.app.version,
@@ -141,7 +148,7 @@ async def status(request: Request, access: AccessDep, runtime: RuntimeDep) -> St
         generation=generation,
         embedding=embedding,
         catalogs=catalogs,
-        sync={"running": running, "functions_written": _written(runtime)},
+        sync={"running": running, "functions_written": runtime.metrics.written},
         traffic=traffic.summary(),
         auth={
             "keys": request.app.state.api_keys is not None,

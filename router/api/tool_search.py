@@ -2,25 +2,150 @@
 
 The search is a route (the same hybrid scoring, usage examples and session context), of the
 query as the turn's one user message. The catalog's pinned functions are not returned: the
-tool list loads them from the start.
+tool list loads them from the start. The bodies of the tool search endpoints are here too
+(``CatalogToolsOut`` answers ``GET /v1/catalogs/{namespace}/tools``).
 """
 
 from __future__ import annotations
 
 import asyncio
+from typing import Any, Literal
 
 from fastapi import APIRouter, Depends
+from pydantic import BaseModel, ConfigDict, Field
 
-from router.api.auth import AccessDep, check_session, get_access
-from router.api.deps import RuntimeDep, TurnRouterDep
+from router.api.auth import AccessDep, RuntimeDep, TurnRouterDep, check_session, get_access
 from router.api.errors import responses
 from router.api.limits import check_body
-from router.api.tool_schemas import FoundFunction, ToolSearchIn, ToolSearchOut
+from router.api.schemas import IDENTIFIER
 from router.catalog.functions import validate_namespace
 from router.common.errors import InvalidRequest
 from router.retrieval.scored import ScoredFunction
 from router.routing.turns import Turn, TurnRouter
-from router.tools import search_item
+from router.tools import CALL_ID_REQUIRED, search_item
+
+
+class ToolSearchIn(BaseModel):
+    """A search call of a model, to answer in the shape of its API."""
+
+    model_config = ConfigDict(
+        extra="forbid",
+        json_schema_extra={
+            "examples": [
+                {"namespace": "travel", "query": "book a flight to Rome", "format": "openai", "call_id": "call_1"},
+                {"namespace": ["travel", "commerce"], "query": "refund my order", "format": "anthropic",
+                 "call_id": "toolu_01", "max_functions": 2},
+            ]
+        },
+    )  # fmt: skip
+
+    namespace: str | list[str] = Field(
+        "default", description="the catalog to search, or a list of catalogs searched together (up to 16)"
+    )
+    query: str = Field(min_length=1, max_length=10_000, description="what the model searched for")
+    max_functions: int | None = Field(None, ge=1, le=128, description="functions to find (default 3)")
+    session_id: str | None = Field(None, pattern=IDENTIFIER, description="its recent messages add context")
+    user_id: str | None = Field(None, pattern=IDENTIFIER)
+    format: Literal["openai", "anthropic", "mcp", "plain"] = Field("openai", description="the API whose item to answer")
+    call_id: str | None = Field(
+        None,
+        min_length=1,
+        max_length=256,
+        description="the search call's id: `call_id` of the `tool_search_call` (OpenAI), `id` of the `tool_use` "
+        "(Anthropic, required)",
+    )
+
+
+class FoundFunction(BaseModel):
+    """A function a search found."""
+
+    name: str
+    namespace: str
+    description: str
+    score: float
+
+
+class ToolSearchOut(BaseModel):
+    """The item to hand back to the model's API, and what it holds."""
+
+    model_config = ConfigDict(
+        json_schema_extra={
+            "examples": [
+                {
+                    "item": {
+                        "type": "tool_search_output",
+                        "execution": "client",
+                        "status": "completed",
+                        "call_id": "call_1",
+                        "tools": [
+                            {
+                                "type": "function",
+                                "name": "search_flights",
+                                "description": "Search flights between two airports on a date.",
+                                "parameters": {"type": "object", "properties": {"origin": {"type": "string"}}},
+                                "strict": False,
+                                "defer_loading": True,
+                            }
+                        ],
+                    },
+                    "functions": [
+                        {"name": "search_flights", "namespace": "travel", "description": "...", "score": 0.61}
+                    ],
+                }
+            ]
+        }
+    )
+
+    item: dict[str, Any] = Field(
+        description="OpenAI: a `tool_search_output` input item; Anthropic: a `tool_result` content block of "
+        "`tool_reference` blocks; MCP: a `tools/list` result; plain: `{functions: [...]}`"
+    )
+    functions: list[FoundFunction] = Field(description="the functions found, best first")
+
+
+class CatalogToolsOut(BaseModel):
+    """A catalog as one API's ``tools`` array."""
+
+    model_config = ConfigDict(
+        json_schema_extra={
+            "examples": [
+                {
+                    "namespace": "travel",
+                    "format": "anthropic",
+                    "tools": [
+                        {
+                            "name": "tool_search",
+                            "description": "Search the 'travel' catalog for the functions a task needs, and load "
+                            "them. It holds 15 functions about: booking, flights, hotel, ...",
+                            "input_schema": {
+                                "type": "object",
+                                "properties": {"query": {"type": "string"}},
+                                "required": ["query"],
+                            },
+                        },
+                        {
+                            "name": "get_booking",
+                            "description": "Look up a booking by its reference.",
+                            "input_schema": {"type": "object", "properties": {"reference": {"type": "string"}}},
+                        },
+                        {
+                            "name": "search_flights",
+                            "description": "Search flights between two airports on a date.",
+                            "input_schema": {"type": "object", "properties": {"origin": {"type": "string"}}},
+                            "defer_loading": True,
+                        },
+                    ],
+                }
+            ]
+        }
+    )
+
+    namespace: str
+    format: str = Field(description="openai (Responses API) or anthropic (Messages API)")
+    tools: list[dict[str, Any]] = Field(
+        description="the search tool first, then the loaded functions, then every other function deferred, by name"
+    )
+
 
 router = APIRouter(prefix="/v1", tags=["tool search"], dependencies=[Depends(get_access), Depends(check_body)])
 MAX_NAMESPACES = 16
@@ -58,9 +183,8 @@ async def search(turns: TurnRouter, namespaces: list[str], body: ToolSearchIn) -
         )
     )
     found = [(namespace, f) for namespace, routed in zip(namespaces, answers, strict=True) for f in routed.functions]
-    found.sort(key=lambda item: -item[1].score)
     chosen: dict[str, tuple[str, ScoredFunction]] = {}
-    for namespace, function in found:
+    for namespace, function in sorted(found, key=lambda item: -item[1].score):
         chosen.setdefault(function.function.name, (namespace, function))
     return list(chosen.values())[:wanted]
 
@@ -74,7 +198,7 @@ async def tool_search(
     for namespace in namespaces:
         access.check(namespace)
     if body.format == "anthropic" and body.call_id is None:
-        raise InvalidRequest("call_id: required with format 'anthropic' (the tool_use id to answer)", field="call_id")
+        raise InvalidRequest(CALL_ID_REQUIRED, field="call_id")
     if body.session_id is not None:
         await check_session(access, turns, body.session_id)
     found = await search(turns, namespaces, body)

@@ -1,10 +1,11 @@
-"""``/v1/users/{user_id}/memories``: what the router remembers of a user, to read and to forget.
+"""``/v1/sessions`` and ``/v1/users``: what agents' runs produced, and what the router remembers of a user.
 
-A user's memories are the ones stored with their ``user_id`` (memories of a session without
-a user belong to that session and go with it). API keys reach them as they reach sessions: a
-key limited to namespaces may read or delete a user's memories only when every one of them was
-stored in one of its namespaces (memories stored without a namespace hold in every namespace,
-so only a key for every namespace reaches them).
+A session keeps its runs' messages. A user's memories are the ones stored with their ``user_id``
+(memories of a session without a user belong to that session and go with it), to read and to
+forget. API keys reach them as they reach sessions: a key limited to namespaces may read or
+delete a user's memories only when every one of them was stored in one of its namespaces
+(memories stored without a namespace hold in every namespace, so only a key for every
+namespace reaches them).
 """
 
 from __future__ import annotations
@@ -14,18 +15,53 @@ import asyncio
 from fastapi import APIRouter, Depends, Path, Query
 from pydantic import BaseModel, Field
 
-from router.api.auth import AccessDep, get_access
-from router.api.deps import TurnRouterDep
+from router.api.auth import AccessDep, TurnRouterDep, check_session, get_access
 from router.api.errors import responses
 from router.api.keys import Access
 from router.api.limits import check_body
-from router.api.schemas import IDENTIFIER, NAMESPACE
+from router.api.schemas import IDENTIFIER, NAMESPACE, DeletedOut, SessionMessagesIn, SessionMessagesOut, StoredOut
 from router.common.errors import Forbidden, NotFound
 from router.routing.turns import TurnRouter
 from router.sessions.memory import ANY_NAMESPACE, user_scope
 
 router = APIRouter(prefix="/v1/users", tags=["memories"], dependencies=[Depends(get_access), Depends(check_body)])
+sessions_router = APIRouter(
+    prefix="/v1/sessions", tags=["sessions"], dependencies=[Depends(get_access), Depends(check_body)]
+)
 UserPath = Path(pattern=IDENTIFIER, description="the user id memories were stored with")
+SessionPath = Path(pattern=IDENTIFIER, description="the agent's session id")
+
+
+@sessions_router.post("/{session_id}/messages", responses=responses(400, 401, 403, 404, 413, 422, 503))
+async def post_messages(
+    body: SessionMessagesIn, access: AccessDep, turns: TurnRouterDep, session_id: str = SessionPath
+) -> StoredOut:
+    """Store a run's messages (user input, assistant output, tool calls and results)."""
+    access.check(body.namespace)
+    await check_session(access, turns, session_id)
+    stored, added = await turns.record(
+        session_id, [m.as_dict() for m in body.messages], user_id=body.user_id, namespace=body.namespace
+    )
+    return StoredOut(session_id=session_id, stored=len(stored), memories_added=added)
+
+
+@sessions_router.get("/{session_id}/messages", responses=responses(401, 403, 422, 503))
+async def get_messages(
+    access: AccessDep,
+    turns: TurnRouterDep,
+    session_id: str = SessionPath,
+    limit: int | None = Query(None, ge=1, le=10_000, description="only the last `limit` messages"),
+) -> SessionMessagesOut:
+    """The session's history as stored (with `source`, `namespace`, `seq`, `stored_at`), oldest first."""
+    await check_session(access, turns, session_id)
+    return SessionMessagesOut(session_id=session_id, messages=await turns.session(session_id, limit=limit))
+
+
+@sessions_router.delete("/{session_id}", responses=responses(401, 403, 422, 503))
+async def delete_session(access: AccessDep, turns: TurnRouterDep, session_id: str = SessionPath) -> DeletedOut:
+    """Forget a session: its history and the memories scoped to it (user memories stay)."""
+    await check_session(access, turns, session_id)
+    return DeletedOut(session_id=session_id, deleted=await turns.forget(session_id))
 
 
 class MemoryItem(BaseModel):
@@ -75,10 +111,7 @@ async def list_memories(
     await check_user(access, turns, user_id)
     store = await turns.user_memories()
     found = await asyncio.to_thread(store.list, user_scope(user_id), namespace=namespace)
-    items = [
-        MemoryItem(id=m.id, text=m.text, namespace=m.namespace, created_at=m.created_at, session_id=m.session_id)
-        for m in found
-    ]
+    items = [MemoryItem.model_validate(m, from_attributes=True) for m in found]
     return UserMemoriesOut(user_id=user_id, memories=items)
 
 

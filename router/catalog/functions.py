@@ -114,9 +114,7 @@ def parse_function(raw: Any, *, where: str, finite: bool = False) -> FunctionDef
             f"{prefix}.name: {name!r} must be a string matching {NAME_PATTERN.pattern}",
             field=f"{prefix}.name",
         )
-    description = body.get("description", "")
-    if description is None:
-        description = ""
+    description = "" if body.get("description") is None else body["description"]
     if not isinstance(description, str):
         raise CatalogInvalid(
             f"{prefix}.description: must be a string, got {type(description).__name__}",

@@ -14,8 +14,6 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from router.common.errors import InvalidRequest
 
-__all__ = ["COUNTED", "MIB", "LimitSettings", "check_count", "check_document"]
-
 MIB = 1024 * 1024
 # Bodies of these top-level list fields are counted.
 COUNTED = {"messages": ("messages", "per request"), "functions": ("functions", "per catalog")}
@@ -45,7 +43,10 @@ def check_document(document: Any, limits: LimitSettings) -> None:
     Raises:
         InvalidRequest: naming the first offending field, in document order.
     """
-    _check_counts(document, limits)
+    if isinstance(document, dict):
+        for name in COUNTED:
+            if isinstance(items := document.get(name), list):
+                check_count(name, len(items), limits)
     try:
         if isinstance(document, str):
             within = len(document) <= limits.text_chars and "\x00" not in document
@@ -96,13 +97,6 @@ def _name_the_field(document: Any, limits: LimitSettings) -> None:
             elif isinstance(value, dict | list):
                 children.append((value, (trail, key), depth + 1))
         stack.extend(reversed(children))
-
-
-def _check_counts(document: Any, limits: LimitSettings) -> None:
-    if isinstance(document, dict):
-        for name in COUNTED:
-            if isinstance(items := document.get(name), list):
-                check_count(name, len(items), limits)
 
 
 def check_count(name: str, count: int, limits: LimitSettings) -> None:

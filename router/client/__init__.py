@@ -14,6 +14,14 @@
 """
 
 from router.client._async import AsyncRouterClient
+from router.client._catalog_models import (
+    Catalog,
+    CatalogChanges,
+    CatalogInfo,
+    CatalogTools,
+    FoundFunction,
+    ToolSearchResult,
+)
 from router.client._errors import (
     APIError,
     AuthenticationError,
@@ -24,23 +32,20 @@ from router.client._errors import (
     UnavailableError,
     ValidationError,
 )
-from router.client._memory_models import MemoriesDeleted, StoredMemory
 from router.client._models import (
-    Catalog,
-    CatalogChanges,
-    CatalogInfo,
     ExampleMatch,
     Explanation,
     Health,
+    MemoriesDeleted,
     Memory,
     RoutedFunction,
     RouteResult,
     SignalWeights,
+    StoredMemory,
     StoredMessages,
 )
 from router.client._retry import RetryPolicy
 from router.client._sync import RouterClient
-from router.client._tool_models import CatalogTools, FoundFunction, ToolSearchResult
 
 __all__ = [
     "APIError",

@@ -13,18 +13,18 @@ import httpx
 
 from router.client import _calls as calls
 from router.client._calls import DEFAULT_URL, Call, Messages
-from router.client._errors import TransportError, UnavailableError
-from router.client._memory_models import MemoriesDeleted, StoredMemory
-from router.client._models import (
+from router.client._catalog_models import (
     Catalog,
     CatalogChanges,
     CatalogInfo,
-    Health,
-    RouteResult,
-    StoredMessages,
+    CatalogTools,
+    ListFormat,
+    SearchFormat,
+    ToolSearchResult,
 )
+from router.client._errors import TransportError, UnavailableError
+from router.client._models import Health, MemoriesDeleted, RouteResult, StoredMemory, StoredMessages
 from router.client._retry import NO_RETRY, Attempts, RetryPolicy
-from router.client._tool_models import CatalogTools, ListFormat, SearchFormat, ToolSearchResult
 
 T = TypeVar("T")
 log = logging.getLogger("router.client")
@@ -136,12 +136,7 @@ class AsyncRouterClient:
         return await self._send(calls.get_messages(session_id))
 
     async def list_memories(self, user_id: str, *, namespace: str | None = None) -> list[StoredMemory]:
-        """A user's memories, oldest first: text, namespace (``*``: every one), when, from which session.
-
-        Args:
-            user_id: the user the memories were stored for.
-            namespace: only the memories stored in this namespace.
-        """
+        """A user's memories, oldest first; see ``RouterClient.list_memories``."""
         return await self._send(calls.list_memories(user_id, namespace=namespace))
 
     async def delete_memory(self, user_id: str, memory_id: str) -> MemoriesDeleted:

@@ -9,19 +9,26 @@ from urllib.parse import quote, urlencode
 
 import httpx
 
-from router.client._errors import APIError, error_from_response
-from router.client._memory_models import MemoriesDeleted, StoredMemory, memories_from_json
-from router.client._models import (
+from router.client._catalog_models import (
     Catalog,
     CatalogChanges,
     CatalogInfo,
-    Health,
-    RouteResult,
-    StoredMessages,
+    CatalogTools,
+    ListFormat,
+    SearchFormat,
+    ToolSearchResult,
     catalogs_from_json,
+)
+from router.client._errors import APIError, error_from_response
+from router.client._models import (
+    Health,
+    MemoriesDeleted,
+    RouteResult,
+    StoredMemory,
+    StoredMessages,
+    memories_from_json,
     messages_from_json,
 )
-from router.client._tool_models import CatalogTools, ListFormat, SearchFormat, ToolSearchResult
 
 T = TypeVar("T")
 Messages = str | Sequence[Mapping[str, Any]]
@@ -107,14 +114,12 @@ def route(
         recent_messages=recent_messages,
         min_score=min_score,
         history_messages=history_messages,
+        pinned=list(pinned) or None,
+        explain=explain or None,
+        defer_rest=defer_rest or None,
+        format=format,
     )
-    if pinned:
-        body["pinned"] = list(pinned)
-    if explain:
-        body["explain"] = True
-    if defer_rest:
-        body["defer_rest"] = True
-    return Call("POST", "/v1/route", RouteResult.from_json, _set(body, format=format))
+    return Call("POST", "/v1/route", RouteResult.from_json, body)
 
 
 def tool_search(
@@ -189,9 +194,7 @@ def put_catalog(
     namespace: str, functions: Sequence[Mapping[str, Any]], *, pinned: Sequence[str]
 ) -> Call[CatalogChanges]:
     """``PUT /v1/catalogs/{namespace}``."""
-    body: dict[str, Any] = {"functions": [dict(f) for f in functions]}
-    if pinned:
-        body["pinned"] = list(pinned)
+    body = _set({"functions": [dict(f) for f in functions]}, pinned=list(pinned) or None)
     return Call("PUT", f"/v1/catalogs/{_segment(namespace)}", CatalogChanges.from_json, body)
 
 

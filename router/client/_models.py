@@ -209,89 +209,6 @@ class RouteResult:
 
 
 @dataclass(frozen=True)
-class CatalogChanges:
-    """What a catalog write changed, in functions."""
-
-    namespace: str
-    added: int
-    updated: int
-    removed: int
-    unchanged: int
-
-    @classmethod
-    def from_json(cls, body: Any) -> CatalogChanges:
-        """Read a ``PUT`` or ``DELETE /v1/catalogs/{namespace}`` answer."""
-        data = _object(body, "changes")
-        counts = {k: _int(data, k) for k in ("added", "updated", "removed", "unchanged")}
-        return cls(namespace=_str(data, "namespace"), **counts)
-
-
-@dataclass(frozen=True)
-class CatalogInfo:
-    """A known catalog.
-
-    Attributes:
-        namespace: the catalog's namespace.
-        source: ``api``, or ``dir:<path>`` for a catalog directory.
-        count: how many functions it holds.
-        updated_at: Unix time of its last change.
-        pinned: names always returned with a route.
-    """
-
-    namespace: str
-    source: str
-    count: int
-    updated_at: float
-    pinned: tuple[str, ...] = ()
-
-    @classmethod
-    def from_json(cls, body: Any) -> CatalogInfo:
-        """Read one ``catalogs`` item."""
-        data = _object(body, "catalog")
-        return cls(**_info_fields(data))
-
-
-@dataclass(frozen=True)
-class Catalog(CatalogInfo):
-    """A catalog with its function definitions, as registered."""
-
-    functions: tuple[dict[str, Any], ...] = ()
-
-    @property
-    def names(self) -> list[str]:
-        """The functions' names, whatever shape each definition has."""
-        names: list[str] = []
-        for definition in self.functions:
-            inner = definition.get("function")
-            name = inner.get("name") if isinstance(inner, Mapping) else definition.get("name")
-            if isinstance(name, str):
-                names.append(name)
-        return names
-
-    @classmethod
-    def from_json(cls, body: Any) -> Catalog:
-        """Read a ``GET /v1/catalogs/{namespace}`` answer."""
-        data = _object(body, "catalog")
-        return cls(**_info_fields(data), functions=_dicts(data.get("functions", []), "functions"))
-
-
-def _info_fields(data: Mapping[str, Any]) -> dict[str, Any]:
-    pinned = _list(data.get("pinned", []), "pinned")
-    return {
-        "namespace": _str(data, "namespace"),
-        "source": _str(data, "source", ""),
-        "count": _int(data, "count"),
-        "updated_at": _float(data, "updated_at"),
-        "pinned": tuple(str(p) for p in pinned),
-    }
-
-
-def catalogs_from_json(body: Any) -> list[CatalogInfo]:
-    """Read a ``GET /v1/catalogs`` answer."""
-    return [CatalogInfo.from_json(c) for c in _list(_object(body, "catalogs").get("catalogs"), "catalogs")]
-
-
-@dataclass(frozen=True)
 class StoredMessages:
     """What ``add_messages`` stored."""
 
@@ -333,3 +250,49 @@ class Health:
         data = _object(body, "health")
         checks = _object(data.get("checks", {}), "checks")
         return cls(status=_str(data, "status"), checks={str(k): bool(v) for k, v in checks.items()})
+
+
+@dataclass(frozen=True)
+class StoredMemory:
+    """A memory kept for a user: what it says, the namespace it holds in (``*``: every one),
+    when it was stored (Unix seconds) and the session it was said in."""
+
+    id: str
+    text: str
+    namespace: str
+    created_at: float
+    session_id: str | None
+
+    @classmethod
+    def from_json(cls, body: Any) -> StoredMemory:
+        """Read one ``memories`` item of ``GET /v1/users/{id}/memories``."""
+        item = _object(body, "memory")
+        session = item.get("session_id")
+        if session is not None and not isinstance(session, str):
+            raise TypeError(f"memory: session_id is {type(session).__name__}, not a string")
+        return cls(
+            id=_str(item, "id"),
+            text=_str(item, "text"),
+            namespace=_str(item, "namespace"),
+            created_at=_float(item, "created_at"),
+            session_id=session,
+        )
+
+
+def memories_from_json(body: Any) -> list[StoredMemory]:
+    """Read a ``GET /v1/users/{id}/memories`` answer."""
+    return [StoredMemory.from_json(m) for m in _list(_object(body, "memories").get("memories"), "memories")]
+
+
+@dataclass(frozen=True)
+class MemoriesDeleted:
+    """What deleting a user's memories removed."""
+
+    user_id: str
+    deleted: int
+
+    @classmethod
+    def from_json(cls, body: Any) -> MemoriesDeleted:
+        """Read a ``DELETE /v1/users/{id}/memories[/{memory_id}]`` answer."""
+        data = _object(body, "deleted")
+        return cls(user_id=_str(data, "user_id"), deleted=_int(data, "deleted"))

@@ -93,7 +93,11 @@ class Attempts:
         """Seconds to wait before trying again after ``response``; None to keep the answer."""
         if response.status_code not in self._policy.statuses:
             return None
-        return self._next(_retry_after(response))
+        try:
+            retry_after: float | None = float(response.headers["retry-after"])
+        except (KeyError, ValueError):
+            retry_after = None  # absent, or an HTTP date (rare from a sidecar): the computed backoff is used
+        return self._next(retry_after)
 
     def _next(self, retry_after: float | None) -> float | None:
         if self.done >= self._policy.attempts:
@@ -103,13 +107,3 @@ class Attempts:
             return None
         self.done += 1
         return wait
-
-
-def _retry_after(response: httpx.Response) -> float | None:
-    value = response.headers.get("retry-after")
-    if value is None:
-        return None
-    try:
-        return float(value)
-    except ValueError:
-        return None  # an HTTP date: rare from a sidecar, the computed backoff is used instead

@@ -12,18 +12,18 @@ import httpx
 
 from router.client import _calls as calls
 from router.client._calls import DEFAULT_URL, Call, Messages
-from router.client._errors import TransportError, UnavailableError
-from router.client._memory_models import MemoriesDeleted, StoredMemory
-from router.client._models import (
+from router.client._catalog_models import (
     Catalog,
     CatalogChanges,
     CatalogInfo,
-    Health,
-    RouteResult,
-    StoredMessages,
+    CatalogTools,
+    ListFormat,
+    SearchFormat,
+    ToolSearchResult,
 )
+from router.client._errors import TransportError, UnavailableError
+from router.client._models import Health, MemoriesDeleted, RouteResult, StoredMemory, StoredMessages
 from router.client._retry import NO_RETRY, Attempts, RetryPolicy
-from router.client._tool_models import CatalogTools, ListFormat, SearchFormat, ToolSearchResult
 
 T = TypeVar("T")
 log = logging.getLogger("router.client")

@@ -5,8 +5,6 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-__all__ = ["context_texts", "message_text"]
-
 
 def message_text(message: Mapping[str, Any]) -> str:
     """The plain text of a message: its string content, or its text parts joined."""

@@ -1,8 +1,4 @@
-"""Embedding models: loading, query micro-batching on lanes and the query cache.
-
-- ``model``: ``Embedder`` (one model, encoded off the event loop) and ``EmbedderPool``.
-- ``batching``: the query cache and the micro-batches concurrent routes share.
-"""
+"""Embedding models: loading, query micro-batching on lanes and the query cache."""
 
 from router.embedding.batching import QueryBatcher, Vectors
 from router.embedding.model import DEFAULT_MODEL, Embedder, EmbedderPool, EncodeObserver, Progress, resolve_model

@@ -1,4 +1,4 @@
-"""Query embeddings, cached and micro-batched.
+"""Query embeddings, cached and micro-batched; vectors packed as text, to keep in a payload.
 
 Concurrent routes share model calls: while the model encodes, new texts queue up and go
 together in the next calls, spread over the lanes (model calls that can run at once, each on
@@ -9,6 +9,7 @@ route waits for nothing.
 from __future__ import annotations
 
 import asyncio
+import base64
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Sequence
 
@@ -19,6 +20,16 @@ Vectors = npt.NDArray[np.float32]
 
 # Encodes texts off the event loop; the flag says whether the call has the machine to itself.
 Encode = Callable[[Sequence[str], bool], Awaitable[Vectors]]
+
+
+def pack(vectors: npt.ArrayLike, dtype: str) -> str:
+    """Vectors as the base64 text of their values in ``dtype`` (``<f2``, ``<f4``)."""
+    return base64.b64encode(np.asarray(vectors, dtype=dtype).tobytes()).decode("ascii")
+
+
+def unpack(text: str, dtype: str, dimension: int) -> Vectors:
+    """What ``pack`` made, as float32 rows of ``dimension``."""
+    return np.frombuffer(base64.b64decode(text), dtype=dtype).astype(np.float32).reshape(-1, dimension)
 
 
 class QueryBatcher:

@@ -16,8 +16,6 @@ import numpy as np
 
 from router.embedding.batching import QueryBatcher, Vectors
 
-__all__ = ["DEFAULT_MODEL", "Embedder", "EmbedderPool", "EncodeObserver", "Progress", "resolve_model"]
-
 DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 _PACKAGED = {DEFAULT_MODEL, "all-MiniLM-L6-v2"}
 # Texts per model call of a micro-batch of queries: in bench-perf the bare library encodes batches

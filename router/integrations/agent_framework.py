@@ -25,14 +25,12 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar, Literal
 
 try:
     from agent_framework import (
         AgentSession,
-        ChatContext,
-        ChatMiddleware,
         ChatMiddlewareLayer,
         ContextProvider,
         FunctionTool,
@@ -49,8 +47,7 @@ except ImportError as exc:  # the extra is not installed
     ) from exc
 
 from router.client import AsyncRouterClient, MemoriesDeleted, RouterClientError, StoredMemory
-from router.integrations._af_messages import from_router, to_router
-from router.integrations._af_search import RouterSearch
+from router.integrations._af import RoutedTools, from_router, search_tool, to_router
 
 __all__ = ["RouterContextProvider", "tool_definitions"]
 
@@ -124,7 +121,7 @@ class RouterContextProvider(ContextProvider):
         self.search_tool = search_tool
         self.search_functions = search_functions
         # The router's summary of the catalog, for the search tool's description: catalog state too.
-        self._search_descriptions: dict[str, tuple[float, str]] = {}
+        self._search_description: tuple[float, str] | None = None
         # The catalog's names, shared by every session: catalog state, not session state.
         self._catalog: tuple[float, frozenset[str]] | None = None
         self._warned_no_middleware = False
@@ -194,16 +191,14 @@ class RouterContextProvider(ContextProvider):
             return
         context.metadata[self.source_id] = {"functions": routed.names, "known": len(known)}
         advertised = set(routed.names)
-        self._restrict_tools(agent, context, advertised, known)
+        client = getattr(agent, "client", None)
+        if client is not None and not isinstance(client, ChatMiddlewareLayer) and not self._warned_no_middleware:
+            self._warned_no_middleware = True
+            log.warning("%s has no chat middleware layer: every tool is advertised", type(client).__name__)
+        context.extend_middleware(self.source_id, [RoutedTools(advertised, known)])
         if self.search_tool:
-            search = RouterSearch(
-                self,
-                advertised,
-                session_id=session.session_id,
-                user_id=state.get("user_id"),
-                descriptions=self._search_descriptions,
-            )
-            context.extend_tools(self.source_id, [await search.tool()])
+            search = await search_tool(self, advertised, session_id=session.session_id, user_id=state.get("user_id"))
+            context.extend_tools(self.source_id, [search])
         if history and routed.history:
             context.extend_messages(self, from_router(routed.history))
         if self.load_memories and routed.memory_context:
@@ -256,38 +251,6 @@ class RouterContextProvider(ContextProvider):
             return False
         return True
 
-    def _restrict_tools(
-        self, agent: SupportsAgentRun, context: SessionContext, advertised: set[str], known: frozenset[str]
-    ) -> None:
-        client = getattr(agent, "client", None)
-        if client is not None and not isinstance(client, ChatMiddlewareLayer) and not self._warned_no_middleware:
-            self._warned_no_middleware = True
-            log.warning("%s has no chat middleware layer: every tool is advertised", type(client).__name__)
-        context.extend_middleware(self.source_id, [_RoutedTools(advertised, known)])
-
-
-class _RoutedTools(ChatMiddleware):
-    """Drops, from one run's chat requests, the catalog's tools that were not routed (nor found since)."""
-
-    def __init__(self, routed: set[str], known: frozenset[str]) -> None:
-        self.routed = routed
-        self.known = known
-
-    def keeps(self, item: Any) -> bool:
-        name = _tool_name(item)
-        return name is None or name not in self.known or name in self.routed
-
-    async def process(self, context: ChatContext, call_next: Callable[[], Awaitable[None]]) -> None:
-        options = context.options
-        tools = options.get("tools") if options is not None else None
-        if options is not None and isinstance(tools, Sequence) and tools:
-            kept = [t for t in tools if self.keeps(t)]
-            if kept:
-                context.options = {**options, "tools": kept}
-            else:  # a tool choice without tools is rejected by most services
-                context.options = {k: v for k, v in options.items() if k not in ("tools", "tool_choice")}
-        await call_next()
-
 
 def tool_definitions(tools: Sequence[Any]) -> list[dict[str, Any]]:
     """OpenAI function definitions of an agent's tools, to register them as a catalog.
@@ -307,12 +270,3 @@ def tool_definitions(tools: Sequence[Any]) -> list[dict[str, Any]]:
         else:
             raise TypeError(f"tools[{len(definitions)}]: {type(item).__name__} is not a function or definition")
     return definitions
-
-
-def _tool_name(item: Any) -> str | None:
-    if isinstance(item, Mapping):
-        inner = item.get("function")
-        name = inner.get("name") if isinstance(inner, Mapping) else item.get("name")
-    else:
-        name = getattr(item, "name", None)
-    return name if isinstance(name, str) else None

@@ -91,35 +91,22 @@ class RouterToolRetriever:
             return list(names)
         return [self.ids[name] for name in names if name in self.ids]
 
+    def _options(self) -> dict[str, Any]:
+        return {"format": "plain", "max_functions": self.limit, "session_id": self.session_id, "user_id": self.user_id}
+
     def search(self, query: str) -> list[str]:
         """The registry ids of the tools found for ``query``, best first."""
         if self._client is None:
             self._client = RouterClient(self._url, api_key=self._api_key)
             self._owned.append(self._client)
-        found = self._client.tool_search(
-            self.namespace,
-            query,
-            format="plain",
-            max_functions=self.limit,
-            session_id=self.session_id,
-            user_id=self.user_id,
-        )
-        return self._ids(found.names)
+        return self._ids(self._client.tool_search(self.namespace, query, **self._options()).names)
 
     async def asearch(self, query: str) -> list[str]:
         """``search``, awaited."""
         if self._async_client is None:
             self._async_client = AsyncRouterClient(self._url, api_key=self._api_key)
             self._owned.append(self._async_client)
-        found = await self._async_client.tool_search(
-            self.namespace,
-            query,
-            format="plain",
-            max_functions=self.limit,
-            session_id=self.session_id,
-            user_id=self.user_id,
-        )
-        return self._ids(found.names)
+        return self._ids((await self._async_client.tool_search(self.namespace, query, **self._options())).names)
 
     async def aclose(self) -> None:
         """Close the clients made here (those passed in belong to the caller)."""

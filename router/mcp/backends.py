@@ -3,14 +3,19 @@
 Both implement ``Backend``: ``route`` a query in one namespace, and ``apply`` a namespace's
 functions (the sink of the MCP upstream source). Failures raise the router's error family
 (``NamespaceNotFound``, ``InvalidRequest``, ``Unavailable``, ...) with a detail fit to show.
+
+What a session found makes its working set, its tools. State lives on the MCP connection
+(``Connection.state`` of the ``mcp`` SDK), so it is born with the session, dies with it, and is
+never shared between sessions.
 """
 
 from __future__ import annotations
 
 import asyncio
+from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import httpx
 
@@ -21,7 +26,11 @@ from router.server.runtime import Runtime
 from router.server.settings import Settings
 from router.storage.base import StorageUnavailable
 
-__all__ = ["Backend", "EmbeddedBackend", "Found", "RemoteBackend"]
+if TYPE_CHECKING:
+    from mcp.server.context import ServerRequestContext
+
+# How long a route waits for the model and the first catalog sync.
+READY_SECONDS = 300.0
 
 
 @dataclass(frozen=True)
@@ -45,24 +54,81 @@ class Found:
     pinned: bool = False
 
 
+_STATE_KEY = "tool_router.working_set"
+
+
+class WorkingSet:
+    """The functions a session found, at most ``limit``: the least recently found leave first.
+
+    Args:
+        limit: how many functions the session keeps; the least recently found go first.
+    """
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self._entries: OrderedDict[str, Found] = OrderedDict()
+
+    def get(self, name: str) -> Found | None:
+        """The function named ``name``, if the session found it."""
+        return self._entries.get(name)
+
+    def entries(self) -> list[Found]:
+        """The functions, the latest found first (in the order they were found)."""
+        return list(reversed(self._entries.values()))
+
+    def names(self) -> list[str]:
+        """Their names, in the order of ``entries``."""
+        return list(reversed(self._entries))
+
+    def add(self, found: Sequence[Found]) -> bool:
+        """Add (or refresh) ``found``, best first; they become the latest found, the best of them last to leave.
+
+        Returns:
+            Whether the set of tools changed (a function came in, went out or changed catalog).
+        """
+        before = {(f.name, f.namespace) for f in self._entries.values()}
+        for function in reversed(found):
+            self._entries.pop(function.name, None)
+            self._entries[function.name] = function
+        while len(self._entries) > self.limit:
+            self._entries.popitem(last=False)
+        return before != {(f.name, f.namespace) for f in self._entries.values()}
+
+
+def _connection_state(ctx: ServerRequestContext[Any, Any]) -> dict[str, Any]:
+    # The SDK (2.3) keeps per-connection scratch state on `Connection.state`, but lowlevel
+    # handlers only get a per-request `ServerSession` whose connection is not public yet
+    # (the SDK's pending Context rework exposes it as `ctx.connection`). Prefer the public
+    # attribute when it exists; a request without a connection (the stateless 2026 era)
+    # gets a fresh state, so nothing ever leaks between sessions.
+    connection = getattr(ctx, "connection", None) or getattr(ctx.session, "_connection", None)
+    state = getattr(connection, "state", None)
+    return state if isinstance(state, dict) else {}
+
+
+def working_set(ctx: ServerRequestContext[Any, Any], *, limit: int) -> WorkingSet:
+    """The working set of the MCP session that ``ctx`` belongs to (created on first use)."""
+    state = _connection_state(ctx)
+    current = state.get(_STATE_KEY)
+    if not isinstance(current, WorkingSet):
+        current = state[_STATE_KEY] = WorkingSet(limit)
+    return current
+
+
 class Backend(Protocol):
     """Routes queries and stores catalogs; started before use and stopped after."""
 
     async def start(self) -> None:
         """Acquire what routing needs (model and storage, or the HTTP connection)."""
-        ...
 
     async def stop(self) -> None:
         """Release it."""
-        ...
 
     async def route(self, namespace: str, query: str, *, max_functions: int | None) -> list[Found]:
         """The functions of ``namespace`` that matter for ``query``, pinned ones first."""
-        ...
 
     async def apply(self, namespace: str, functions: Sequence[FunctionDef], *, source: str) -> object:
         """Make ``namespace`` hold exactly ``functions``."""
-        ...
 
 
 def _message(query: str) -> list[dict[str, Any]]:
@@ -75,12 +141,10 @@ class EmbeddedBackend:
     Args:
         settings: the runtime's settings.
         runtime: a runtime to use instead of building one (tests share a loaded model).
-        ready_seconds: how long a route waits for the model and the first catalog sync.
     """
 
-    def __init__(self, settings: Settings, *, runtime: Runtime | None = None, ready_seconds: float = 300.0) -> None:
+    def __init__(self, settings: Settings, *, runtime: Runtime | None = None) -> None:
         self.runtime = runtime or Runtime(settings)
-        self._ready_seconds = ready_seconds
 
     async def start(self) -> None:
         """Open storage and load the model (the catalog sync goes on in the background)."""
@@ -92,10 +156,10 @@ class EmbeddedBackend:
 
     async def _ready(self) -> None:
         try:
-            async with asyncio.timeout(self._ready_seconds):
+            async with asyncio.timeout(READY_SECONDS):
                 await self.runtime.wait_ready()
         except TimeoutError:
-            raise Unavailable(f"the router is not ready after {self._ready_seconds:g} s") from None
+            raise Unavailable(f"the router is not ready after {READY_SECONDS:g} s") from None
 
     async def route(self, namespace: str, query: str, *, max_functions: int | None) -> list[Found]:
         """Route ``query`` as a single user message, without history."""
@@ -124,11 +188,7 @@ class EmbeddedBackend:
 
 
 _ERRORS: dict[int, type[RouterError]] = {
-    401: Unauthorized,
-    403: Forbidden,
-    404: NamespaceNotFound,
-    422: InvalidRequest,
-    503: Unavailable,
+    error.status_code: error for error in (Unauthorized, Forbidden, NamespaceNotFound, InvalidRequest, Unavailable)
 }
 
 

@@ -14,29 +14,21 @@ import os
 import signal
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pydantic import ValidationError
 
 from router.catalog.functions import validate_namespace
 from router.common.errors import RouterError
 from router.server import logs
-from router.server.settings import EmbeddingSettings, ServerSettings, Settings, StorageSettings, SyncSettings
-
-if TYPE_CHECKING:
-    from router.mcp.backends import Backend
-    from sync.mcp_source import UpstreamConfig
+from router.server.settings import EmbeddingSettings, ServerSettings, Settings, StorageSettings, SyncSettings, problems
 
 # Importing the MCP SDK takes a second or more: it is imported when `router mcp` runs, never
 # when `router` only builds its parser.
 
-__all__ = ["add_parser", "configure", "main", "run"]
-
 log = logging.getLogger("router.mcp")
 DEFAULT_PORT = 8001
-CATALOG_SUFFIXES = (".json", ".yaml", ".yml")
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -63,8 +55,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     serving.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"HTTP port (default {DEFAULT_PORT})")
     serving.add_argument("--max-functions", type=int, metavar="N", help="functions find_tools returns by default")
     serving.add_argument("--working-set", type=int, default=20, metavar="N", help="found tools a session keeps")
-    serving.add_argument("--log-level", choices=["debug", "info", "warning", "error"])
-    serving.add_argument("--log-format", choices=["json", "text"])
+    logs.add_flags(serving)
 
 
 def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> argparse.ArgumentParser:
@@ -78,39 +69,18 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     return parser
 
 
-@dataclass(frozen=True)
-class Options:
-    """``router mcp``'s validated options."""
-
-    namespaces: list[str]
-    upstreams: list[UpstreamConfig]
-    settings: Settings
-    url: str | None
-    api_key: str | None
-    http: bool
-    host: str
-    port: int
-    max_functions: int | None
-    working_set: int
-
-    def backend(self) -> Backend:
-        """The configured backend, not started."""
-        from router.mcp.backends import EmbeddedBackend, RemoteBackend
-
-        return RemoteBackend(self.url, api_key=self.api_key) if self.url else EmbeddedBackend(self.settings)
-
-
 def _given(**values: Any) -> dict[str, Any]:
     return {k: v for k, v in values.items() if v is not None}
 
 
-def options(args: argparse.Namespace) -> Options:
-    """Validate the parsed flags.
+def options(args: argparse.Namespace) -> argparse.Namespace:
+    """Validate the parsed flags; ``args`` with ``namespaces``, ``upstreams`` and ``settings`` added.
 
     Raises:
         ConfigError: saying which flag to change.
     """
     from router.mcp.config import ConfigError, load_upstreams, parse_upstream
+    from sync.worker import SUFFIXES
 
     if args.url and (args.catalog or args.data or args.model):
         raise ConfigError("--url routes through a running router; --catalog/--data/--model start one here: pick one")
@@ -139,43 +109,34 @@ def options(args: argparse.Namespace) -> Options:
     if catalog is not None and not catalog.is_dir():
         raise ConfigError(f"--catalog {catalog}: not a directory")
     for upstream in upstreams:
-        clash = [catalog / f"{upstream.target}{s}" for s in CATALOG_SUFFIXES] if catalog else []
+        clash = [catalog / f"{upstream.target}{s}" for s in SUFFIXES] if catalog else []
         if any(path.exists() for path in clash):
             raise ConfigError(
                 f"upstream {upstream.name!r} fills namespace {upstream.target!r}, which {catalog} also defines; "
                 "give the upstream another namespace"
             )
     try:
-        settings = Settings(
+        args.settings = Settings(
             embedding=EmbeddingSettings(**_given(model=args.model)),
             storage=StorageSettings(**_given(data=args.data)),
             sync=SyncSettings(**_given(catalog=catalog)),
             server=ServerSettings(**_given(log_level=args.log_level, log_format=args.log_format)),
         )
     except ValidationError as exc:
-        problems = "; ".join(str(e["msg"]).removeprefix("Value error, ") for e in exc.errors())
-        raise ConfigError(f"invalid settings: {problems}") from exc
-    return Options(
-        namespaces=namespaces,
-        upstreams=upstreams,
-        settings=settings,
-        url=args.url,
-        api_key=(args.api_key or os.environ.get("ROUTER_API_KEY") or None) if args.url else None,
-        http=args.http,
-        host=args.host,
-        port=args.port,
-        max_functions=args.max_functions,
-        working_set=args.working_set,
-    )
+        raise ConfigError(f"invalid settings: {problems(exc)}") from exc
+    args.namespaces, args.upstreams = namespaces, upstreams
+    args.api_key = (args.api_key or os.environ.get("ROUTER_API_KEY") or None) if args.url else None
+    return args
 
 
-async def serve(opts: Options) -> int:
+async def serve(opts: argparse.Namespace) -> int:
     """Start the backend and the upstream sources, then serve until the client leaves (stdio) or a signal."""
+    from router.mcp.backends import Backend, EmbeddedBackend, RemoteBackend
     from router.mcp.server import ToolRouterServer
     from router.mcp.transports import serve_http, stdio
     from sync.mcp_source import McpSources
 
-    backend = opts.backend()
+    backend: Backend = RemoteBackend(opts.url, api_key=opts.api_key) if opts.url else EmbeddedBackend(opts.settings)
     sources = McpSources(opts.upstreams, backend) if opts.upstreams else None
     router = ToolRouterServer(
         backend, opts.namespaces, sources=sources, max_functions=opts.max_functions, working_set=opts.working_set

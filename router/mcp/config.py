@@ -26,8 +26,6 @@ import yaml
 from router.common.errors import RouterError
 from sync.mcp_source import UpstreamConfig
 
-__all__ = ["ConfigError", "load_upstreams", "parse_upstream"]
-
 _KEYS = {"command", "args", "env", "cwd", "url", "namespace", "resync_seconds", "timeout_seconds", "type"}
 _TYPES = {"stdio", "http", "streamable-http", "streamableHttp"}
 
@@ -59,12 +57,6 @@ def _reason(exc: Exception) -> str:
     return exc.detail if isinstance(exc, RouterError) else str(exc)
 
 
-def _strings(value: Any, where: str) -> list[str]:
-    if not isinstance(value, list) or not all(isinstance(v, str | int | float) for v in value):
-        raise ConfigError(f"{where}: must be a list of strings")
-    return [str(v) for v in value]
-
-
 def _upstream(name: str, spec: Any, *, where: str, resync_seconds: float) -> UpstreamConfig:
     if not isinstance(spec, Mapping):
         raise ConfigError(f"{where}: must be a mapping with a command or a url")
@@ -76,11 +68,14 @@ def _upstream(name: str, spec: Any, *, where: str, resync_seconds: float) -> Ups
     env = spec.get("env") or {}
     if not isinstance(env, Mapping):
         raise ConfigError(f"{where}.env: must map variable names to values")
+    args = spec.get("args", [])
+    if not isinstance(args, list) or not all(isinstance(v, str | int | float) for v in args):
+        raise ConfigError(f"{where}.args: must be a list of strings")
     try:
         return UpstreamConfig(
             str(name),
             command=spec.get("command"),
-            args=tuple(_strings(spec.get("args", []), f"{where}.args")),
+            args=tuple(str(v) for v in args),
             env={str(k): str(v) for k, v in env.items()},
             cwd=spec.get("cwd"),
             url=spec.get("url"),
@@ -88,8 +83,6 @@ def _upstream(name: str, spec: Any, *, where: str, resync_seconds: float) -> Ups
             resync_seconds=float(spec.get("resync_seconds", resync_seconds)),
             timeout_seconds=float(spec.get("timeout_seconds", 60.0)),
         )
-    except ConfigError:
-        raise
     except (ValueError, TypeError, RouterError) as exc:
         raise ConfigError(f"{where}: {_reason(exc)}") from exc
 

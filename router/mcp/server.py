@@ -28,11 +28,8 @@ from mcp.shared.exceptions import MCPError
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
 from router.common.errors import RouterError
-from router.mcp.backends import Backend, Found
-from router.mcp.session import working_set
+from router.mcp.backends import Backend, Found, working_set
 from sync.mcp_source import McpSources, error_result
-
-__all__ = ["FIND_TOOLS", "Finding", "ToolRouterServer"]
 
 FIND_TOOLS = "find_tools"
 MAX_FUNCTIONS_LIMIT = 128
@@ -122,10 +119,6 @@ def _version() -> str:
         return "0"
 
 
-def _object_schema(schema: Mapping[str, Any]) -> dict[str, Any]:
-    return {"type": "object", **schema}
-
-
 class ToolRouterServer:
     """Serves ``find_tools`` and each session's working set over MCP.
 
@@ -189,15 +182,14 @@ class ToolRouterServer:
                 ranked += 1
         return Finding(list(chosen.values()), unavailable)
 
-    def _callable(self, function: Found) -> bool:
-        return self.sources is not None and self.sources.owner(function.namespace, function.name) is not None
-
     def _tool(self, function: Found) -> types.Tool:
         source = self.sources.owner(function.namespace, function.name) if self.sources else None
         if source is not None:
             return source.tools[function.name]
         return types.Tool(
-            name=function.name, description=function.description, input_schema=_object_schema(function.input_schema)
+            name=function.name,
+            description=function.description,
+            input_schema={"type": "object", **function.input_schema},
         )
 
     async def _discover(self, _ctx: ServerRequestContext[Any], _params: types.RequestParams) -> types.DiscoverResult:
@@ -236,17 +228,14 @@ class ToolRouterServer:
         return await upstream.call(function.name, arguments)
 
     async def _find_tools(self, ctx: ServerRequestContext[Any], arguments: Mapping[str, Any]) -> types.CallToolResult:
-        query, max_functions = arguments.get("query"), arguments.get("max_functions")
+        query, wanted = arguments.get("query"), arguments.get("max_functions")
         if not isinstance(query, str) or not query.strip():
             return error_result("find_tools: 'query' must be a non-empty string saying what you need to do")
-        if max_functions is not None and (
-            isinstance(max_functions, bool)
-            or not isinstance(max_functions, int)
-            or not 1 <= max_functions <= MAX_FUNCTIONS_LIMIT
-        ):
+        # A bool is an int to isinstance, not to type.
+        if wanted is not None and (type(wanted) is not int or not 1 <= wanted <= MAX_FUNCTIONS_LIMIT):
             return error_result(f"find_tools: 'max_functions' must be an integer from 1 to {MAX_FUNCTIONS_LIMIT}")
         try:
-            finding = await self.find(query.strip(), max_functions=max_functions)
+            finding = await self.find(query.strip(), max_functions=wanted)
         except RouterError as exc:
             return error_result(f"find_tools: {exc.detail}")
         tools = working_set(ctx, limit=self.working_set_limit)
@@ -261,7 +250,7 @@ class ToolRouterServer:
                     "description": f.description,
                     "score": round(f.score, 4),
                     "pinned": f.pinned,
-                    "callable": self._callable(f),
+                    "callable": self.sources is not None and self.sources.owner(f.namespace, f.name) is not None,
                     "inputSchema": dict(f.input_schema),
                 }
                 for f in finding.functions

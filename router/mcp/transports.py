@@ -24,8 +24,6 @@ from mcp.server.lowlevel.server import Server
 from mcp.server.runner import serve_loop
 from mcp.shared.message import SessionMessage
 
-__all__ = ["MCP_PATH", "serve_http", "stdio"]
-
 MCP_PATH = "/mcp"
 # How long the last answers may take to reach stdout once the session ends.
 FLUSH_SECONDS = 5.0

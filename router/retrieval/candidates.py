@@ -15,8 +15,6 @@ from router.retrieval.index import HIT_FIELDS, FunctionStore
 from router.retrieval.scored import Candidate, Ranked, ScoredFunction
 from router.storage.base import Hit, Search, SparseVector
 
-__all__ = ["candidates", "named", "resolved"]
-
 
 def candidates(
     store: FunctionStore,

@@ -3,11 +3,17 @@
 A process has one ``Catalogs``. The writer (``sync.service.CatalogService``) opens it, chooses
 the generation it serves and switches it after a rebuild; routes only read it. In server mode,
 a process follows the generation another process made active.
+
+With ``ROUTER_ROUTE_FAIL_OPEN=true`` a route whose storage is down answers with its
+namespace's pinned functions (the catalog's and the request's) instead of a 503, flagged
+``degraded``. What is pinned must then be known without storage: ``PinnedFunctions`` reads it
+once at start, and learns from every catalog write and every successful route since.
 """
 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from router.catalog.functions import FunctionDef
@@ -15,11 +21,53 @@ from router.catalog.records import CatalogRecord, Generation, MetaStore
 from router.common.errors import NamespaceNotFound, Unavailable
 from router.embedding import Embedder, EmbedderPool
 from router.retrieval.index import FunctionStore
-from router.retrieval.pins import PinnedFunctions
-from router.retrieval.texts import TextBuilder, template
 from router.storage.base import Storage
 
-__all__ = ["ActiveIndex", "Catalogs"]
+# Definitions kept per namespace beyond its catalog pins (functions requests pinned).
+KNOWN_PER_NAMESPACE = 256
+
+
+class PinnedFunctions:
+    """Each namespace's catalog pins and the definitions of the functions pinned in it lately."""
+
+    def __init__(self) -> None:
+        self._pins: dict[str, tuple[str, ...]] = {}
+        self._known: dict[str, dict[str, FunctionDef]] = {}
+
+    def written(
+        self, namespace: str, functions: Sequence[FunctionDef] | Mapping[str, FunctionDef], pinned: Sequence[str]
+    ) -> None:
+        """A catalog now holds exactly ``functions`` (a list, or by name): forget what it no longer has."""
+        by_name = functions if isinstance(functions, Mapping) else {f.name: f for f in functions}
+        known = {name: by_name[name] for name in self._known.get(namespace, {}) if name in by_name}
+        known.update((name, by_name[name]) for name in pinned if name in by_name)
+        self._pins[namespace] = tuple(pinned)
+        self._known[namespace] = known
+
+    def deleted(self, namespace: str) -> None:
+        """A catalog is gone."""
+        self._pins.pop(namespace, None)
+        self._known.pop(namespace, None)
+
+    def seen(self, namespace: str, pinned: Sequence[str], functions: Sequence[FunctionDef]) -> None:
+        """A route read the catalog's pins and these pinned functions from storage."""
+        self._pins[namespace] = tuple(pinned)
+        known = self._known.setdefault(namespace, {})
+        for function in functions:
+            known.pop(function.name, None)
+            known[function.name] = function
+        if len(known) > KNOWN_PER_NAMESPACE:
+            keep = set(pinned)
+            for name in [n for n in known if n not in keep][: len(known) - KNOWN_PER_NAMESPACE]:
+                del known[name]
+
+    def answer(self, namespace: str, requested: Sequence[str]) -> list[FunctionDef] | None:
+        """The pinned functions known for a route, or None when the namespace is not known here."""
+        if namespace not in self._pins:
+            return None
+        known = self._known.get(namespace, {})
+        names = dict.fromkeys([*self._pins[namespace], *requested])
+        return [known[name] for name in names if name in known]
 
 
 @dataclass(frozen=True)
@@ -33,11 +81,6 @@ class ActiveIndex:
     def generation(self) -> Generation:
         """The generation being served."""
         return self.store.generation
-
-    @property
-    def text_builder(self) -> TextBuilder:
-        """How this generation turns a function into text."""
-        return template(self.generation.text)
 
 
 class Catalogs:
@@ -90,6 +133,15 @@ class Catalogs:
         store = await asyncio.to_thread(FunctionStore.open, self.storage, generation)
         self._index = ActiveIndex(store, embedder)
         return self._index
+
+    async def keep_pins(self) -> None:
+        """Keep every catalog's pins and pinned functions, read from storage, for routes that cannot reach it."""
+        pins = PinnedFunctions()
+        records = await self.records() if self.ready else {}
+        for namespace, record in records.items():
+            functions = await asyncio.to_thread(self.index.store.get, namespace, record.pinned) if record.pinned else []
+            pins.seen(namespace, record.pinned, functions)
+        self.pins = pins
 
     def switch(self, index: ActiveIndex) -> None:
         """Serve an index already open (a generation just built)."""

@@ -1,7 +1,8 @@
 """A turn's ranking: the new turn's own, nudged by its recent context where the turn is vague.
 
 How much the context counts is decided per turn (``context_weight``); the new turn's signals are
-fused by ``router.retrieval.fusion.adaptive``.
+fused by ``router.retrieval.fusion.adaptive``. Why a function was chosen (``explain``) is built
+only when a route asks for it, from what fusion already computed, so other routes pay nothing.
 """
 
 from __future__ import annotations
@@ -10,9 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from router.retrieval.fusion import Weights, adaptive
-from router.retrieval.scored import Candidate, Ranked
-
-__all__ = ["TurnRanking", "context_weight", "fuse", "rank_turn"]
+from router.retrieval.scored import Candidate, Ranked, ScoredFunction
 
 
 @dataclass(frozen=True)
@@ -119,3 +118,69 @@ def rank_turn(
 
 
 _context = context_weight
+
+
+@dataclass(frozen=True)
+class ExampleMatch:
+    """The usage example closest to the turn, and the turn's cosine similarity to it."""
+
+    text: str
+    similarity: float
+
+
+@dataclass(frozen=True)
+class Explanation:
+    """The parts of one function's score.
+
+    Attributes:
+        dense: cosine similarity of the new turn to the function's text.
+        lexical: its BM25 score relative to the best candidate's (0..1).
+        lexical_raw: the BM25 score itself.
+        example: the usage example closest to the turn, when one counted.
+        context_weight: the weight the recent context had for this turn.
+        recent: the function's score for the recent-context query, when the context counted.
+        weights: how much each signal counted for the new turn.
+        score_new: the function's score for the new turn alone.
+    """
+
+    dense: float
+    lexical: float
+    lexical_raw: float
+    example: ExampleMatch | None
+    context_weight: float
+    recent: float | None
+    weights: Weights
+    score_new: float
+
+
+def explain(chosen: Sequence[ScoredFunction], new: Sequence[Candidate], ranking: TurnRanking) -> dict[str, Explanation]:
+    """The explanation of each chosen function, by name.
+
+    Args:
+        chosen: the functions routed, best first.
+        new: the new turn's candidates (every signal's raw score).
+        ranking: what fusion made of them (and of the recent context's).
+    """
+    by_name = {c.name: c for c in new}
+    best = max((c.lexical for c in new), default=0.0)
+    own = {f.name: f.score for f in ranking.new}
+    context = {f.name: f.score for f in ranking.recent} if ranking.context_weight > 0 else {}
+    found: dict[str, Explanation] = {}
+    for function in chosen:
+        name = function.function.name
+        # One found by the recent context only: the new turn's signals never saw it.
+        candidate = by_name.get(name) or Candidate(name, 0.0)
+        example = None
+        if candidate.example is not None and candidate.example_text is not None:
+            example = ExampleMatch(candidate.example_text, candidate.example)
+        found[name] = Explanation(
+            dense=candidate.cosine,
+            lexical=candidate.lexical / best if best > 0 else 0.0,
+            lexical_raw=candidate.lexical,
+            example=example,
+            context_weight=ranking.context_weight,
+            recent=context.get(name) if context else None,
+            weights=ranking.weights,
+            score_new=own.get(name, 0.0),
+        )
+    return found

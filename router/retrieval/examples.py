@@ -24,8 +24,6 @@ from dataclasses import dataclass
 from router.embedding import Embedder, Vectors
 from router.storage.base import Collection, CollectionSpec, PointData, Record, Storage
 
-__all__ = ["MAX_EXAMPLES", "MERGE_SIMILARITY", "Example", "ExampleStore", "Nearest", "reembed"]
-
 # A frequent function's requests spread wide: a cap of 64 dropped nearly half of APIBench's most used
 # function's requests and cost 0.03 R@1 (benchmarks/RESULTS.md, bounded usage examples).
 MAX_EXAMPLES = 256
@@ -120,26 +118,12 @@ class ExampleStore:
             if nearest and self.collection.count(match) >= MAX_EXAMPLES:
                 self.collection.delete([nearest[0].id])
             fit = float(words[i]) if words is not None else 0.0
-            self.collection.upsert([self._point(namespace, example, content_hash, vector, seq + i, fit)])
+            point = str(uuid.uuid5(_IDS, f"{namespace}\x00{example.name}\x00{example.text}"))
+            payload: dict[str, object] = {"namespace": namespace, "name": example.name, "text": example.text}
+            payload.update(hash=content_hash, seq=seq + i, words=fit)
+            self.collection.upsert([PointData(id=point, payload=payload, dense=vector)])
             kept += 1
         return kept
-
-    @staticmethod
-    def _point(
-        namespace: str, example: Example, content_hash: str, vector: list[float], seq: int, words: float
-    ) -> PointData:
-        return PointData(
-            id=str(uuid.uuid5(_IDS, f"{namespace}\x00{example.name}\x00{example.text}")),
-            payload={
-                "namespace": namespace,
-                "name": example.name,
-                "text": example.text,
-                "hash": content_hash,
-                "seq": seq,
-                "words": words,
-            },
-            dense=vector,
-        )
 
     def nearest(self, namespace: str, vector: Sequence[float], *, limit: int) -> dict[str, Nearest]:
         """The functions with an example near ``vector``, each with its closest example."""

@@ -35,8 +35,6 @@ import numpy as np
 
 from router.retrieval.scored import Candidate, Ranked
 
-__all__ = ["Weights", "adaptive", "hybrid", "lexical_share", "peak"]
-
 
 @dataclass(frozen=True)
 class Weights:

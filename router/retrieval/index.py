@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-import base64
 import builtins
 from collections.abc import Sequence
-
-import numpy as np
 
 from router.catalog.functions import FunctionDef, function_from_payload, point_id
 from router.catalog.records import Generation
 from router.embedding import Vectors
+from router.embedding.batching import pack, unpack
 from router.retrieval.examples import ExampleStore
 from router.retrieval.scored import ScoredFunction
 from router.retrieval.sparse import document_vector
@@ -80,7 +78,8 @@ class FunctionStore:
                     "name": f.name,
                     "hash": f.content_hash,
                     "definition": dict(f.definition),
-                    "facets": _pack(facets[i]),
+                    # float16: half the payload of float32, and cosines off by about 1e-3 at most.
+                    "facets": pack(facets[i], "<f2"),
                     "embedding_model": self.generation.model,
                     "text_template": self.generation.text,
                 },
@@ -96,7 +95,9 @@ class FunctionStore:
         records = self.collection.retrieve([point_id(namespace, n) for n in dict.fromkeys(names)], fields=_FACETS)
         # A generation written before facets were kept has none; it is served until its rebuild.
         dimension = self.generation.dimension
-        return {r.payload["name"]: _unpack(r.payload["facets"], dimension) for r in records if "facets" in r.payload}
+        return {
+            r.payload["name"]: unpack(r.payload["facets"], "<f2", dimension) for r in records if "facets" in r.payload
+        }
 
     def remove(self, namespace: str, names: Sequence[str]) -> None:
         """Delete functions of ``namespace`` by name, with their usage examples."""
@@ -137,12 +138,3 @@ class FunctionStore:
 HIT_FIELDS = ("name", "hash")
 _DEFINITIONS = ("name", "definition")
 _FACETS = ("name", "facets")
-
-
-def _pack(vectors: Vectors) -> str:
-    # float16: half the payload of float32, and cosines off by about 1e-3 at most.
-    return base64.b64encode(np.asarray(vectors, dtype="<f2").tobytes()).decode("ascii")
-
-
-def _unpack(text: str, dimension: int) -> Vectors:
-    return np.frombuffer(base64.b64decode(text), dtype="<f2").astype(np.float32).reshape(-1, dimension)

@@ -30,8 +30,6 @@ from router.retrieval.index import HIT_FIELDS, FunctionStore
 from router.retrieval.sparse import query_vector
 from router.storage.base import Search
 
-__all__ = ["CONTEXT_MESSAGES", "called_functions", "clauses", "learn", "usage_examples", "words_fit"]
-
 # Earlier messages read to find the request behind a call posted after it (one turn and then some).
 CONTEXT_MESSAGES = 20
 _ABBREVIATIONS = r"(?<!\bMr\.)(?<!\bMrs\.)(?<!\bMs\.)(?<!\bDr\.)(?<!\bSt\.)(?<!\bvs\.)(?<!\be\.g\.)(?<!\bi\.e\.)"

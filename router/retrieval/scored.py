@@ -6,8 +6,6 @@ from dataclasses import dataclass
 
 from router.catalog.functions import FunctionDef
 
-__all__ = ["Candidate", "Ranked", "ScoredFunction"]
-
 
 @dataclass(frozen=True)
 class ScoredFunction:

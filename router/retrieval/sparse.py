@@ -26,20 +26,6 @@ from typing import Any
 from router.catalog.functions import FunctionDef
 from router.storage.base import SparseVector
 
-__all__ = [
-    "AVERAGE_LENGTH",
-    "K1",
-    "B",
-    "affirmed",
-    "document_terms",
-    "document_vector",
-    "query_terms",
-    "query_vector",
-    "split_identifier",
-    "term_id",
-    "terms",
-]
-
 K1 = 1.2
 B = 0.75
 # Mean document length (in terms) of BFCL's 1,998 functions; a fixed constant keeps a
@@ -91,10 +77,6 @@ def _bigrams(words: Sequence[str]) -> list[str]:
     return [f"{a} {b}" for a, b in itertools.pairwise(words)]
 
 
-def _identifiers(text: str) -> list[str]:
-    return [match.lower() for match in _IDENTIFIER.findall(text)]
-
-
 def term_id(term: str) -> int:
     """The stable index of a term in sparse vectors (CRC-32 of its UTF-8 bytes)."""
     return zlib.crc32(term.encode())
@@ -103,7 +85,7 @@ def term_id(term: str) -> int:
 def query_terms(text: str) -> list[str]:
     """The distinct terms of a request: words, bigrams of adjacent words, whole identifiers."""
     words = terms(text)
-    return list(dict.fromkeys([*words, *_bigrams(words), *_identifiers(text)]))
+    return list(dict.fromkeys([*words, *_bigrams(words), *(m.lower() for m in _IDENTIFIER.findall(text))]))
 
 
 def query_vector(text: str) -> SparseVector:

@@ -59,11 +59,6 @@ def estimate_tokens(text: str) -> int:
     return len(_PIECES.findall(text))
 
 
-def _clip(text: str, budget: int) -> str:
-    pieces = list(_PIECES.finditer(text))
-    return text if len(pieces) <= budget else text[: pieces[budget - 1].end()]
-
-
 def _inputs(parameters: Mapping[str, Any], budget: int) -> list[str]:
     entries: list[str] = []
     properties = parameters.get("properties", {})
@@ -87,24 +82,28 @@ def readable_schema(function: FunctionDef) -> str:
     them, is fused in. The description is clipped first, then names are listed while they fit.
     """
     name = readable(function.name) or function.name
-    description = _clip(function.description.strip(), DESCRIPTION_BUDGET)
+    text = function.description.strip()
+    pieces = list(_PIECES.finditer(text))
+    description = text if len(pieces) <= DESCRIPTION_BUDGET else text[: pieces[DESCRIPTION_BUDGET - 1].end()]
     head = f"{name}. {description}" if description else name
     inputs = _inputs(function.parameters, TOKEN_BUDGET - estimate_tokens(head) - 2)
     return f"{head}\nInputs: {', '.join(inputs)}" if inputs else head
 
 
-def _words(identifier: str) -> str:
-    return " ".join(w.lower() for w in _WORDS.findall(identifier)) or identifier
+def words(identifier: str) -> list[str]:
+    """The lower-cased words of an identifier: ``getHTTPResponse_v2`` gives ``get http response v 2``."""
+    return [w.lower() for w in _WORDS.findall(identifier)]
 
 
 def _schema_text(name: str, schema: Any) -> str:
+    label = " ".join(words(name)) or name
     if not isinstance(schema, Mapping):
-        return _words(name)
+        return label
     parts = [schema.get("description")] if isinstance(schema.get("description"), str) else []
-    choices = schema.get("enum") or (schema.get("items") or {}).get("enum") if isinstance(schema, Mapping) else None
+    choices = schema.get("enum") or (schema.get("items") or {}).get("enum")
     if isinstance(choices, list) and choices:
         parts.append(", ".join(str(c) for c in choices[:12]))
-    text = f"{_words(name)}: {'; '.join(p for p in parts if p)}" if parts else _words(name)
+    text = f"{label}: {'; '.join(p for p in parts if p)}" if parts else label
     return text[:_FACET_CHARS]
 
 

@@ -5,8 +5,6 @@ from __future__ import annotations
 from pydantic import Field, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-__all__ = ["RouteSettings"]
-
 
 class RouteSettings(BaseSettings):
     """How a turn is routed, and what context comes back with it."""

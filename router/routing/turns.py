@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from router.catalog.functions import FunctionDef
@@ -19,10 +19,9 @@ from router.common.messages import context_texts
 from router.embedding import Vectors
 from router.retrieval.candidates import candidates, resolved
 from router.retrieval.catalogs import ActiveIndex, Catalogs
-from router.retrieval.context import TurnRanking, rank_turn
-from router.retrieval.explanation import Explanation, explain
+from router.retrieval.context import Explanation, explain, rank_turn
 from router.retrieval.learning import CONTEXT_MESSAGES, called_functions, learn
-from router.retrieval.scored import Candidate, ScoredFunction
+from router.retrieval.scored import ScoredFunction
 from router.retrieval.sparse import query_vector
 from router.routing.settings import RouteSettings
 from router.sessions.extraction import MemoryExtractor, StatementExtractor, memory_candidates
@@ -62,18 +61,6 @@ class Routed:
     memories: list[Memory] = field(default_factory=list)
     degraded: bool = False
     explanations: dict[str, Explanation] = field(default_factory=dict)
-
-
-@dataclass(frozen=True)
-class _Searched:
-    """What a turn's hop to storage after its embedding found."""
-
-    record: CatalogRecord
-    found: list[list[Candidate]]
-    ranking: TurnRanking
-    chosen: list[ScoredFunction]
-    pinned: list[ScoredFunction]
-    memories: list[Memory]
 
 
 class TurnRouter:
@@ -164,20 +151,15 @@ class TurnRouter:
         vectors = await index.embedder.query(texts)
         scope = scope_of(session_id=turn.session_id, user_id=turn.user_id)
         memory_store = await self.memories(index) if scope is not None and self.settings.max_memories else None
-        searched = await asyncio.to_thread(self._search, index, turn, record, texts, vectors, memory_store)
-        chosen, pinned = searched.chosen, searched.pinned
-        _check_pinned(turn.pinned, {p.function.name for p in pinned})
+        catalog, routed = await asyncio.to_thread(self._search, index, turn, record, texts, vectors, memory_store)
+        found = {p.function.name for p in routed.pinned}
+        for position, name in enumerate(turn.pinned):
+            if name not in found:
+                raise InvalidRequest(f"pinned[{position}]: no function named {name!r} in this catalog", field="pinned")
         if self._catalogs.pins is not None:
-            self._catalogs.pins.seen(turn.namespace, searched.record.pinned, [p.function for p in pinned])
-        return Routed(
-            functions=chosen,
-            pinned=pinned,
-            context=new_text,
-            recent_context=recent_text,
-            history=[as_message(m) for m in history[-turn.history_messages :]] if turn.history_messages else [],
-            memories=searched.memories,
-            explanations=explain(chosen, searched.found[0], searched.ranking) if turn.explain else {},
-        )
+            self._catalogs.pins.seen(turn.namespace, catalog.pinned, [p.function for p in routed.pinned])
+        kept = [as_message(m) for m in history[-turn.history_messages :]] if turn.history_messages else []
+        return replace(routed, history=kept)
 
     def _lookup(self, turn: Turn, session_id: str, history: HistoryStore) -> tuple[CatalogRecord, list[dict[str, Any]]]:
         record = self._catalogs.known(turn.namespace)
@@ -192,8 +174,11 @@ class TurnRouter:
         texts: Sequence[str],
         matrix: Vectors,
         memory_store: MemoryStore | None,
-    ) -> _Searched:
-        # Ranked here, off the event loop, so that only the chosen functions' definitions are read.
+    ) -> tuple[CatalogRecord, Routed]:
+        """The turn's catalog record and its answer but for the history.
+
+        Ranked here, off the event loop, so that only the chosen functions' definitions are read.
+        """
         vectors = [v.tolist() for v in matrix]
         if record is None:
             record = self._catalogs.known(turn.namespace)
@@ -220,20 +205,19 @@ class TurnRouter:
         memories: list[Memory] = []
         if memory_store is not None and scope is not None:
             memories = self._recall(index, turn.namespace, memory_store.rows(scope, [turn.namespace]), chosen, matrix)
-        return _Searched(record, found, ranking, chosen, pinned, memories)
+        explanations = explain(chosen, found[0], ranking) if turn.explain else {}
+        recent = texts[1] if len(texts) > 1 else ""
+        return record, Routed(chosen, pinned, texts[0], recent, memories=memories, explanations=explanations)
 
     def _recall(
         self, index: ActiveIndex, namespace: str, rows: MemoryRows, chosen: Sequence[ScoredFunction], vectors: Vectors
     ) -> list[Memory]:
-        if not len(rows):
+        if not rows.texts:
             return []
         facets = index.store.facets(namespace, [f.function.name for f in chosen])
         routed = [(f.score, facets[f.function.name]) for f in chosen if f.function.name in facets]
-        settings = RecallSettings(
-            limit=self.settings.max_memories,
-            margin=self.settings.memory_margin,
-            min_score=self.settings.memory_min_score,
-        )
+        own = self.settings
+        settings = RecallSettings(limit=own.max_memories, margin=own.memory_margin, min_score=own.memory_min_score)
         recent = vectors[1] if len(vectors) > 1 else None
         return rank(rows, vectors[0], recent=recent, functions=routed, settings=settings)
 
@@ -294,12 +278,6 @@ class TurnRouter:
         memories = await self.memories(self._catalogs.index)
         await asyncio.to_thread(memories.forget, f"session:{session_id}")
         return count
-
-
-def _check_pinned(requested: Sequence[str], found: set[str]) -> None:
-    for position, name in enumerate(requested):
-        if name not in found:
-            raise InvalidRequest(f"pinned[{position}]: no function named {name!r} in this catalog", field="pinned")
 
 
 def pinned_first(routed: Routed) -> list[tuple[FunctionDef, float, bool]]:

@@ -5,6 +5,7 @@ Every line logged while a request is served carries its ``request_id``.
 
 from __future__ import annotations
 
+import argparse
 import json
 import logging
 import sys
@@ -59,6 +60,12 @@ def handler(fmt: str = "json", stream: TextIO | None = None) -> logging.Handler:
     made.setFormatter(JsonFormatter() if fmt == "json" else TextFormatter())
     made.addFilter(RequestIdFilter())
     return made
+
+
+def add_flags(container: argparse._ActionsContainer) -> None:
+    """Add ``--log-level`` and ``--log-format`` to a command's flags."""
+    container.add_argument("--log-level", choices=["debug", "info", "warning", "error"])
+    container.add_argument("--log-format", choices=["json", "text"])
 
 
 def configure(level: str = "info", fmt: str = "json") -> None:

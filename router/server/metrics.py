@@ -3,12 +3,24 @@
 Each app has its own registry (several apps in one process never share a series), and the
 hot path only observes a histogram or bumps a counter. Catalog sizes are read from storage
 when ``/metrics`` is scraped, so they are true in server mode too, where other processes sync.
+
+``Traffic`` reads route latency percentiles and request rates from the request histogram.
+Percentiles are estimated from its buckets the way Prometheus's ``histogram_quantile`` does
+(linear within a bucket). The recent figures are the difference between now and the newest
+reading at least a minute old (or the oldest one kept), so a page that polls the status sees
+about the last minute; the first reading covers the time since the process started.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterator, Mapping
+import math
+import time
+from collections import deque
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import partial
+from typing import Any
 
 from prometheus_client import (
     CONTENT_TYPE_LATEST,
@@ -22,14 +34,16 @@ from prometheus_client.core import GaugeMetricFamily, Metric
 
 from router.catalog.records import CatalogRecord
 from sync.diff import Summary
-
-__all__ = ["CONTENT_TYPE", "Metrics", "source_kind"]
+from sync.reconcile import SyncCounters
 
 CONTENT_TYPE = CONTENT_TYPE_LATEST
 # A route costs milliseconds (one query encode, a few searches); catalog writes up to minutes.
 LATENCY_BUCKETS = (0.002, 0.005, 0.01, 0.015, 0.02, 0.03, 0.05, 0.075, 0.1, 0.15, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 60.0)
 ENCODE_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.015, 0.02, 0.03, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5)
 BATCH_BUCKETS = (1, 2, 4, 8, 16, 32, 64, 128)
+ROUTE = ("POST", "/v1/route")
+WINDOW_SECONDS = 60.0
+QUANTILES = (0.5, 0.9, 0.99)
 
 log = logging.getLogger(__name__)
 CatalogReader = Callable[[], Mapping[str, CatalogRecord]]
@@ -76,63 +90,50 @@ class _Catalogs:
         return GaugeMetricFamily("router_storage_up", "1 when storage answered the last scrape, else 0.", value=value)
 
 
-class Metrics:
+class Metrics(SyncCounters):
     """The process's metrics in a registry of their own."""
 
     def __init__(self) -> None:
         self.registry = registry = CollectorRegistry()
-        self.requests = Histogram(
+        counter, histogram = partial(Counter, registry=registry), partial(Histogram, registry=registry)
+        self.requests = histogram(
             "router_http_request_duration_seconds",
             "HTTP requests by method, route template and status, with their duration.",
             ["method", "path", "status"],
             buckets=LATENCY_BUCKETS,
-            registry=registry,
         )
-        self.errors = Counter(
-            "router_errors", "Error answers by status and error kind.", ["status", "error"], registry=registry
-        )
-        self.encode = Histogram(
+        self.errors = counter("router_errors", "Error answers by status and error kind.", ["status", "error"])
+        self.encode = histogram(
             "router_encode_duration_seconds",
             "Model calls by kind (query, catalog, memory, example), with their duration.",
             ["kind"],
             buckets=ENCODE_BUCKETS,
-            registry=registry,
         )
-        self.batch = Histogram(
-            "router_encode_batch_size",
-            "Texts per model call, by kind.",
-            ["kind"],
-            buckets=BATCH_BUCKETS,
-            registry=registry,
+        self.batch = histogram(
+            "router_encode_batch_size", "Texts per model call, by kind.", ["kind"], buckets=BATCH_BUCKETS
         )
-        self.applies = Counter(
+        self.applies = counter(
             "router_sync_applies",
             "Catalog reconciles by source kind and outcome (changed, unchanged, failed, rejected).",
             ["source", "outcome"],
-            registry=registry,
         )
-        self.functions = Counter(
+        self.functions = counter(
             "router_sync_functions",
             "Functions reconciled, by source kind and change (added, updated, removed, unchanged).",
             ["source", "change"],
-            registry=registry,
         )
-        self.functions_written = Counter(
-            "router_sync_functions_written",
-            "Functions embedded and written so far (grows while a large sync runs).",
-            registry=registry,
+        self.functions_written = counter(
+            "router_sync_functions_written", "Functions embedded and written so far (grows while a large sync runs)."
         )
-        self.degraded = Counter(
-            "router_route_degraded",
-            "Routes answered with the pinned functions only, storage being down.",
-            registry=registry,
+        self.degraded = counter(
+            "router_route_degraded", "Routes answered with the pinned functions only, storage being down."
         )
-        self.routes = Counter(
+        self.routes = counter(
             "router_routes",
             "Turns routed, by endpoint: route (POST /v1/route) or tool_search (POST /v1/tool_search).",
             ["endpoint"],
-            registry=registry,
         )
+        self.written = 0  # as functions_written counts it, for the status
         self.catalogs = _Catalogs()
         registry.register(self.catalogs)
         ProcessCollector(registry=registry)
@@ -169,7 +170,101 @@ class Metrics:
     def wrote(self, functions: int) -> None:
         """Record functions embedded and written by a sync."""
         self.functions_written.inc(functions)
+        self.written += functions
 
     def render(self) -> bytes:
         """The text exposition of every metric (reads catalog sizes from storage)."""
         return generate_latest(self.registry)
+
+
+@dataclass(frozen=True)
+class Reading:
+    """The route histogram at one moment: cumulative bucket counts of successful routes, and all routes."""
+
+    at: float
+    buckets: tuple[tuple[float, float], ...]
+    requests: float
+    errors: float
+
+    def minus(self, earlier: Reading) -> Reading:
+        """What happened between ``earlier`` and this reading."""
+        before = dict(earlier.buckets)
+        buckets = tuple((bound, count - before.get(bound, 0.0)) for bound, count in self.buckets)
+        return Reading(self.at - earlier.at, buckets, self.requests - earlier.requests, self.errors - earlier.errors)
+
+
+def quantile(q: float, buckets: Sequence[tuple[float, float]]) -> float | None:
+    """The ``q`` quantile of a histogram given as (upper bound, cumulative count) pairs, sorted; None when empty."""
+    if not buckets or buckets[-1][1] <= 0:
+        return None
+    rank = q * buckets[-1][1]
+    lower, below = 0.0, 0.0
+    for bound, count in buckets:
+        if count >= rank and count > below:
+            if math.isinf(bound):
+                return lower  # beyond the last finite bucket: its bound is all that is known
+            return lower + (bound - lower) * (rank - below) / (count - below)
+        lower, below = bound, count
+    return lower
+
+
+def read(metrics: Metrics, *, now: float) -> Reading:
+    """The route histogram of ``metrics`` now."""
+    buckets: dict[float, float] = {}
+    requests = errors = 0.0
+    for family in metrics.requests.collect():
+        for sample in family.samples:
+            labels = sample.labels
+            if (labels.get("method"), labels.get("path")) != ROUTE:
+                continue
+            ok = labels.get("status", "").startswith("2")
+            if sample.name.endswith("_count"):
+                requests += sample.value
+                errors += 0.0 if ok else sample.value
+            elif sample.name.endswith("_bucket") and ok:
+                bound = float(labels["le"])
+                buckets[bound] = buckets.get(bound, 0.0) + sample.value
+    return Reading(now, tuple(sorted(buckets.items())), requests, errors)
+
+
+def _figures(span: Reading) -> dict[str, Any]:
+    seconds = max(span.at, 1e-9)
+    figures: dict[str, Any] = {
+        "seconds": round(span.at, 3),
+        "requests": int(span.requests),
+        "errors": int(span.errors),
+        "rate_per_second": round(span.requests / seconds, 4),
+    }
+    for q in QUANTILES:
+        value = quantile(q, span.buckets)
+        figures[f"p{round(q * 100)}_ms"] = None if value is None else round(value * 1000, 2)
+    return figures
+
+
+@dataclass
+class Traffic:
+    """Readings of the route histogram kept for a minute, to tell recent rates and percentiles."""
+
+    metrics: Metrics
+    clock: Callable[[], float] = time.monotonic
+    started: float = field(init=False)
+    _readings: deque[Reading] = field(init=False, default_factory=deque)
+
+    def __post_init__(self) -> None:
+        self.started = self.clock()
+
+    def summary(self) -> dict[str, Any]:
+        """Route figures over the recent window and since the process started."""
+        now = self.clock()
+        current = read(self.metrics, now=now)
+        # The base is the newest reading at least a window old (or the oldest one, when all are younger).
+        while len(self._readings) > 1 and now - self._readings[1].at >= WINDOW_SECONDS:
+            self._readings.popleft()
+        origin = Reading(self.started, (), 0.0, 0.0)
+        base = self._readings[0] if self._readings else origin
+        self._readings.append(current)
+        return {
+            "route": "POST /v1/route",
+            "recent": _figures(current.minus(base)),
+            "since_start": _figures(current.minus(origin)),
+        }

@@ -11,20 +11,24 @@ generation whose vectors are not all there yet.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+import sys
 from dataclasses import dataclass, field
+from pathlib import Path
+
+from qdrant_client.http.exceptions import UnexpectedResponse
 
 from router.catalog.records import META
+from router.server.runtime import open_server
+from router.server.settings import StorageSettings
 from router.sessions.history import MESSAGES
 from router.storage.base import Collection, CollectionSpec, Storage
-from router.storage.edge_export import EdgeExport, StoredCollection
+from router.storage.edge_export import EdgeExport, StoredCollection, collection_names
+from sync.reconcile import ProgressFactory
 
 log = logging.getLogger(__name__)
 # Collections of fixed name are created as the router itself would; the others (one per
 # model or generation) are described by the data directory.
 _KNOWN: dict[str, CollectionSpec] = {spec.name: spec for spec in (META, MESSAGES)}
-Progress = Callable[[int, int], None]
-ProgressFactory = Callable[[str, int], Progress]
 
 
 @dataclass(frozen=True)
@@ -82,10 +86,6 @@ class Migration:
         return lines
 
 
-def _order(names: list[str]) -> list[str]:
-    return sorted(names, key=lambda name: (name == META.name, name))
-
-
 def migrate(
     source: EdgeExport,
     target: Storage,
@@ -99,14 +99,12 @@ def migrate(
     Args:
         source: the embedded data directory, opened (and locked) for reading.
         target: the server storage.
-        batch: points per write.
+        batch: points per write (at least 1).
         prune: delete the points of the server's copies that the data directory does not hold.
         progress: makes a progress callback per collection, given its name and point count.
     """
-    if batch < 1:
-        raise ValueError(f"batch must be at least 1, not {batch}")
     migration = Migration()
-    for name in _order(source.names()):
+    for name in sorted(source.names(), key=lambda name: (name == META.name, name)):
         with source.open(name) as stored:
             spec = _KNOWN.get(name, stored.spec)
             copy = _copy(stored, target.collection(spec), batch=batch, prune=prune, progress=progress)
@@ -138,3 +136,44 @@ def _copy(
             collection.delete(stale[start : start + batch])
         pruned = len(stale)
     return CollectionCopy(stored.spec.name, stored.count, collection.count(), pruned)
+
+
+def command(
+    settings: StorageSettings, data: Path, *, batch: int, prune: bool, progress: ProgressFactory | None = None
+) -> int:
+    """``router migrate``: copy ``data`` to the configured server; the exit status.
+
+    2 for a bad command line, 3 when the server refuses a collection, else as ``copy_directory``.
+    """
+    if batch < 1:
+        print(f"router migrate: --batch must be at least 1, not {batch}", file=sys.stderr)  # noqa: T201
+        return 2
+    if not data.is_dir():
+        print(f"router migrate: data directory {data} does not exist", file=sys.stderr)  # noqa: T201
+        return 2
+    target = open_server(settings)
+    try:
+        return copy_directory(data, target, batch=batch, prune=prune, progress=progress)
+    except UnexpectedResponse as exc:
+        # A collection of that name with other vectors, say: say what the server answered.
+        detail = exc.content.decode(errors="replace")[:500]
+        print(f"router migrate: {target.location} refused ({exc.status_code}): {detail}", file=sys.stderr)  # noqa: T201
+        return 3
+    finally:
+        target.close()
+
+
+def copy_directory(
+    data: Path, target: Storage, *, batch: int = 256, prune: bool = False, progress: ProgressFactory | None = None
+) -> int:
+    """Copy the data directory to ``target`` and print a line per collection; 1 when the counts disagree."""
+    if not collection_names(data):
+        print(f"router migrate: {data} holds no router data", file=sys.stderr)  # noqa: T201
+        return 2
+    source = EdgeExport(data)
+    try:
+        result = migrate(source, target, batch=batch, prune=prune, progress=progress)
+    finally:
+        source.close()
+    print("\n".join(result.report(source=str(data), target=target.location)))  # noqa: T201
+    return 0 if result.verified else 1

@@ -6,17 +6,18 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Callable, Coroutine
+from dataclasses import fields
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from router.embedding import Embedder, EmbedderPool
 from router.retrieval.catalogs import Catalogs
-from router.retrieval.pins import PinnedFunctions, read_pins
 from router.routing.turns import TurnRouter
 from router.server.metrics import Metrics
 from router.server.settings import EmbeddingSettings, Settings, StorageSettings
 from router.sessions.extraction import MemoryExtractor
 from router.storage.base import Storage, StorageUnavailable
-from sync.progress import ProgressFactory
+from sync.reconcile import ProgressFactory
 from sync.service import CatalogService
 from sync.worker import DirectorySync
 
@@ -42,36 +43,15 @@ def open_server(settings: StorageSettings) -> ClientStorage:
 
     if settings.qdrant_url is None:
         raise ValueError("no Qdrant URL is set (ROUTER_STORAGE_QDRANT_URL or --qdrant-url)")
-    cluster = ClusterOptions(
-        shard_number=settings.shard_number,
-        replication_factor=settings.replication_factor,
-        write_consistency_factor=settings.write_consistency_factor,
-        write_ordering=settings.write_ordering,
-        read_consistency=settings.read_consistency,
-    )
-    return ClientStorage.from_url(
-        settings.qdrant_url,
-        api_key=settings.api_key,
-        prefix=settings.prefix,
-        timeout=settings.timeout,
-        cluster=cluster,
-        hnsw_ef=settings.hnsw_ef,
-    )
+    cluster = ClusterOptions(**settings.model_dump(include={f.name for f in fields(ClusterOptions)}))
+    options = settings.model_dump(include={"api_key", "prefix", "timeout", "hnsw_ef"})
+    return ClientStorage.from_url(settings.qdrant_url, cluster=cluster, **options)
 
 
 def embedder_loader(settings: EmbeddingSettings) -> Callable[[str], Embedder]:
     """Builds embedders for any model name with the configured device, batch size and threads."""
-
-    def load(model: str) -> Embedder:
-        return Embedder(
-            model,
-            device=settings.device,
-            batch_size=settings.batch_size,
-            threads=settings.threads,
-            lanes=settings.lanes,
-        )
-
-    return load
+    options = settings.model_dump(include={"device", "batch_size", "threads", "lanes"})
+    return partial(Embedder, **options)
 
 
 class Runtime:
@@ -140,11 +120,10 @@ class Runtime:
 
     def readiness(self) -> dict[str, bool]:
         """Each readiness condition: model loaded, storage open, first sync done."""
-        worker = self.worker
         return {
             "storage": self._storage is not None,
             "model": self._service is not None and self._service.catalogs.ready,
-            "first_sync": self.started.is_set() and (worker is None or worker.first_pass_done.is_set()),
+            "first_sync": self.started.is_set() and (self.worker is None or self.worker.first_pass_done.is_set()),
         }
 
     async def start(self) -> None:
@@ -167,9 +146,7 @@ class Runtime:
             await service.open()
             catalogs = service.catalogs
             if self.settings.route.fail_open:
-                catalogs.pins = PinnedFunctions()
-                if catalogs.ready:
-                    catalogs.pins = await read_pins(await catalogs.records(), catalogs.index.store)
+                await catalogs.keep_pins()
             self.metrics.catalogs.read = catalogs.meta.catalogs
             self._service = service
             self._turns = TurnRouter(

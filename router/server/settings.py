@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field, ValidationError, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from router.api.keys import AuthSettings
@@ -153,6 +153,11 @@ class ServerSettings(BaseSettings):
     port: int = Field(8000, ge=0, le=65535)
     log_level: Literal["debug", "info", "warning", "error"] = "info"
     log_format: Literal["json", "text"] = "json"
+
+
+def problems(exc: ValidationError) -> str:
+    """What is wrong with the settings, in one line."""
+    return "; ".join(str(e["msg"]).removeprefix("Value error, ") for e in exc.errors())
 
 
 class Settings:

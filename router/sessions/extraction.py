@@ -21,8 +21,8 @@ from typing import Any, Protocol
 from router.common.messages import message_text
 from router.sessions.history import message_source
 
-__all__ = ["MemoryExtractor", "StatementExtractor", "is_memory", "memory_candidates"]
-
+MIN_WORDS = 2
+MAX_CHARS = 400
 _SENTENCE = re.compile(r"(?<=[.!?;])\s+|\n+|(?<=\w)\s*[:]\s+(?=[A-Z])")
 _FLAGS = re.IGNORECASE
 # "Please remember that ...", "FYI, ...": what follows is meant to be kept.
@@ -153,15 +153,11 @@ def _clean(raw: str) -> str:
     return " ".join(raw.replace("\u2019", "'").split()).strip(" -*•>\"'")
 
 
-def _expanded(text: str) -> str:
-    for pattern, replacement in _CONTRACTIONS:
-        text = pattern.sub(replacement, text)
-    return text
-
-
 def is_memory(sentence: str) -> bool:
     """Whether one sentence states something lasting about the user (a preference, a fact, a rule)."""
-    text = _expanded(_clean(sentence).rstrip(".!;"))
+    text = _clean(sentence).rstrip(".!;")
+    for pattern, replacement in _CONTRACTIONS:
+        text = pattern.sub(replacement, text)
     if not text or text.endswith("?") or _QUESTION.search(text) or _DATA.search(text) or _NEVER.search(text):
         return False
     if _INSTRUCTION.search(text):
@@ -182,16 +178,9 @@ class StatementExtractor:
     """Keeps the durable statements a user makes about themselves, one sentence each.
 
     A sentence the user asks to be remembered ("please remember that ...") is kept whatever
-    its form; otherwise ``is_memory`` decides.
-
-    Args:
-        min_words: shorter sentences are not kept.
-        max_chars: longer sentences are not kept (pasted text, not a statement).
+    its form; otherwise ``is_memory`` decides. Sentences under ``MIN_WORDS`` words or over
+    ``MAX_CHARS`` characters (pasted text, not a statement) are not kept.
     """
-
-    def __init__(self, *, min_words: int = 2, max_chars: int = 400) -> None:
-        self._min_words = min_words
-        self._max_chars = max_chars
 
     def extract(self, text: str) -> list[str]:
         """The durable statements of ``text``, in order, each once."""
@@ -205,7 +194,7 @@ class StatementExtractor:
             if not asked and not is_memory(sentence):
                 continue
             kept = kept.strip(" ,")
-            if len(kept.split()) < self._min_words or len(kept) > self._max_chars:
+            if len(kept.split()) < MIN_WORDS or len(kept) > MAX_CHARS:
                 continue
             kept = kept[0].upper() + kept[1:]
             if kept not in found:

@@ -80,10 +80,10 @@ class HistoryStore:
         kept = [m for m in messages if message_source(m) != "history"]
         stamped: list[dict[str, Any]] = []
         points = []
+        now = time.time()
         for seq, message in zip(self._seq.take(len(kept)), kept, strict=True):
             body = {k: v for k, v in message.items() if k not in _STAMP}
-            record = {**body, "session_id": session_id, "seq": seq, "source": message_source(message)}
-            record["stored_at"] = time.time()
+            record = {**body, "session_id": session_id, "seq": seq, "source": message_source(message), "stored_at": now}
             if user_id is not None:
                 record["user_id"] = user_id
             if namespace is not None:

@@ -3,15 +3,21 @@
 What becomes a memory is decided by ``router.sessions.extraction``; which memories come back
 with a turn by ``router.sessions.recall``. Each memory keeps its vector in its payload too, so
 a route reads a scope's memories with their vectors in one scroll and ranks them in numpy.
+
+Vectors of two models never mix, so each model has its own memories collection
+(``memory_spec``). When the served model changes (a new generation), every memory is embedded
+again with the new model, keeping its scope, namespace, session and time; a second pass just
+before the switch catches memories stored or deleted while the first one ran.
 """
 
 from __future__ import annotations
 
-import base64
+import asyncio
 import builtins
 import hashlib
 import time
 import uuid
+from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from itertools import islice
@@ -19,26 +25,18 @@ from typing import Any
 
 import numpy as np
 
-from router.embedding import Vectors
+from router.embedding import Embedder, Vectors
+from router.embedding.batching import pack, unpack
 from router.storage.base import Collection, CollectionSpec, PointData, Record, Storage
-
-__all__ = [
-    "ANY_NAMESPACE",
-    "Memory",
-    "MemoryRows",
-    "MemoryStore",
-    "StoredMemory",
-    "memory_context",
-    "memory_spec",
-    "scope_of",
-    "user_scope",
-]
 
 _IDS = uuid.UUID("9a7b6c5d-4e3f-4a1b-8c2d-1e0f9a8b7c6d")
 # Memories posted without a namespace hold in every namespace of their scope.
 ANY_NAMESPACE = "*"
 # A route reads at most this many memories of a scope (the newest when there are more).
 SCAN_LIMIT = 256
+# A new memory this similar to a stored one is the same memory.
+DUPLICATE_SCORE = 0.95
+REEMBED_BATCH = 256
 _FIELDS = ("text", "namespace", "created_at", "session_id", "vector")
 
 
@@ -80,9 +78,6 @@ class MemoryRows:
     texts: list[str]
     vectors: np.ndarray
 
-    def __len__(self) -> int:
-        return len(self.texts)
-
 
 def memory_spec(model: str, dimension: int) -> CollectionSpec:
     """The memories collection of one embedding model (vectors of two models never mix)."""
@@ -90,18 +85,6 @@ def memory_spec(model: str, dimension: int) -> CollectionSpec:
     return CollectionSpec(
         name=f"memories-{key}", dense_size=dimension, tenant_field="scope", keyword_fields=("namespace",)
     )
-
-
-def _encode(vector: np.ndarray) -> str:
-    return base64.b64encode(np.asarray(vector, dtype="<f4").tobytes()).decode("ascii")
-
-
-def _decode(text: str, dimension: int) -> np.ndarray | None:
-    try:
-        vector = np.frombuffer(base64.b64decode(text), dtype="<f4")
-    except (ValueError, TypeError):
-        return None
-    return vector if vector.shape == (dimension,) else None
 
 
 def _stored(record: Record) -> StoredMemory:
@@ -116,12 +99,10 @@ class MemoryStore:
 
     Args:
         collection: the memories collection of the embedding model in use.
-        duplicate_score: a new memory this similar to a stored one is the same memory.
     """
 
-    def __init__(self, collection: Collection, *, duplicate_score: float = 0.95) -> None:
+    def __init__(self, collection: Collection) -> None:
         self._collection = collection
-        self._duplicate = duplicate_score
         self._dimension = collection.spec.dense_size or 0
 
     @classmethod
@@ -144,16 +125,15 @@ class MemoryStore:
         ``created_at`` keeps the original times when memories are copied (a model change).
         """
         points: list[PointData] = []
+        where = {"scope": scope, "namespace": namespace}
         for position, (text, vector) in enumerate(zip(texts, vectors, strict=True)):
-            near = self._collection.search(
-                dense=vector.tolist(), match={"scope": scope, "namespace": namespace}, limit=1
-            )
-            if near and near[0].score >= self._duplicate:
+            near = self._collection.search(dense=vector.tolist(), match=where, limit=1)
+            if near and near[0].score >= DUPLICATE_SCORE:
                 continue
             key = f"{scope}\x00{namespace}\x00{' '.join(text.lower().split())}"
             when = created_at[position] if created_at is not None else time.time()
-            payload: dict[str, Any] = {"scope": scope, "namespace": namespace, "text": text}
-            payload.update(session_id=session_id, created_at=when, vector=_encode(vector))
+            payload: dict[str, Any] = {**where, "text": text, "session_id": session_id, "created_at": when}
+            payload["vector"] = pack(vector, "<f4")
             points.append(PointData(id=str(uuid.uuid5(_IDS, key)), payload=payload, dense=vector.tolist()))
         self._collection.upsert(points)
         return len(points)
@@ -164,21 +144,15 @@ class MemoryStore:
         records = list(islice(self._collection.scroll(where, fields=("text", "vector", "created_at")), limit * 4))
         if len(records) > limit:
             records = sorted(records, key=lambda r: r.payload.get("created_at", 0.0))[-limit:]
-        texts: list[str] = []
-        vectors: list[np.ndarray] = []
-        for record in records:
-            vector = _decode(record.payload.get("vector", ""), self._dimension)
-            if vector is not None:
-                texts.append(record.payload["text"])
-                vectors.append(vector)
-        matrix = np.stack(vectors) if vectors else np.zeros((0, self._dimension), dtype=np.float32)
-        return MemoryRows(texts, matrix)
+        # Memories stored before their vector was kept in the payload are listed, never recalled.
+        kept = [r for r in records if "vector" in r.payload]
+        vectors = [unpack(r.payload["vector"], "<f4", self._dimension) for r in kept]
+        matrix = np.concatenate(vectors) if vectors else np.zeros((0, self._dimension), dtype=np.float32)
+        return MemoryRows([r.payload["text"] for r in kept], matrix)
 
     def list(self, scope: str, *, namespace: str | None = None) -> list[StoredMemory]:
         """Every memory of a scope (of one namespace when given), oldest first."""
-        where: dict[str, str] = {"scope": scope}
-        if namespace is not None:
-            where["namespace"] = namespace
+        where = {"scope": scope} | ({"namespace": namespace} if namespace is not None else {})
         records = self._collection.scroll(where, fields=[f for f in _FIELDS if f != "vector"])
         return sorted((_stored(r) for r in records), key=lambda m: (m.created_at, m.id))
 
@@ -210,10 +184,6 @@ class MemoryStore:
         self._collection.delete_where({"scope": scope})
         return count
 
-    def all(self, scope: str, namespace: str) -> builtins.list[str]:
-        """Every memory text of a scope and namespace."""
-        return [m.text for m in self.list(scope, namespace=namespace)]
-
     def every(self) -> builtins.list[tuple[str, StoredMemory]]:
         """Every memory of every scope, with its scope (to copy them to another model)."""
         records = self._collection.scroll(None, fields=["scope", *[f for f in _FIELDS if f != "vector"]])
@@ -226,3 +196,46 @@ def memory_context(memories: Sequence[Memory]) -> str:
         return ""
     lines = "\n".join(f"- {m.text}" for m in memories)
     return f"Relevant things the user said before, most relevant first:\n{lines}"
+
+
+async def reembed_memories(storage: Storage, *, source: tuple[str, int], target: Embedder) -> int:
+    """Make the target model's memories those of the source model; returns how many were embedded.
+
+    Memories already in the target (same scope, namespace and text) are not embedded again, and
+    target memories no longer in the source are deleted, so calling it twice costs the changes only.
+
+    Args:
+        storage: where both collections live.
+        source: the previous model's name and dimension.
+        target: the new model.
+    """
+    model, dimension = source
+    if model == target.model_name or not await asyncio.to_thread(storage.exists, memory_spec(model, dimension).name):
+        return 0
+    old = await asyncio.to_thread(MemoryStore.open, storage, model=model, dimension=dimension)
+    new = await asyncio.to_thread(MemoryStore.open, storage, model=target.model_name, dimension=target.dimension)
+    wanted = await asyncio.to_thread(old.every)
+    present = {m.id for _, m in await asyncio.to_thread(new.every)}
+    gone = present - {m.id for _, m in wanted}
+    if gone:
+        await asyncio.to_thread(new.delete_ids, sorted(gone))
+    groups: dict[tuple[str, str, str | None], list[StoredMemory]] = defaultdict(list)
+    for scope, memory in wanted:
+        if memory.id not in present:
+            groups[(scope, memory.namespace, memory.session_id)].append(memory)
+    embedded = 0
+    for (scope, namespace, session_id), memories in groups.items():
+        for start in range(0, len(memories), REEMBED_BATCH):
+            part = memories[start : start + REEMBED_BATCH]
+            texts, created = [m.text for m in part], [m.created_at for m in part]
+            vectors = await target.embed(texts, kind="memory")
+            await asyncio.to_thread(
+                new.add, scope, namespace, texts, vectors, session_id=session_id, created_at=created
+            )
+            embedded += len(part)
+    return embedded
+
+
+def drop_memories(storage: Storage, *, model: str, dimension: int) -> None:
+    """Remove a model's memories collection (after its memories moved to the new model)."""
+    storage.drop(memory_spec(model, dimension).name)

@@ -25,8 +25,6 @@ import numpy as np
 
 from router.sessions.memory import Memory, MemoryRows
 
-__all__ = ["RecallSettings", "rank"]
-
 
 @dataclass(frozen=True)
 class RecallSettings:

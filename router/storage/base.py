@@ -10,12 +10,11 @@ a list value matches any of its items.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from typing import Any, Protocol
 
 Match = Mapping[str, str | int | bool | Sequence[str]]
-Fusion = Literal["rrf", "dbsf"]
 DENSE = "dense"
 SPARSE = "sparse"
 # Dense search breadth on a Qdrant server's HNSW-indexed segments: the least ef measured to keep
@@ -77,6 +76,11 @@ class Record:
 
     id: str
     payload: dict[str, Any] = field(default_factory=dict)
+
+
+def sorted_by(records: Iterable[Record], field: str) -> list[Record]:
+    """``records`` in ``scroll``'s order: by an integer payload field, those lacking it last."""
+    return sorted(records, key=lambda r: (field not in r.payload, r.payload.get(field, 0)))
 
 
 @dataclass(frozen=True)
@@ -146,14 +150,9 @@ class Collection(Protocol):
         sparse: SparseVector | None = None,
         match: Match | None = None,
         limit: int = 10,
-        fusion: Fusion = "rrf",
-        prefetch_limit: int = 50,
         fields: Sequence[str] | None = None,
     ) -> list[Hit]:
-        """Nearest points by the dense vector, the sparse one, or both fused.
-
-        ``fields`` limits the payload of each hit to those keys (all when None).
-        """
+        """One ``Search``: nearest points by the dense vector, or else by the sparse one."""
 
     def searches(self, requests: Sequence[Search]) -> list[list[Hit]]:
         """Several searches in one call to the engine, their hits in the order of ``requests``."""

@@ -10,7 +10,6 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any
 
 import httpx
 from qdrant_client import QdrantClient, models
@@ -21,7 +20,6 @@ from router.storage.base import (
     HNSW_EF,
     SPARSE,
     CollectionSpec,
-    Fusion,
     Hit,
     Match,
     PointData,
@@ -29,9 +27,17 @@ from router.storage.base import (
     Search,
     SparseVector,
     StorageUnavailable,
+    sorted_by,
 )
-from router.storage.client_models import to_filter, to_hits, to_records, to_sparse, to_struct
-from router.storage.client_schema import create_collection, ensure_indexes
+from router.storage.client_schema import (
+    create_collection,
+    ensure_indexes,
+    to_filter,
+    to_hits,
+    to_records,
+    to_sparse,
+    to_struct,
+)
 from router.storage.cluster import ClusterOptions
 
 _PAGE = 1024
@@ -77,11 +83,6 @@ class ClientCollection:
         """The spec the collection was opened with."""
         return self._spec
 
-    @property
-    def name(self) -> str:
-        """The collection's name on the server (with the prefix)."""
-        return self._name
-
     def upsert(self, points: Sequence[PointData]) -> None:
         """Insert or replace points by id; applied (on enough replicas) when it returns."""
         if not points:
@@ -120,13 +121,9 @@ class ClientCollection:
         With ``order_by`` all matching points are fetched first; those lacking the field come last.
         ``fields`` limits the payload returned to those keys.
         """
-        if order_by is None:
-            yield from self._pages(match, fields)
-            return
         # Qdrant's own order_by disables offset paging, so sort client-side instead.
-        records = list(self._pages(match, fields))
-        records.sort(key=lambda r: (order_by not in r.payload, r.payload.get(order_by, 0)))
-        yield from records
+        pages = self._pages(match, fields)
+        yield from pages if order_by is None else sorted_by(pages, order_by)
 
     def _pages(self, match: Match | None, fields: Sequence[str] | None = None) -> Iterator[Record]:
         flt = to_filter(match)
@@ -143,14 +140,9 @@ class ClientCollection:
 
     def latest(self, match: Match, *, order_by: str, limit: int) -> list[Record]:
         """The ``limit`` matching points with the highest ``order_by``, highest first."""
+        order = models.OrderBy(key=order_by, direction=models.Direction.DESC)
         with _reachable(self._where):
-            page, _ = self._client.scroll(
-                self._name,
-                to_filter(match),
-                limit=limit,
-                order_by=models.OrderBy(key=order_by, direction=models.Direction.DESC),
-                **self._reads,
-            )
+            page, _ = self._client.scroll(self._name, to_filter(match), limit=limit, order_by=order, **self._reads)
         return to_records(page)
 
     def count(self, match: Match | None = None) -> int:
@@ -165,45 +157,10 @@ class ClientCollection:
         sparse: SparseVector | None = None,
         match: Match | None = None,
         limit: int = 10,
-        fusion: Fusion = "rrf",
-        prefetch_limit: int = 50,
         fields: Sequence[str] | None = None,
     ) -> list[Hit]:
-        """Nearest points by the dense vector, the sparse one, or both fused.
-
-        An empty sparse vector counts as absent; with neither vector the result is empty.
-        ``fields`` limits each hit's payload to those keys.
-        """
-        flt = to_filter(match)
-        dense_q = [float(x) for x in dense] if dense is not None else None
-        sparse_q = to_sparse(sparse) if sparse is not None and sparse.indices else None
-        args: dict[str, Any]
-        if dense_q is not None and sparse_q is not None:
-            depth = max(prefetch_limit, limit)
-            method = models.Fusion.RRF if fusion == "rrf" else models.Fusion.DBSF
-            args = {
-                "query": models.FusionQuery(fusion=method),
-                "prefetch": [
-                    models.Prefetch(query=dense_q, using=DENSE, filter=flt, limit=depth, params=self._params),
-                    models.Prefetch(query=sparse_q, using=SPARSE, filter=flt, limit=depth),
-                ],
-            }
-        elif dense_q is not None:
-            args = {"query": dense_q, "using": DENSE, "search_params": self._params}
-        elif sparse_q is not None:
-            args = {"query": sparse_q, "using": SPARSE}
-        else:
-            return []
-        with _reachable(self._where):
-            found = self._client.query_points(
-                self._name,
-                query_filter=flt,
-                limit=limit,
-                with_payload=True if fields is None else list(fields),
-                **args,
-                **self._reads,
-            )
-        return to_hits(found.points)
+        """Nearest points by the dense vector, or else by the sparse one (an empty one finds nothing)."""
+        return self.searches([Search(dense=dense, sparse=sparse, match=match, limit=limit, fields=fields)])[0]
 
     def searches(self, requests: Sequence[Search]) -> list[list[Hit]]:
         """Several searches in one request to the server, their hits in the order of ``requests``."""

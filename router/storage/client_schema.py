@@ -1,14 +1,20 @@
-"""Creating a router collection on a Qdrant server: vectors, payload indexes, cluster layout."""
+"""``qdrant-client``'s side of the storage protocol: creating a collection, and converting filters, points and hits.
+
+A router collection is created with its vectors, payload indexes and cluster layout; the
+conversions map the protocol's types to the client's models and back.
+"""
 
 from __future__ import annotations
 
 import time
 import warnings
+from collections.abc import Sequence
+from typing import Any
 
 from qdrant_client import QdrantClient, models
 from qdrant_client.http.exceptions import UnexpectedResponse
 
-from router.storage.base import DENSE, SPARSE, CollectionSpec
+from router.storage.base import DENSE, SPARSE, CollectionSpec, Hit, Match, PointData, Record, SparseVector
 from router.storage.cluster import ClusterOptions
 
 # A collection another process just created may answer errors for a moment while its shards start.
@@ -17,17 +23,12 @@ _SETTLE_SECONDS = 10.0
 
 def create_collection(client: QdrantClient, name: str, spec: CollectionSpec, cluster: ClusterOptions) -> None:
     """Create the collection of ``spec``; one that another process creates meanwhile is taken as is."""
-    dense = spec.dense_size
+    size = spec.dense_size
+    dense = {DENSE: models.VectorParams(size=size, distance=models.Distance.COSINE)} if size is not None else {}
+    sparse = {SPARSE: models.SparseVectorParams(modifier=models.Modifier.IDF)} if spec.sparse else None
     try:
         client.create_collection(
-            name,
-            vectors_config={DENSE: models.VectorParams(size=dense, distance=models.Distance.COSINE)}
-            if dense is not None
-            else {},
-            sparse_vectors_config={SPARSE: models.SparseVectorParams(modifier=models.Modifier.IDF)}
-            if spec.sparse
-            else None,
-            **cluster.creation(sharded=spec.sharded),
+            name, vectors_config=dense, sparse_vectors_config=sparse, **cluster.creation(sharded=spec.sharded)
         )
     except UnexpectedResponse as exc:
         # API replicas and the sync worker start together: another one created it first.
@@ -63,3 +64,44 @@ def ensure_indexes(client: QdrantClient, name: str, spec: CollectionSpec) -> Non
         for field, schema in wanted.items():
             if field not in existing:
                 client.create_payload_index(name, field, schema, wait=True)
+
+
+def to_filter(match: Match | None) -> models.Filter | None:
+    """A filter requiring every field of ``match`` (a list value matches any of its items)."""
+    if not match:
+        return None
+    conditions: list[models.Condition] = [
+        models.FieldCondition(
+            key=key,
+            match=models.MatchValue(value=value)
+            if isinstance(value, str | int | bool)
+            else models.MatchAny(any=list(value)),
+        )
+        for key, value in match.items()
+    ]
+    return models.Filter(must=conditions)
+
+
+def to_sparse(vector: SparseVector) -> models.SparseVector:
+    """The client's sparse vector."""
+    return models.SparseVector(indices=list(vector.indices), values=list(vector.values))
+
+
+def to_struct(point: PointData) -> models.PointStruct:
+    """The point as the client writes it; an empty sparse vector is left out."""
+    vectors: dict[str, Any] = {}
+    if point.dense is not None:
+        vectors[DENSE] = [float(x) for x in point.dense]
+    if point.sparse is not None and point.sparse.indices:
+        vectors[SPARSE] = to_sparse(point.sparse)
+    return models.PointStruct(id=point.id, vector=vectors, payload=dict(point.payload))
+
+
+def to_hits(points: Sequence[models.ScoredPoint]) -> list[Hit]:
+    """Search results as the protocol returns them."""
+    return [Hit(id=str(p.id), score=float(p.score), payload=dict(p.payload or {})) for p in points]
+
+
+def to_records(points: Sequence[models.Record]) -> list[Record]:
+    """Stored points as the protocol returns them."""
+    return [Record(id=str(r.id), payload=dict(r.payload or {})) for r in points]

@@ -27,17 +27,6 @@ from qdrant_client import models
 Ordering = Literal["weak", "medium", "strong"]
 ReadConsistency = int | Literal["majority", "quorum", "all"]
 
-_ORDERING = {
-    "weak": models.WriteOrdering.WEAK,
-    "medium": models.WriteOrdering.MEDIUM,
-    "strong": models.WriteOrdering.STRONG,
-}
-_READ = {
-    "majority": models.ReadConsistencyType.MAJORITY,
-    "quorum": models.ReadConsistencyType.QUORUM,
-    "all": models.ReadConsistencyType.ALL,
-}
-
 
 @dataclass(frozen=True)
 class ClusterOptions:
@@ -77,7 +66,7 @@ class ClusterOptions:
 
     def writes(self) -> dict[str, Any]:
         """Keyword arguments of every point write: wait until applied, in the configured order."""
-        ordering = None if self.write_ordering == "weak" else _ORDERING[self.write_ordering]
+        ordering = None if self.write_ordering == "weak" else models.WriteOrdering(self.write_ordering)
         return {"wait": True, "ordering": ordering}
 
     def reads(self) -> dict[str, Any]:
@@ -85,4 +74,4 @@ class ClusterOptions:
         value = self.read_consistency
         if value == 1:
             return {}
-        return {"consistency": value if isinstance(value, int) else _READ[value]}
+        return {"consistency": value if isinstance(value, int) else models.ReadConsistencyType(value)}

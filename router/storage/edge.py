@@ -23,8 +23,7 @@ from typing import IO, Any
 import qdrant_edge as qe
 
 from router.storage.base import DENSE, SPARSE, CollectionSpec, StorageUnavailable
-from router.storage.edge_collection import EdgeCollection
-from router.storage.edge_query import edge_indexes
+from router.storage.edge_collection import EdgeCollection, edge_indexes
 
 __all__ = ["EdgeCollection", "EdgeStorage", "shard_config"]
 
@@ -67,8 +66,7 @@ class EdgeStorage:
             for name, params in edge_indexes(spec).items():
                 if name not in indexed:
                     shard.update(qe.UpdateOperation.create_field_index(name, params))
-            collection = self._open[spec.name] = EdgeCollection(spec, shard, name=spec.name)
-            return collection
+            return self._open.setdefault(spec.name, EdgeCollection(spec, shard))
 
     def exists(self, name: str) -> bool:
         """Whether a shard of that name exists."""

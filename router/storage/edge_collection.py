@@ -1,4 +1,8 @@
-"""One collection as a Qdrant Edge shard: writes, reads and searches through the storage protocol."""
+"""One collection as a Qdrant Edge shard: writes, reads and searches through the storage protocol.
+
+The ``edge_*`` functions give Qdrant Edge's forms of the protocol's filters, vectors, payload
+selectors, hits and payload indexes.
+"""
 
 from __future__ import annotations
 
@@ -13,7 +17,6 @@ from router.storage.base import (
     DENSE,
     SPARSE,
     CollectionSpec,
-    Fusion,
     Hit,
     Match,
     PointData,
@@ -21,10 +24,60 @@ from router.storage.base import (
     Search,
     SparseVector,
     StorageUnavailable,
+    sorted_by,
 )
-from router.storage.edge_query import edge_filter, edge_fusion, edge_hit, edge_selector, edge_sparse, edge_vectors
 
 _PAGE = 2048
+
+
+def edge_filter(match: Match | None) -> qe.Filter | None:
+    """All of ``match``'s conditions; a list value matches any of its items."""
+    if not match:
+        return None
+    conditions: list[Any] = []
+    for key, value in match.items():
+        if isinstance(value, str | int | bool):
+            conditions.append(qe.FieldCondition(key=key, match=qe.MatchValue(value)))
+        else:
+            conditions.append(qe.FieldCondition(key=key, match=qe.MatchAny(list(value))))
+    return qe.Filter(must=conditions)
+
+
+def edge_vectors(point: PointData) -> dict[str, Any]:
+    """The named vectors of a point to write."""
+    vectors: dict[str, Any] = {}
+    if point.dense is not None:
+        vectors[DENSE] = [float(x) for x in point.dense]
+    if point.sparse is not None and point.sparse.indices:
+        vectors[SPARSE] = qe.SparseVector(indices=point.sparse.indices, values=point.sparse.values)
+    return vectors
+
+
+def edge_sparse(vector: SparseVector) -> qe.SparseVector:
+    """A sparse vector."""
+    return qe.SparseVector(indices=vector.indices, values=vector.values)
+
+
+def edge_selector(fields: Sequence[str] | None) -> Any:
+    """The payload a result carries: ``fields`` only, or all of it when None."""
+    return True if fields is None else qe.PayloadSelector.Include(list(fields))
+
+
+def edge_hit(point: Any) -> Hit:
+    """A scored point as a hit."""
+    return Hit(id=str(point.id), score=float(point.score), payload=dict(point.payload or {}))
+
+
+def edge_indexes(spec: CollectionSpec) -> dict[str, Any]:
+    """The payload indexes a collection's spec asks for."""
+    indexes: dict[str, Any] = {}
+    if spec.tenant_field:
+        indexes[spec.tenant_field] = qe.KeywordIndexParams(is_tenant=True)
+    for name in spec.keyword_fields:
+        indexes[name] = qe.KeywordIndexParams()
+    for name in spec.integer_fields:
+        indexes[name] = qe.IntegerIndexParams()
+    return indexes
 
 
 class EdgeCollection:
@@ -33,10 +86,9 @@ class EdgeCollection:
     Every call holds the collection's lock, so none runs on a shard being closed.
     """
 
-    def __init__(self, spec: CollectionSpec, shard: qe.EdgeShard, *, name: str) -> None:
+    def __init__(self, spec: CollectionSpec, shard: qe.EdgeShard) -> None:
         self._spec = spec
         self._shard: qe.EdgeShard | None = shard
-        self._name = name
         self._lock = threading.Lock()
 
     @property
@@ -47,7 +99,7 @@ class EdgeCollection:
     def _using(self) -> Iterator[qe.EdgeShard]:
         with self._lock:
             if self._shard is None:
-                raise StorageUnavailable(f"collection {self._name} is closed")
+                raise StorageUnavailable(f"collection {self._spec.name} is closed")
             yield self._shard
 
     def upsert(self, points: Sequence[PointData]) -> None:
@@ -84,23 +136,19 @@ class EdgeCollection:
         self, match: Match | None = None, *, order_by: str | None = None, fields: Sequence[str] | None = None
     ) -> Iterator[Record]:
         """Iterate over every matching point."""
-        records: list[Record] = []
+        pages = self._pages(match, fields)
+        yield from pages if order_by is None else sorted_by(pages, order_by)
+
+    def _pages(self, match: Match | None, fields: Sequence[str] | None) -> Iterator[Record]:
         offset: Any = None
-        payload = edge_selector(fields)
-        flt = edge_filter(match)
+        flt, payload = edge_filter(match), edge_selector(fields)
         while True:
             request = qe.ScrollRequest(offset=offset, limit=_PAGE, filter=flt, with_payload=payload)
             with self._using() as shard:
                 page, offset = shard.scroll(request)
-            batch = [Record(id=str(r.id), payload=dict(r.payload or {})) for r in page]
-            if order_by is None:
-                yield from batch
-            else:
-                records.extend(batch)
+            yield from (Record(id=str(r.id), payload=dict(r.payload or {})) for r in page)
             if offset is None:
-                break
-        if order_by is not None:
-            yield from sorted(records, key=lambda r: (order_by not in r.payload, r.payload.get(order_by, 0)))
+                return
 
     def latest(self, match: Match, *, order_by: str, limit: int) -> list[Record]:
         """The ``limit`` matching points with the highest ``order_by``, highest first."""
@@ -122,26 +170,10 @@ class EdgeCollection:
         sparse: SparseVector | None = None,
         match: Match | None = None,
         limit: int = 10,
-        fusion: Fusion = "rrf",
-        prefetch_limit: int = 50,
         fields: Sequence[str] | None = None,
     ) -> list[Hit]:
-        """Nearest points by the dense vector, the sparse one, or both fused."""
-        if dense is None or sparse is None or not sparse.indices:
-            return self.searches([Search(dense=dense, sparse=sparse, match=match, limit=limit, fields=fields)])[0]
-        prefetches = [
-            qe.Prefetch(limit=prefetch_limit, query=qe.Query.Nearest(list(dense), using=DENSE)),
-            qe.Prefetch(limit=prefetch_limit, query=qe.Query.Nearest(edge_sparse(sparse), using=SPARSE)),
-        ]
-        request = qe.QueryRequest(
-            limit=limit,
-            prefetches=prefetches,
-            query=edge_fusion(fusion),
-            filter=edge_filter(match),
-            with_payload=edge_selector(fields),
-        )
-        with self._using() as shard:
-            return [edge_hit(p) for p in shard.query(request)]
+        """Nearest points by the dense vector, or else by the sparse one."""
+        return self.searches([Search(dense=dense, sparse=sparse, match=match, limit=limit, fields=fields)])[0]
 
     def searches(self, requests: Sequence[Search]) -> list[list[Hit]]:
         """Several searches in one engine call, their hits in the order of ``requests``."""

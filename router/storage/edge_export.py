@@ -105,11 +105,6 @@ class EdgeExport:
         # Held only for its lock: shards are opened one at a time below.
         self._lock: EdgeStorage | None = EdgeStorage(path)
 
-    @property
-    def location(self) -> str:
-        """The data directory."""
-        return str(self._root)
-
     def names(self) -> list[str]:
         """The collections of the directory, sorted."""
         return collection_names(self._root)

@@ -34,7 +34,7 @@ from test_client import DOCS, DOCS_URL, LiveServer, closed_port
 
 from router.client import AsyncRouterClient, RetryPolicy, RouterClient
 from router.embedding import EmbedderPool
-from router.integrations._af_messages import from_router, to_router
+from router.integrations._af import from_router, to_router
 from router.integrations.agent_framework import RouterContextProvider, tool_definitions
 from tests.docs import fenced
 

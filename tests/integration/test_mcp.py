@@ -41,11 +41,10 @@ from router.catalog.functions import FunctionDef
 from router.catalog.records import MetaStore
 from router.common.errors import NamespaceNotFound, RouterError
 from router.embedding import EmbedderPool
-from router.mcp.backends import Found
+from router.mcp.backends import Found, WorkingSet
 from router.mcp.cli import main as cli_main
 from router.mcp.config import ConfigError, load_upstreams, parse_upstream
 from router.mcp.server import ToolRouterServer
-from router.mcp.session import WorkingSet
 from router.server.runtime import Runtime
 from router.server.settings import Settings, StorageSettings, SyncSettings
 from router.storage.edge import EdgeStorage

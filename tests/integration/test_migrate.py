@@ -16,7 +16,7 @@ import pytest
 
 from router import cli
 from router.embedding import EmbedderPool
-from router.server.migrate import migrate
+from router.server.migrate import copy_directory, migrate
 from router.sessions.history import MESSAGES
 from router.storage.base import PointData, Storage, StorageUnavailable
 from router.storage.client import ClientStorage
@@ -241,7 +241,7 @@ def test_a_missing_data_directory_is_refused_without_creating_it(tmp_path: Path)
 def test_the_command_reports_each_collection_and_verifies(
     deployment: Deployment, target: ClientStorage, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    code = cli.migrate(deployment.data, target)
+    code = copy_directory(deployment.data, target)
 
     out = capsys.readouterr().out.splitlines()
     assert code == 0
@@ -259,7 +259,7 @@ def test_the_command_exits_1_naming_the_difference(
         [PointData(id="5f0c2a84-6a55-4f4e-9d0a-2a7b3c1d9e12", payload={"session_id": "x", "seq": 1})]
     )
 
-    code = cli.migrate(deployment.data, target)
+    code = copy_directory(deployment.data, target)
 
     out = capsys.readouterr().out
     assert code == 1

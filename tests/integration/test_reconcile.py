@@ -24,8 +24,7 @@ from router.storage.base import PointData, Storage
 from router.storage.client import ClientStorage
 from router.storage.edge import EdgeStorage
 from sync.service import CatalogService
-from sync.sources import source_label
-from sync.worker import DirectorySync
+from sync.worker import DirectorySync, source_label
 
 pytestmark = pytest.mark.integration
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from router.catalog.functions import FunctionDef, parse_function
-from router.retrieval.pins import KNOWN_PER_NAMESPACE, PinnedFunctions
+from router.retrieval.catalogs import KNOWN_PER_NAMESPACE, PinnedFunctions
 
 
 def function(name: str, description: str = "") -> FunctionDef:

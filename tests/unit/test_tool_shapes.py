@@ -11,8 +11,7 @@ from openai.types.responses import ResponseInputItemParam, ToolParam
 
 from router.catalog.functions import parse_function
 from router.common.errors import InvalidRequest
-from router.tools import catalog_tools, search_description, search_item
-from router.tools.summary import topics
+from router.tools import catalog_tools, search_description, search_item, topics
 from tests.sdk_types import conforms
 
 FUNCTIONS = [

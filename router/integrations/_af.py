@@ -1,0 +1,188 @@
+"""The parts of ``RouterContextProvider``: messages, the search tool and the tool filter.
+
+Messages go to and from the OpenAI shape the sidecar stores; a model's search goes to the
+router's ``/v1/tool_search``; a chat middleware keeps each run's tools to the routed ones.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+import uuid
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from agent_framework import ChatContext, ChatMiddleware, Content, FunctionTool, Message
+
+from router.client import RouterClientError
+
+if TYPE_CHECKING:
+    from router.integrations.agent_framework import RouterContextProvider
+
+log = logging.getLogger("router.integrations.agent_framework")
+
+SEARCH_TOOL = "tool_search"
+PARAMETERS = {
+    "type": "object",
+    "properties": {
+        "query": {"type": "string", "description": "What you need to do, in plain words"},
+    },
+    "required": ["query"],
+}
+
+
+async def search_tool(
+    provider: RouterContextProvider, advertised: set[str], *, session_id: str | None, user_id: str | None
+) -> FunctionTool:
+    """One run's ``tool_search`` tool: what a search finds joins ``advertised``, shared with the run's middleware.
+
+    Searches carry the session (whose messages add context) and the user of the session.
+    """
+
+    async def tool_search(query: str) -> str:
+        try:
+            found = await provider.client.tool_search(
+                provider.namespace,
+                query,
+                format="plain",
+                max_functions=provider.search_functions,
+                session_id=session_id,
+                user_id=user_id or provider.user_id,
+            )
+        except RouterClientError as exc:
+            log.warning("tool router unavailable, the search found nothing: %s", exc)
+            return json.dumps({"error": f"the tool search is unavailable: {exc}"})
+        advertised.update(found.names)
+        functions = [{"name": f.name, "description": f.description} for f in found.functions]
+        return json.dumps({"loaded": functions, "note": "these functions can be called now"}, ensure_ascii=False)
+
+    description = await _description(provider)
+    tool: Any = FunctionTool(name=SEARCH_TOOL, description=description, func=tool_search, input_model=PARAMETERS)
+    return tool  # type: ignore[no-any-return]
+
+
+async def _description(provider: RouterContextProvider) -> str:
+    """The router's summary of the catalog, kept for ``catalog_ttl`` (a generic one when the router cannot say)."""
+    cached = provider._search_description
+    if cached is not None and time.monotonic() - cached[0] < provider.catalog_ttl:
+        return cached[1]
+    try:
+        listed = await provider.client.tools(provider.namespace, format="anthropic")
+        text = str(listed.tools[0]["description"])
+    except (RouterClientError, IndexError, KeyError):
+        return f"Search the {provider.namespace!r} catalog for the functions a task needs, and load them."
+    provider._search_description = (time.monotonic(), text)
+    return text
+
+
+def _arguments(arguments: Any) -> str:
+    if arguments is None:
+        return "{}"
+    return arguments if isinstance(arguments, str) else json.dumps(arguments, default=str)
+
+
+def to_router(messages: Sequence[Message], *, source: str) -> list[dict[str, Any]]:
+    """Agent Framework messages in the OpenAI shape the sidecar stores, stamped and with ids.
+
+    Function results become one ``tool`` message each; messages with neither text, calls
+    nor results (usage, reasoning) are left out. Ids make a retried post store them once.
+    """
+    converted: list[dict[str, Any]] = []
+    for message in messages:
+        text = message.text
+        calls = [c for c in message.contents if c.type == "function_call" and c.call_id and c.name]
+        if message.role != "tool" and (text or calls):
+            item: dict[str, Any] = {"role": message.role, "content": text or None}
+            if calls:
+                item["tool_calls"] = [
+                    {
+                        "id": c.call_id,
+                        "type": "function",
+                        "function": {"name": c.name, "arguments": _arguments(c.arguments)},
+                    }
+                    for c in calls
+                ]
+            if message.author_name:
+                item["name"] = message.author_name
+            converted.append(item)
+        for result in message.contents:
+            if result.type == "function_result" and result.call_id:
+                output = result.result if isinstance(result.result, str) else json.dumps(result.result, default=str)
+                converted.append({"role": "tool", "tool_call_id": result.call_id, "content": output})
+    return [{**item, "source": source, "id": uuid.uuid4().hex} for item in converted]
+
+
+def _text(message: Mapping[str, Any]) -> str:
+    content = message.get("content")
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return " ".join(p["text"] for p in content if isinstance(p, Mapping) and isinstance(p.get("text"), str))
+    return ""
+
+
+def from_router(history: Sequence[Mapping[str, Any]]) -> list[Message]:
+    """Stored messages as Agent Framework messages.
+
+    A window of history may cut a tool call from its result: calls without a result and
+    results without a call are left out, since chat services reject either.
+    """
+    last_result = {m.get("tool_call_id"): i for i, m in enumerate(history) if m.get("role") == "tool"}
+    called: set[str] = set()
+    messages: list[Message] = []
+    for position, stored in enumerate(history):
+        role = stored.get("role")
+        if not isinstance(role, str):
+            continue
+        if role == "tool":
+            call_id = stored.get("tool_call_id")
+            if isinstance(call_id, str) and call_id in called:
+                messages.append(Message("tool", [Content.from_function_result(call_id, result=_text(stored))]))
+            continue
+        contents = [Content.from_text(text)] if (text := _text(stored)) else []
+        for call in stored.get("tool_calls") or []:
+            function = call.get("function") if isinstance(call, Mapping) else None
+            call_id = call.get("id") if isinstance(call, Mapping) else None
+            if isinstance(function, Mapping) and isinstance(call_id, str) and last_result.get(call_id, -1) > position:
+                called.add(call_id)
+                contents.append(
+                    Content.from_function_call(call_id, str(function.get("name")), arguments=function.get("arguments"))
+                )
+        if contents:
+            name = stored.get("name")
+            messages.append(Message(role, contents, author_name=name if isinstance(name, str) else None))
+    return messages
+
+
+class RoutedTools(ChatMiddleware):
+    """Drops, from one run's chat requests, the catalog's tools that were not routed (nor found since)."""
+
+    def __init__(self, routed: set[str], known: frozenset[str]) -> None:
+        self.routed = routed
+        self.known = known
+
+    def keeps(self, item: Any) -> bool:
+        name = tool_name(item)
+        return name is None or name not in self.known or name in self.routed
+
+    async def process(self, context: ChatContext, call_next: Callable[[], Awaitable[None]]) -> None:
+        options = context.options
+        tools = options.get("tools") if options is not None else None
+        if options is not None and isinstance(tools, Sequence) and tools:
+            kept = [t for t in tools if self.keeps(t)]
+            if kept:
+                context.options = {**options, "tools": kept}
+            else:  # a tool choice without tools is rejected by most services
+                context.options = {k: v for k, v in options.items() if k not in ("tools", "tool_choice")}
+        await call_next()
+
+
+def tool_name(item: Any) -> str | None:
+    """The name of a tool given as a definition or as an object (None when it has none)."""
+    if isinstance(item, Mapping):
+        inner = item.get("function")
+        name = inner.get("name") if isinstance(inner, Mapping) else item.get("name")
+    else:
+        name = getattr(item, "name", None)
+    return name if isinstance(name, str) else None
