@@ -7,7 +7,7 @@ through ``TurnRouter.route``. Measured per set, in order:
 
 1. side by side: Semantic Kernel's default, langgraph-bigtool's, BM25 over name and
    description (brute force, same ``Embedder``), and the router cold;
-2. the fusion choice: the router's adaptive fusion beside fixed convex mixes, Qdrant's RRF and DBSF;
+2. the fusion choice: the router's adaptive fusion beside fixed convex mixes, RRF and DBSF as Qdrant fuses;
 3. usage learning on a seeded 50/50 split by request: the training half is stored as finished
    runs (``TurnRouter.record``) in growing steps, and after each the test half is routed and
    ranked by the plain nearest-example baseline over the same stored requests;

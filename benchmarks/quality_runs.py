@@ -2,13 +2,14 @@
 
 Questions go through ``TurnRouter.route`` (embedding, hybrid candidates, fusion); sessions are
 stored with ``TurnRouter.record`` (history, usage examples). The fusion comparison calls the
-same ``retrieval.candidates.candidates`` and ``retrieval.fusion.hybrid`` that ``route`` calls, and the
-storage's own Qdrant-side RRF and DBSF.
+same ``retrieval.candidates.candidates`` and ``retrieval.fusion.hybrid`` that ``route`` calls, and
+Qdrant's two fusions (RRF and DBSF) of the same candidates' dense and sparse rankings.
 """
 
 from __future__ import annotations
 
 import asyncio
+import statistics
 import sys
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, TypeVar
@@ -22,9 +23,9 @@ from benchmarks.quality_data import Conversation
 from router.retrieval.candidates import candidates
 from router.retrieval.fusion import adaptive, hybrid
 from router.retrieval.index import FunctionStore
+from router.retrieval.scored import Candidate
 from router.retrieval.sparse import query_vector
 from router.routing.turns import Turn, TurnRouter
-from router.storage.base import Fusion
 
 NAMESPACE = "bfcl"
 K = 10
@@ -81,11 +82,10 @@ def fusion_rankings(
     """Rankings of each fusion method, by method then question id (runs on the calling thread).
 
     ``convex a=...`` is the router's ``hybrid`` with that lexical weight (0 is dense only, 1
-    lexical only); ``Qdrant RRF``/``Qdrant DBSF`` are the engine's fusions of the same two
-    vectors (prefetching ``limit`` of each).
+    lexical only); ``RRF``/``DBSF`` are Qdrant's fusions, as its server computes them, of the
+    same two rankings (the ``limit`` best of each).
     """
     methods: dict[str, dict[str, list[str]]] = {}
-    match = {"namespace": namespace}
     for question, vector in tqdm(
         list(zip(questions, vectors, strict=True)), desc="fusions", file=sys.stderr, leave=False
     ):
@@ -97,13 +97,40 @@ def fusion_rankings(
         for weight in weights:
             ranked = hybrid(found, lexical_weight=weight, example_weight=example_weight)
             methods.setdefault(f"convex a={weight:g}", {})[question.id] = [f.name for f in ranked[:K]]
-        fusion: Fusion
-        for fusion in ("rrf", "dbsf"):
-            hits = store.collection.search(
-                dense=dense, sparse=sparse, match=match, limit=K, fusion=fusion, prefetch_limit=limit
-            )
-            methods.setdefault(f"Qdrant {fusion.upper()}", {})[question.id] = [h.payload["name"] for h in hits]
+        for name, fused in (("RRF", _rrf), ("DBSF", _dbsf)):
+            methods.setdefault(name, {})[question.id] = fused(found, limit)[:K]
     return methods
+
+
+def _rankings(found: Sequence[Candidate], limit: int) -> list[list[tuple[str, float]]]:
+    """The dense and the sparse ranking of the candidates, the ``limit`` best of each."""
+    dense = sorted(((c.name, c.cosine) for c in found), key=lambda p: -p[1])[:limit]
+    sparse = sorted(((c.name, c.lexical) for c in found if c.lexical > 0), key=lambda p: -p[1])[:limit]
+    return [dense, sparse]
+
+
+def _rrf(found: Sequence[Candidate], limit: int) -> list[str]:
+    """Reciprocal rank fusion with k = 60, as Qdrant's ``Fusion.RRF``."""
+    scores: dict[str, float] = {}
+    for ranking in _rankings(found, limit):
+        for rank, (name, _) in enumerate(ranking):
+            scores[name] = scores.get(name, 0.0) + 1.0 / (60 + rank + 1)
+    return sorted(scores, key=lambda n: -scores[n])
+
+
+def _dbsf(found: Sequence[Candidate], limit: int) -> list[str]:
+    """Distribution-based score fusion, as Qdrant's ``Fusion.DBSF``: each ranking's scores scaled by mean +- 3 std."""
+    scores: dict[str, float] = {}
+    for ranking in _rankings(found, limit):
+        values = [v for _, v in ranking]
+        if not values:
+            continue
+        mean, spread = statistics.fmean(values), 3 * statistics.pstdev(values)
+        low, high = mean - spread, mean + spread
+        for name, value in ranking:
+            scaled = 0.5 if high == low else min(max((value - low) / (high - low), 0.0), 1.0)
+            scores[name] = scores.get(name, 0.0) + scaled
+    return sorted(scores, key=lambda n: -scores[n])
 
 
 async def multi_turn(
