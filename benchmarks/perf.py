@@ -36,7 +36,6 @@ from benchmarks.catalogs import build_catalog, change_one
 from benchmarks.harness import Bare, Header, Server, progress, record, say
 from router.catalog.functions import FunctionDef
 from router.retrieval.texts import DEFAULT_TEMPLATE, parameter_facets, template
-from sync.reconcile import WRITE_CHUNK
 
 HEADING = "## Performance (make bench-perf)"
 NAMESPACE = "bench"
@@ -100,15 +99,13 @@ def questions(seed: int) -> list[str]:
 def sync_texts(functions: Sequence[FunctionDef]) -> tuple[list[str], int]:
     """What a full sync embeds, and how many of those texts are the functions' own.
 
-    The functions' texts sorted by length (``sync.diff.prepare``), then per write chunk the
-    parameter facets of its functions, each once (``sync.reconcile``).
+    The functions' texts (``sync.diff.prepare``), then their parameter facets, each once in a
+    sync (``sync.reconcile``).
     """
     builder = template(DEFAULT_TEMPLATE)
-    ordered = sorted(((builder(f), f) for f in functions), key=lambda pair: len(pair[0]))
-    facets: list[str] = []
-    for start in range(0, len(ordered), WRITE_CHUNK):
-        facets += dict.fromkeys(t for _, f in ordered[start : start + WRITE_CHUNK] for t in parameter_facets(f))
-    return [text for text, _ in ordered] + facets, len(ordered)
+    texts = [builder(f) for f in functions]
+    facets = list(dict.fromkeys(t for f in functions for t in parameter_facets(f)))
+    return texts + facets, len(texts)
 
 
 def spread(texts: Sequence[str], most: int) -> list[str]:

@@ -133,10 +133,11 @@ async def reconcile(
             # Written chunk by chunk: an interrupted sync keeps what it embedded, and the
             # next reconcile's hash diff resumes with the rest.
             report = both(progress_for(progress, namespace, len(texts)), running.embedded)
+            seen: dict[str, Vectors] = {}  # parameter facets embedded so far: catalogs repeat them
             for start in range(0, len(embedded), WRITE_CHUNK):
                 chunk = slice(start, start + WRITE_CHUNK)
                 done = _scaled(report, start, len(embedded[chunk]), len(texts))
-                vectors, facets = await _embed(embedder, texts[chunk], embedded[chunk], done)
+                vectors, facets = await _embed(embedder, texts[chunk], embedded[chunk], done, seen)
                 await asyncio.to_thread(store.upsert, namespace, embedded[chunk], vectors, facets)
                 counters.wrote(len(vectors))
                 running.written += len(vectors)
@@ -151,15 +152,22 @@ async def reconcile(
 
 
 async def _embed(
-    embedder: Embedder, texts: list[str], functions: Sequence[FunctionDef], progress: Progress
+    embedder: Embedder,
+    texts: list[str],
+    functions: Sequence[FunctionDef],
+    progress: Progress,
+    seen: dict[str, Vectors],
 ) -> tuple[Vectors, list[Vectors]]:
-    """The vectors of ``functions`` (their ``texts``), and each one's facets: its own vector, then its parameters'."""
+    """The vectors of ``functions`` (their ``texts``), and each one's facets: its own vector, then its parameters'.
+
+    A parameter facet already in ``seen`` is not embedded again (a 10,000-function BFCL-grown
+    catalog has 27,519 parameter facets, 8,408 of them distinct); the new ones are added to it.
+    """
     vectors = await embedder.embed(texts, progress=progress)
     parameters = [parameter_facets(f) for f in functions]
-    unique = list(dict.fromkeys(t for group in parameters for t in group))  # parameters functions share
-    row = {text: i for i, text in enumerate(unique)}
-    found = await embedder.embed(unique, kind="facet")
-    return vectors, [np.vstack([vectors[i], found[[row[t] for t in group]]]) for i, group in enumerate(parameters)]
+    new = [t for t in dict.fromkeys(t for group in parameters for t in group) if t not in seen]
+    seen.update(zip(new, await embedder.embed(new, kind="facet"), strict=True))
+    return vectors, [np.vstack([vectors[i], *(seen[t] for t in group)]) for i, group in enumerate(parameters)]
 
 
 def _scaled(progress: Progress, start: int, functions: int, total: int) -> Progress:

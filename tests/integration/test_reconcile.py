@@ -23,6 +23,7 @@ from router.retrieval.texts import DEFAULT_TEMPLATE, template
 from router.storage.base import PointData, Storage
 from router.storage.client import ClientStorage
 from router.storage.edge import EdgeStorage
+from sync import reconcile as reconcile_module
 from sync.service import CatalogService
 from sync.worker import DirectorySync, source_label
 
@@ -97,15 +98,17 @@ async def test_new_functions_are_added_and_embedded_once(service: CatalogService
     assert (record.source, record.count) == ("test", 3)
 
 
+@pytest.mark.parametrize("chunk", [256, 1], ids=["one write", "a write per function"])
 async def test_each_function_keeps_its_facets_its_own_vector_then_each_parameters(
-    service: CatalogService, counting: CountingEmbedder, embedder: Embedder
+    service: CatalogService, counting: CountingEmbedder, embedder: Embedder, monkeypatch: pytest.MonkeyPatch, chunk: int
 ) -> None:
+    monkeypatch.setattr(reconcile_module, "WRITE_CHUNK", chunk)
     two = bare("get_forecast", "Weather forecast for a city.", city="City name", days="Days ahead")
     await service.apply("tools", parse(WEATHER, two), source="test")
 
     facets = service.index.store.facets("tools", ["get_weather", "get_forecast"])
 
-    # "city: City name" is embedded once for both functions.
+    # "city: City name" is embedded once for both functions, in one write or in two.
     assert sorted(t for call in counting.facet_calls for t in call) == ["city: City name", "days: Days ahead"]
     assert [len(facets[n]) for n in ("get_weather", "get_forecast")] == [2, 3]
     own = embedder.encode([text(WEATHER), "city: City name"])
