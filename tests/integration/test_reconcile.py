@@ -6,8 +6,10 @@ worker's tests prove that a bad, emptied or vanished file never changes its name
 
 from __future__ import annotations
 
+import asyncio
 import copy
 import json
+import time
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
@@ -24,6 +26,7 @@ from router.storage.base import PointData, Storage
 from router.storage.client import ClientStorage
 from router.storage.edge import EdgeStorage
 from sync import reconcile as reconcile_module
+from sync import service as service_module
 from sync.service import CatalogService
 from sync.worker import DirectorySync, source_label
 
@@ -146,6 +149,24 @@ async def test_a_function_stored_without_facets_has_none_to_give(service: Catalo
     collection.upsert([PointData(id=record.id, payload=older, dense=[1.0] + [0.0] * 383)])
 
     assert list(service.index.store.facets("tools", ["get_weather", "get_stock_price"])) == ["get_stock_price"]
+
+
+async def test_a_large_apply_gives_freed_memory_back_once_shortly_after(
+    service: CatalogService, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    trims: list[float] = []
+    monkeypatch.setattr(service_module, "WRITE_CHUNK", 2)  # "large" from two functions on
+    monkeypatch.setattr(service_module, "TRIM_AFTER", 0.05)
+    monkeypatch.setattr(service_module, "_give_back_freed_memory", lambda: trims.append(time.monotonic()))
+
+    await service.apply("small", parse(WEATHER), source="test")
+    await asyncio.sleep(0.2)
+    assert trims == []
+    await service.apply("tools", parse(WEATHER, STOCKS), source="test")
+    await service.apply("tools", parse(WEATHER, STOCKS, TIMEZONE), source="test")
+    await asyncio.sleep(0.2)
+
+    assert len(trims) == 1  # the two applies share one trim
 
 
 async def test_reapplying_the_same_catalog_embeds_and_writes_nothing(
