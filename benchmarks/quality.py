@@ -110,7 +110,8 @@ async def measure_set(report: Report, runtime: Runtime, data: DevSet) -> None:
     table = report.table(
         f"{data.title}: fusion choice (the router's candidates for one query vector, no usage examples)",
         note="`convex a` mixes the cosine and the relative BM25 score with a fixed lexical weight a (0 = dense "
-        f"only, 1 = BM25 only); the Qdrant fusions prefetch {limit} of each vector.",
+        f"only, 1 = BM25 only); RRF (k = 60) and DBSF (scores scaled by mean +- 3 std) fuse the {limit} best of "
+        "the candidates' dense and sparse rankings, as Qdrant defines them.",
     )
     for method, ranked in sorted(fusions.items()):
         table.add(score_all(ranked, dev), method)

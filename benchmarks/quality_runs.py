@@ -82,8 +82,8 @@ def fusion_rankings(
     """Rankings of each fusion method, by method then question id (runs on the calling thread).
 
     ``convex a=...`` is the router's ``hybrid`` with that lexical weight (0 is dense only, 1
-    lexical only); ``RRF``/``DBSF`` are Qdrant's fusions, as its server computes them, of the
-    same two rankings (the ``limit`` best of each).
+    lexical only); ``RRF``/``DBSF`` are Qdrant's fusions, as Qdrant defines them, of the
+    candidates' two rankings (the ``limit`` best of each).
     """
     methods: dict[str, dict[str, list[str]]] = {}
     for question, vector in tqdm(
