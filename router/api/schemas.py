@@ -275,7 +275,9 @@ class StoredOut(BaseModel):
 
     session_id: str
     stored: int
-    memories_added: int
+    memories_added: int = Field(description="new memories kept from what the user stated")
+    memories_updated: int = Field(0, description="stored memories the new ones replaced (listed as superseded)")
+    memories_expired: int = Field(0, description="time-bound memories of the scope whose time has ended")
 
 
 class HealthOut(BaseModel):

@@ -11,6 +11,8 @@ namespace reaches them).
 from __future__ import annotations
 
 import asyncio
+import time
+from typing import Literal
 
 from fastapi import APIRouter, Depends, Path, Query
 from pydantic import BaseModel, Field
@@ -22,7 +24,7 @@ from router.api.limits import check_body
 from router.api.schemas import IDENTIFIER, NAMESPACE, DeletedOut, SessionMessagesIn, SessionMessagesOut, StoredOut
 from router.common.errors import Forbidden, NotFound
 from router.routing.turns import TurnRouter
-from router.sessions.memory import ANY_NAMESPACE, user_scope
+from router.sessions.memory import ANY_NAMESPACE, StoredMemory, user_scope
 
 router = APIRouter(prefix="/v1/users", tags=["memories"], dependencies=[Depends(get_access), Depends(check_body)])
 sessions_router = APIRouter(
@@ -39,10 +41,16 @@ async def post_messages(
     """Store a run's messages (user input, assistant output, tool calls and results)."""
     access.check(body.namespace)
     await check_session(access, turns, session_id)
-    stored, added = await turns.record(
+    stored, changes = await turns.record(
         session_id, [m.as_dict() for m in body.messages], user_id=body.user_id, namespace=body.namespace
     )
-    return StoredOut(session_id=session_id, stored=len(stored), memories_added=added)
+    return StoredOut(
+        session_id=session_id,
+        stored=len(stored),
+        memories_added=changes.added,
+        memories_updated=changes.updated,
+        memories_expired=changes.expired,
+    )
 
 
 @sessions_router.get("/{session_id}/messages", responses=responses(401, 403, 422, 503))
@@ -72,6 +80,11 @@ class MemoryItem(BaseModel):
     namespace: str = Field(description=f"the catalog it holds in; {ANY_NAMESPACE!r} for every namespace")
     created_at: float = Field(description="when it was stored (Unix seconds)")
     session_id: str | None = Field(description="the session it was said in")
+    expires_at: float | None = Field(None, description="when a time-bound memory stops holding (Unix seconds)")
+    superseded_by: str | None = Field(None, description="the id of the newer memory that replaced it")
+    status: Literal["current", "superseded", "expired"] = Field(
+        "current", description="only current memories come back in routes"
+    )
 
 
 class UserMemoriesOut(BaseModel):
@@ -104,15 +117,27 @@ async def list_memories(
     turns: TurnRouterDep,
     user_id: str = UserPath,
     namespace: str | None = Query(None, pattern=NAMESPACE, description="only the memories stored in this namespace"),
+    include: Literal["superseded"] | None = Query(
+        None, description="`superseded`: also the memories that were replaced or have expired"
+    ),
 ) -> UserMemoriesOut:
-    """The user's memories: text, namespace, when and from which session, oldest first."""
+    """The user's current memories: text, namespace, when and from which session, oldest first."""
     if namespace is not None:
         access.check(namespace)
     await check_user(access, turns, user_id)
     store = await turns.user_memories()
-    found = await asyncio.to_thread(store.list, user_scope(user_id), namespace=namespace)
-    items = [MemoryItem.model_validate(m, from_attributes=True) for m in found]
+    found = await asyncio.to_thread(store.list, user_scope(user_id), namespace=namespace, everything=bool(include))
+    now = time.time()
+    items = [
+        MemoryItem.model_validate(m, from_attributes=True).model_copy(update={"status": _status(m, now)}) for m in found
+    ]
     return UserMemoriesOut(user_id=user_id, memories=items)
+
+
+def _status(memory: StoredMemory, now: float) -> Literal["current", "superseded", "expired"]:
+    if memory.superseded_by is not None:
+        return "superseded"
+    return "current" if memory.current(now) else "expired"
 
 
 @router.delete("/{user_id}/memories/{memory_id}", responses=responses(401, 403, 404, 422, 503))

@@ -215,6 +215,8 @@ class StoredMessages:
     session_id: str
     stored: int
     memories_added: int
+    memories_updated: int = 0
+    memories_expired: int = 0
 
     @classmethod
     def from_json(cls, body: Any) -> StoredMessages:
@@ -224,6 +226,8 @@ class StoredMessages:
             session_id=_str(data, "session_id"),
             stored=_int(data, "stored"),
             memories_added=_int(data, "memories_added"),
+            memories_updated=_int(data, "memories_updated") if "memories_updated" in data else 0,
+            memories_expired=_int(data, "memories_expired") if "memories_expired" in data else 0,
         )
 
 

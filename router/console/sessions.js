@@ -44,7 +44,10 @@ export async function loadMemories(event) {
   const namespace = $("memory-namespace").value;
   let found;
   try {
-    found = await api("GET", memoriesPath(user) + (namespace ? `?namespace=${encodeURIComponent(namespace)}` : ""));
+    const query = new URLSearchParams();
+    if (namespace) query.set("namespace", namespace);
+    if ($("memory-superseded").checked) query.set("include", "superseded");
+    found = await api("GET", memoriesPath(user) + (query.size ? `?${query}` : ""));
   } catch (error) {
     fail($("memory-error"), error);
     show($("memory-panel"), false);
@@ -52,11 +55,13 @@ export async function loadMemories(event) {
   }
   const list = clear($("memories"));
   for (const memory of found.memories) {
-    const meta = `${memory.namespace || "every namespace"} · ${when(memory.created_at)}${memory.session_id ? ` · session ${memory.session_id}` : ""}`;
+    const until = memory.expires_at ? ` · until ${when(memory.expires_at)}` : "";
+    const status = memory.status && memory.status !== "current" ? ` · ${memory.status}` : "";
+    const meta = `${memory.namespace || "every namespace"} · ${when(memory.created_at)}${until}${memory.session_id ? ` · session ${memory.session_id}` : ""}${status}`;
     list.append(
       el(
         "li",
-        { class: "memory", "data-id": memory.id },
+        { class: `memory ${memory.status || "current"}`, "data-id": memory.id },
         el("span", { class: "memory-text", text: memory.text }),
         el("span", { class: "muted", text: ` ${meta} ` }),
         el("button", { type: "button", class: "small danger", text: "Delete", onclick: () => deleteMemory(user, memory.id) }),

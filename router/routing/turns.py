@@ -10,7 +10,11 @@ import asyncio
 import logging
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
+from functools import partial
 from typing import Any
+
+import numpy as np
 
 from router.catalog.functions import FunctionDef
 from router.catalog.records import CatalogRecord
@@ -24,9 +28,10 @@ from router.retrieval.learning import CONTEXT_MESSAGES, called_functions, learn
 from router.retrieval.scored import ScoredFunction
 from router.retrieval.sparse import query_vector
 from router.routing.settings import RouteSettings
+from router.sessions.expiry import expires_at
 from router.sessions.extraction import MemoryExtractor, StatementExtractor, memory_candidates
 from router.sessions.history import HistoryStore, as_message
-from router.sessions.memory import ANY_NAMESPACE, Memory, MemoryRows, MemoryStore, scope_of
+from router.sessions.memory import ANY_NAMESPACE, Memory, MemoryChanges, MemoryRows, MemoryStore, scope_of
 from router.sessions.recall import RecallSettings, rank
 from router.storage.base import StorageUnavailable
 
@@ -228,11 +233,14 @@ class TurnRouter:
         *,
         user_id: str | None,
         namespace: str | None,
-    ) -> tuple[list[dict[str, Any]], int]:
+    ) -> tuple[list[dict[str, Any]], MemoryChanges]:
         """Store a run's messages in the session; remember what the user stated.
 
+        A time-bound statement ("on call this week") is kept until the end of its time; one that
+        updates a stored memory ("we moved to Lisbon") supersedes it.
+
         Returns:
-            The messages as stored and how many new memories were kept.
+            The messages as stored, and what changed in the memories of the run's scope.
         """
         if namespace is not None:
             await self._catalogs.record(namespace)
@@ -249,17 +257,21 @@ class TurnRouter:
                 start=max(0, len(window) - len(stored)),
                 lexical_weight=self.settings.lexical_weight,
             )
-        facts = await asyncio.to_thread(self._facts, messages)
         scope = scope_of(session_id=session_id, user_id=user_id)
-        if not facts or scope is None:
-            return stored, 0
+        if scope is None:
+            return stored, MemoryChanges()
+        facts = await asyncio.to_thread(self._facts, messages)
+        now = datetime.now(UTC)
+        ends = [expires_at(fact, now=now) for fact in facts]
+        # A statement about a time already past ("we met yesterday") holds nothing now.
+        kept = [(fact, end) for fact, end in zip(facts, ends, strict=True) if end is None or end > now.timestamp()]
         index = self._catalogs.index
-        vectors = await index.embedder.embed(facts, kind="memory")
+        texts, until = [fact for fact, _ in kept], [end for _, end in kept]
+        # Without anything to keep, the scope's memories are still read: the answer says which expired.
+        vectors = await index.embedder.embed(texts, kind="memory") if texts else np.zeros((0, index.embedder.dimension))
         memories = await self.memories(index)
-        added = await asyncio.to_thread(
-            memories.add, scope, namespace or ANY_NAMESPACE, facts, vectors, session_id=session_id
-        )
-        return stored, added
+        add = partial(memories.add, session_id=session_id, expires_at=until)
+        return stored, await asyncio.to_thread(add, scope, namespace or ANY_NAMESPACE, texts, vectors)
 
     def _facts(self, messages: Sequence[Mapping[str, Any]]) -> list[str]:
         # Off the event loop: a model-based extractor may take a while.

@@ -15,10 +15,12 @@ memories. A model-based extractor can take its place through the ``MemoryExtract
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
 from router.common.messages import message_text
+from router.sessions.expiry import expires_at
 from router.sessions.history import message_source
 
 MIN_WORDS = 2
@@ -70,7 +72,7 @@ _ASKING = re.compile(
     r"have (?:a|an|the|some) (?:\w+ )?(?:query|question|request|task|problem|issue|error|experiment|urgency|"
     r"leisure|day off|meeting|appointment)|have completed|have planned|am done|am finished|believe (?!in\b)|"
     r"am interested in|are interested in|am (?:\w+ )?in (?:\w+ )?need|am after|am getting (?:a|an|the)|"
-    r"am (?:travel+ing|coming|driving|leaving|departing) (?:from|to)|am at|wish)\b"
+    r"am (?:travel+ing|coming|driving|leaving|departing) (?:from|to)|am at(?! (?:a|an|the) \w+ until)|wish)\b"
     r"|\b(?:and|but|so)\s+(?:want|need|would like|am looking|looking)\b|\blooking (?:for|to)\b"
     r"|\b(?:can|could|would|will)\s+you\b|\byou\s+(?:can|could|should|would|must|need to)\b|\blet me know\b"
     r"|\bhelp me\b",
@@ -86,7 +88,8 @@ _STANDING = re.compile(
 # "Always use metric units", "from now on, answer in French": a standing instruction.
 _INSTRUCTION = re.compile(
     r"^(?:please[\s,]+)?(?:always|never|from now on|going forward|in the future|by default|whenever|"
-    r"every time|each time|at all times|as a rule)\b|^(?:please[\s,]+)?call me\b",
+    r"every time|each time|at all times|as a rule)\b|^(?:please[\s,]+)?call me\b"
+    r"|^(?:please[\s,]+)?(?:use|prefer|give me|show me|write|answer in)\b[^,]+,\s*(?:not|never)\b",
     _FLAGS,
 )
 _ORDER = re.compile(
@@ -101,6 +104,8 @@ _FIRM = re.compile(
     r"am allergic|are allergic|can not|do not|prefer|refuse|never|always|only)\b",
     _FLAGS,
 )
+# The date of a yearly event is a fact ("our anniversary is June 12").
+_YEARLY = re.compile(r"\b(?:birthdays?|anniversar(?:y|ies)|born on)\b", _FLAGS)
 # A fact about today only: not durable unless a standing marker says so.
 _ONE_OFF = re.compile(
     r"\b(?:today|tonight|tomorrow|yesterday|this (?:morning|afternoon|evening|week|weekend|month|time)|"
@@ -125,7 +130,8 @@ _STATEMENT = re.compile(
     r"\b(?:i|we)\s+(?:\w+ly\s+){0,2}(?!\w+ly\b)\w+"
     r"|\b(?:my|our)\s+[\w-]+(?:\s+[\w-]+){0,5}\s+(?:is|are|was|were|has|have|had|\w+s|can not|cannot|"
     r"does not|do not)\b"
-    r"|\b(?:is|are)\s+(?:my|our|mine|ours)\b|\bcall me\b|^(?:as|being|having)\s+(?:a|an|someone|somebody)\b",
+    r"|\b(?:is|are)\s+(?:my|our|mine|ours)\b|\b(?:is|are)\s+(?:not\s+)?(?:\w+\s+){0,3}(?:for|to)\s+(?:me|us)\b"
+    r"|\bcall me\b|^(?:as|being|having)\s+(?:a|an|someone|somebody)\b",
     _FLAGS,
 )
 _CONTRACTIONS = (
@@ -138,7 +144,9 @@ _CONTRACTIONS = (
     (re.compile(r"\bcan't\b", _FLAGS), "can not"),
     (re.compile(r"\b(\w+)n't\b", _FLAGS), r"\1 not"),
     (re.compile(r"\b(what|it|that|there|here|he|she)'s\b", _FLAGS), r"\1 is"),
-    (re.compile(r"\b(\w+)'s\b", _FLAGS), r"\1 is"),
+    # "Ana's my manager", but "my wife's name": a possessive stays a word.
+    (re.compile(r"\b(\w+)'s(?=\s+(?:my|our|a|an|the|not|very|really|so|too|in|at|from)\b)", _FLAGS), r"\1 is"),
+    (re.compile(r"\b(\w+)'s\b", _FLAGS), r"\1s"),
 )
 
 
@@ -163,8 +171,11 @@ def is_memory(sentence: str) -> bool:
     if _INSTRUCTION.search(text):
         return True
     lasting = bool(_STANDING.search(text))
-    if _ONE_OFF.search(text) and not lasting:
-        return False
+    if _ONE_OFF.search(text) and not lasting and not _YEARLY.search(text):
+        # A situation of a time ("on call this week") is kept until its end; a past one is not.
+        end = expires_at(text)
+        if end is None or end <= time.time():
+            return False
     if _IMPERATIVE.search(text):
         # "Book me aisle seats from now on": a standing instruction (not "find one who never ...").
         return bool(_ORDER.search(text)) and not re.search(r"\b(?:can|could|would|will)\s+you\b", text, _FLAGS)
@@ -190,7 +201,7 @@ class StatementExtractor:
             if not sentence:
                 continue
             kept = _KEEP_PREFIX.sub("", sentence, count=1)
-            asked = kept != sentence and not kept.endswith("?")
+            asked = kept != sentence and not kept.endswith("?") and not _NEVER.search(kept)
             if not asked and not is_memory(sentence):
                 continue
             kept = kept.strip(" ,")

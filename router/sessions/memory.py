@@ -27,6 +27,7 @@ import numpy as np
 
 from router.embedding import Embedder, Vectors
 from router.embedding.batching import pack, unpack
+from router.sessions.slots import slot_of
 from router.storage.base import Collection, CollectionSpec, PointData, Record, Storage
 
 _IDS = uuid.UUID("9a7b6c5d-4e3f-4a1b-8c2d-1e0f9a8b7c6d")
@@ -37,7 +38,10 @@ SCAN_LIMIT = 256
 # A new memory this similar to a stored one is the same memory.
 DUPLICATE_SCORE = 0.95
 REEMBED_BATCH = 256
-_FIELDS = ("text", "namespace", "created_at", "session_id", "vector")
+_FIELDS = ("text", "namespace", "created_at", "session_id", "vector", "expires_at", "superseded_by")
+# What a route reads of each memory, and what deciding whether it still holds reads.
+_ROW_FIELDS = ("text", "vector", "created_at", "expires_at", "superseded_by")
+_STATE_FIELDS = ("namespace", "slot", "value", "expires_at", "superseded_by", "expired")
 
 
 def user_scope(user_id: str) -> str:
@@ -62,13 +66,33 @@ class Memory:
 
 @dataclass(frozen=True)
 class StoredMemory:
-    """A memory as stored: what it says, where it holds, when and from which session it came."""
+    """A memory as stored: what it says, where it holds, when and from which session it came.
+
+    Attributes:
+        expires_at: when a time-bound memory stops holding (Unix seconds), if it is one.
+        superseded_by: the id of the newer memory that replaced it, if one did.
+    """
 
     id: str
     text: str
     namespace: str
     created_at: float
     session_id: str | None
+    expires_at: float | None = None
+    superseded_by: str | None = None
+
+    def current(self, now: float) -> bool:
+        """Whether it still holds: neither replaced nor past its end."""
+        return self.superseded_by is None and (self.expires_at is None or self.expires_at > now)
+
+
+@dataclass(frozen=True)
+class MemoryChanges:
+    """What storing a run did to the memories of its scope."""
+
+    added: int = 0
+    updated: int = 0
+    expired: int = 0
 
 
 @dataclass(frozen=True)
@@ -90,8 +114,31 @@ def memory_spec(model: str, dimension: int) -> CollectionSpec:
 def _stored(record: Record) -> StoredMemory:
     p = record.payload
     return StoredMemory(
-        record.id, p["text"], p.get("namespace", ANY_NAMESPACE), p.get("created_at", 0.0), p.get("session_id")
+        record.id,
+        p["text"],
+        p.get("namespace", ANY_NAMESPACE),
+        p.get("created_at", 0.0),
+        p.get("session_id"),
+        p.get("expires_at"),
+        p.get("superseded_by"),
     )
+
+
+def _point(scope: str, memory: StoredMemory, vector: np.ndarray) -> PointData:
+    payload: dict[str, Any] = {"scope": scope, "namespace": memory.namespace, "text": memory.text}
+    payload |= {"session_id": memory.session_id, "created_at": memory.created_at, "vector": pack(vector, "<f4")}
+    if memory.expires_at is not None:
+        payload["expires_at"] = memory.expires_at
+    if memory.superseded_by is not None:
+        payload["superseded_by"] = memory.superseded_by
+    if (slot := slot_of(memory.text)) is not None:
+        payload["slot"], payload["value"] = slot
+    return PointData(id=memory.id, payload=payload, dense=vector.tolist())
+
+
+def _holds(payload: dict[str, Any], now: float) -> bool:
+    end = payload.get("expires_at")
+    return payload.get("superseded_by") is None and (end is None or end > now)
 
 
 class MemoryStore:
@@ -118,30 +165,63 @@ class MemoryStore:
         vectors: Vectors,
         *,
         session_id: str | None,
-        created_at: Sequence[float] | None = None,
-    ) -> int:
-        """Store new memories; returns how many were new.
+        expires_at: Sequence[float | None] | None = None,
+    ) -> MemoryChanges:
+        """Store new memories, replacing the ones they update; returns what changed.
 
-        ``created_at`` keeps the original times when memories are copied (a model change).
+        A new memory that sets the same slot as a current one with another value
+        (``router.sessions.slots``) supersedes it: the older one stays listed but never comes
+        back in routes. ``expires_at`` ends time-bound memories.
         """
-        points: list[PointData] = []
+        now = time.time()
         where = {"scope": scope, "namespace": namespace}
+        state = list(self._collection.scroll({"scope": scope}, fields=_STATE_FIELDS))
+        expired = [r for r in state if r.payload.get("expires_at") and not r.payload.get("expired")]
+        expired = [r for r in expired if not _holds(r.payload, now)]
+        changed: dict[str, dict[str, Any]] = {r.id: {"expired": True} for r in expired}
+        here = (namespace, ANY_NAMESPACE)
+        current = [r for r in state if _holds(r.payload, now) and r.payload.get("namespace") in here]
+        points: list[PointData] = []
+        replaced: set[str] = set()
         for position, (text, vector) in enumerate(zip(texts, vectors, strict=True)):
-            near = self._collection.search(dense=vector.tolist(), match=where, limit=1)
-            if near and near[0].score >= DUPLICATE_SCORE:
+            hits = self._collection.search(dense=vector.tolist(), match=where, limit=3, fields=_STATE_FIELDS)
+            if any(h.score >= DUPLICATE_SCORE and _holds(h.payload, now) for h in hits):
                 continue
             key = f"{scope}\x00{namespace}\x00{' '.join(text.lower().split())}"
-            when = created_at[position] if created_at is not None else time.time()
-            payload: dict[str, Any] = {**where, "text": text, "session_id": session_id, "created_at": when}
-            payload["vector"] = pack(vector, "<f4")
-            points.append(PointData(id=str(uuid.uuid5(_IDS, key)), payload=payload, dense=vector.tolist()))
+            end = expires_at[position] if expires_at is not None else None
+            memory = StoredMemory(str(uuid.uuid5(_IDS, key)), text, namespace, now, session_id, end)
+            point = _point(scope, memory, vector)
+            slot = (point.payload.get("slot"), point.payload.get("value"))
+            for old in current:
+                if old.id != memory.id and old.payload.get("slot") == slot[0] and old.payload.get("value") != slot[1]:
+                    changed[old.id] = {"superseded_by": memory.id, "superseded_at": now}
+                    replaced.add(old.id)
+            points.append(point)
+        self._update(changed)
+        if points:
+            self._collection.upsert(points)
+        return MemoryChanges(added=len(points), updated=len(replaced), expired=len(expired))
+
+    def copy(self, scope: str, memories: Sequence[StoredMemory], vectors: Vectors) -> None:
+        """Store memories of another model as they were (times, expiry and what replaced them)."""
+        self._collection.upsert([_point(scope, m, v) for m, v in zip(memories, vectors, strict=True)])
+
+    def _update(self, changes: dict[str, dict[str, Any]]) -> None:
+        # Points are written whole: each keeps its payload and vector, with the changes on top.
+        if not changes:
+            return
+        points = []
+        for record in self._collection.retrieve(list(changes)):
+            vector = unpack(record.payload["vector"], "<f4", self._dimension)[0].tolist()
+            points.append(PointData(id=record.id, payload=record.payload | changes[record.id], dense=vector))
         self._collection.upsert(points)
-        return len(points)
 
     def rows(self, scope: str, namespaces: Iterable[str], *, limit: int = SCAN_LIMIT) -> MemoryRows:
         """The scope's memories that hold in ``namespaces`` (``*`` ones included), with their vectors."""
         where = {"scope": scope, "namespace": sorted({*namespaces, ANY_NAMESPACE})}
-        records = list(islice(self._collection.scroll(where, fields=("text", "vector", "created_at")), limit * 4))
+        now = time.time()
+        scrolled = islice(self._collection.scroll(where, fields=_ROW_FIELDS), limit * 4)
+        records = [r for r in scrolled if _holds(r.payload, now)]
         if len(records) > limit:
             records = sorted(records, key=lambda r: r.payload.get("created_at", 0.0))[-limit:]
         # Memories stored before their vector was kept in the payload are listed, never recalled.
@@ -150,11 +230,16 @@ class MemoryStore:
         matrix = np.concatenate(vectors) if vectors else np.zeros((0, self._dimension), dtype=np.float32)
         return MemoryRows([r.payload["text"] for r in kept], matrix)
 
-    def list(self, scope: str, *, namespace: str | None = None) -> list[StoredMemory]:
-        """Every memory of a scope (of one namespace when given), oldest first."""
+    def list(self, scope: str, *, namespace: str | None = None, everything: bool = False) -> list[StoredMemory]:
+        """The current memories of a scope (of one namespace when given), oldest first.
+
+        With ``everything``, superseded and expired memories too.
+        """
         where = {"scope": scope} | ({"namespace": namespace} if namespace is not None else {})
         records = self._collection.scroll(where, fields=[f for f in _FIELDS if f != "vector"])
-        return sorted((_stored(r) for r in records), key=lambda m: (m.created_at, m.id))
+        now = time.time()
+        found = (m for m in map(_stored, records) if everything or m.current(now))
+        return sorted(found, key=lambda m: (m.created_at, m.id))
 
     def namespaces(self, scope: str) -> set[str]:
         """The namespaces the scope's memories are stored in (``*`` for every namespace)."""
@@ -219,19 +304,16 @@ async def reembed_memories(storage: Storage, *, source: tuple[str, int], target:
     gone = present - {m.id for _, m in wanted}
     if gone:
         await asyncio.to_thread(new.delete_ids, sorted(gone))
-    groups: dict[tuple[str, str, str | None], list[StoredMemory]] = defaultdict(list)
+    groups: dict[str, list[StoredMemory]] = defaultdict(list)
     for scope, memory in wanted:
         if memory.id not in present:
-            groups[(scope, memory.namespace, memory.session_id)].append(memory)
+            groups[scope].append(memory)
     embedded = 0
-    for (scope, namespace, session_id), memories in groups.items():
+    for scope, memories in groups.items():
         for start in range(0, len(memories), REEMBED_BATCH):
             part = memories[start : start + REEMBED_BATCH]
-            texts, created = [m.text for m in part], [m.created_at for m in part]
-            vectors = await target.embed(texts, kind="memory")
-            await asyncio.to_thread(
-                new.add, scope, namespace, texts, vectors, session_id=session_id, created_at=created
-            )
+            vectors = await target.embed([m.text for m in part], kind="memory")
+            await asyncio.to_thread(new.copy, scope, part, vectors)
             embedded += len(part)
     return embedded
 

@@ -68,7 +68,9 @@ async def test_a_users_memories_are_listed_with_where_and_when_they_were_said(se
             ("Our production cluster is prod-eu-1.", "devops", "ops"),
             ("My name is Ana Silva.", "*", "any"),
         ]
-        assert all(set(m) == {"id", "text", "namespace", "created_at", "session_id"} for m in memories)
+        fields = {"id", "text", "namespace", "created_at", "session_id", "expires_at", "superseded_by", "status"}
+        assert all(set(m) == fields for m in memories)
+        assert {(m["status"], m["expires_at"], m["superseded_by"]) for m in memories} == {("current", None, None)}
         assert all(started <= m["created_at"] <= time.time() for m in memories)
         assert len({m["id"] for m in memories}) == 3
         assert [m["text"] for m in await listed(served, "ana", namespace="devops")] == [

@@ -129,8 +129,8 @@ async def test_another_extractor_plugs_in_through_the_runtime(
             {"role": "user", "content": "Please remember that I am vegetarian and allergic to peanuts."},
             {"role": "assistant", "content": "I am vegetarian too."},
         ]
-        _, added = await runtime.turns.record("s", run, user_id="vera", namespace=NAMESPACE)
-        assert (added, extractor.seen) == (2, [run[0]["content"]])
+        _, changes = await runtime.turns.record("s", run, user_id="vera", namespace=NAMESPACE)
+        assert (changes.added, extractor.seen) == (2, [run[0]["content"]])
         turn = Turn(NAMESPACE, [{"role": "user", "content": "Recommend a restaurant near the Louvre"}], user_id="vera")
         routed = await runtime.turns.route(turn)
         assert "The user is vegetarian." in [m.text for m in routed.memories]

@@ -138,7 +138,13 @@ async def test_only_external_user_input_becomes_memory(serve: Callable[..., Any]
             user_id="carla",
             namespace="travel",
         )
-        assert stored == {"session_id": "s", "stored": 2, "memories_added": 0}
+        assert stored == {
+            "session_id": "s",
+            "stored": 2,
+            "memories_added": 0,
+            "memories_updated": 0,
+            "memories_expired": 0,
+        }
         answer = await route(client, "travel", "Am I vegetarian? Where do I live?", user_id="carla")
         assert answer["memories"] == []
         history = (await client.get("/v1/sessions/s/messages")).json()["messages"]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from router.sessions.extraction import StatementExtractor, is_memory, memory_candidates
+from tests.everyday_statements import KEPT, NOT_KEPT
 
 DURABLE = [
     # preferences and dislikes
@@ -110,3 +111,22 @@ def test_only_external_user_messages_are_candidates() -> None:
         {"role": "system", "content": "I am the system."},
     ]
     assert memory_candidates(messages) == ["I love Rome."]
+
+
+def test_everyday_statements_of_each_kind_are_kept() -> None:
+    extractor = StatementExtractor()
+    for kind, statements in KEPT.items():
+        missed = [s for s in statements if not extractor.extract(s)]
+        assert len(missed) <= len(statements) * 0.05, (kind, missed)
+
+
+def test_questions_requests_and_secrets_are_not_kept_even_when_asked() -> None:
+    extractor = StatementExtractor()
+    assert [(s, extractor.extract(s)) for s in NOT_KEPT if extractor.extract(s)] == []
+
+
+def test_a_situation_of_a_time_is_kept_and_a_past_one_is_not() -> None:
+    extractor = StatementExtractor()
+    assert extractor.extract("I'm on call until Friday.") == ["I'm on call until Friday."]
+    assert extractor.extract("We met yesterday.") == []
+    assert extractor.extract("Our anniversary is June 12.") == ["Our anniversary is June 12."]

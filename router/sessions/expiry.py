@@ -1,0 +1,121 @@
+"""When a time-bound statement stops being true: "on call this week", "travelling until Friday".
+
+``expires_at`` reads the time a sentence states or implies and answers the end of it (the end
+of the day it names, in UTC, since the router does not know the user's time zone), or None
+when the sentence names no time it can place. Dates of yearly events (birthdays,
+anniversaries) are facts, not ends.
+"""
+
+from __future__ import annotations
+
+import calendar
+import re
+from datetime import UTC, date, datetime, timedelta
+
+_FLAGS = re.IGNORECASE
+_DAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+_MONTHS = tuple(m.lower() for m in calendar.month_name[1:])
+_NUMBERS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7}
+_NUMBERS |= {"eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "a couple of": 2, "a few": 3}
+_DAY = r"(?P<day>monday|tuesday|wednesday|thursday|friday|saturday|sunday)"
+_MONTH = r"(?P<month>jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?"
+_NTH = r"(?P<nth>\d{1,2})(?:st|nd|rd|th)?"
+_PARTS = "(?:morning|afternoon|evening|night)s"  # "on Monday evenings" is a habit, not a day
+_COUNT = r"(?P<count>\d+|an?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|a couple of|a few)"
+# Yearly dates are facts, and a standing habit ("never on Fridays") holds beyond the day it names.
+_LASTING = re.compile(
+    r"\b(?:birthdays?|anniversar(?:y|ies)|born|name day|always|never|usually|every|each|whenever|from now on)\b",
+    _FLAGS,
+)
+# Most specific first: "until the end of next week" before "next week".
+_PATTERNS: list[tuple[str, re.Pattern[str]]] = [
+    (kind, re.compile(pattern, _FLAGS))
+    for kind, pattern in [
+        ("span", rf"\bfor (?:the )?(?:next |coming )?{_COUNT} (?P<unit>minute|hour|day|week|month)s?\b"),
+        ("in", rf"\bin {_COUNT} (?P<unit>minute|hour|day|week|month)s?\b"),
+        ("date", rf"\b{_MONTH} {_NTH}\b"),
+        ("date", rf"\b{_NTH} (?:of )?{_MONTH}"),
+        ("nth", rf"\b(?:until|till|through|on|by) the {_NTH}\b"),
+        ("month", rf"\b(?:until|till|through) {_MONTH}"),
+        ("weekday", rf"\b(?:until|till|through|by|before|on|this|next|coming) {_DAY}\b(?! {_PARTS})"),
+        ("today", r"\b(?:today|tonight|this (?:morning|afternoon|evening)|right now|at the moment)\b"),
+        ("tomorrow", r"\btomorrow\b"),
+        ("yesterday", r"\b(?:yesterday|last night)\b"),
+        ("week", r"\b(?P<next>this|next) (?:week|weekend)\b"),
+        ("month_end", r"\b(?P<next>this|next) month\b"),
+        ("quarter", r"\bthis quarter\b"),
+        ("year", r"\b(?P<next>this|next) year\b"),
+    ]
+]
+
+
+def _end(day: date) -> float:
+    return datetime(day.year, day.month, day.day, 23, 59, 59, tzinfo=UTC).timestamp()
+
+
+def _month_number(text: str) -> int:
+    return next(i for i, name in enumerate(_MONTHS, 1) if name.startswith(text.lower().rstrip(".")[:3]))
+
+
+def _count(text: str) -> int:
+    return int(text) if text.isdigit() else _NUMBERS[text.lower()]
+
+
+def _last_of_month(year: int, month: int) -> date:
+    return date(year, month, calendar.monthrange(year, month)[1])
+
+
+def _following(today: date) -> tuple[int, int]:
+    return today.year + today.month // 12, today.month % 12 + 1
+
+
+def _placed(kind: str, found: re.Match[str], now: datetime) -> float | None:
+    today = now.date()
+    groups = found.groupdict()
+    if kind in ("span", "in"):
+        count, unit = _count(groups["count"]), groups["unit"].lower()
+        if unit == "month":
+            return (now + timedelta(days=30 * count)).timestamp()
+        return (now + timedelta(**{f"{unit}s": count})).timestamp()
+    if kind == "date":
+        month, day = _month_number(groups["month"]), int(groups["nth"])
+        if not 1 <= day <= calendar.monthrange(today.year, month)[1]:
+            return None
+        when = date(today.year, month, day)
+        return _end(when if when >= today else date(today.year + 1, month, day))
+    if kind == "nth":
+        day = int(groups["nth"])
+        year, month = (today.year, today.month) if day >= today.day else _following(today)
+        return _end(date(year, month, day)) if day <= calendar.monthrange(year, month)[1] else None
+    if kind == "month":
+        month = _month_number(groups["month"])
+        return _end(_last_of_month(today.year + (month < today.month), month))
+    if kind == "weekday":
+        ahead = (_DAYS.index(groups["day"].lower()) - today.weekday()) % 7
+        return _end(today + timedelta(days=ahead))
+    if kind in ("today", "tomorrow", "yesterday"):
+        return _end(today + timedelta(days={"today": 0, "tomorrow": 1, "yesterday": -1}[kind]))
+    nxt = groups.get("next", "").lower() == "next"
+    if kind == "week":
+        return _end(today + timedelta(days=6 - today.weekday() + 7 * nxt))
+    if kind == "month_end":
+        year, month = _following(today) if nxt else (today.year, today.month)
+        return _end(_last_of_month(year, month))
+    if kind == "quarter":
+        return _end(_last_of_month(today.year, (today.month - 1) // 3 * 3 + 3))
+    return _end(date(today.year + nxt, 12, 31))
+
+
+def expires_at(text: str, *, now: datetime | None = None) -> float | None:
+    """The end of the time ``text`` holds for (Unix seconds), or None when it names none.
+
+    Args:
+        text: one statement.
+        now: when it was said (default: now).
+    """
+    if _LASTING.search(text):
+        return None
+    now = now or datetime.now(UTC)
+    ends = [_placed(kind, found, now) for kind, pattern in _PATTERNS if (found := pattern.search(text))]
+    placed = [end for end in ends if end is not None]
+    return max(placed) if placed else None

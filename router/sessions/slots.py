@@ -1,0 +1,60 @@
+"""What a statement sets: a slot and its value, so that a newer statement can replace an older one.
+
+"I live in Porto" and, later, "we moved to Lisbon last month" fill the slot ``home`` with two
+values: the newer one is current. "I like jazz" and "I like techno" fill no slot (a person
+may like both), so both stay. A slot is one of a few kinds a person changes (home, employer,
+diet, seat, budget), or the subject of "my X is Y" ("my manager is Sarah" then "my manager is
+now Tom"). Statements that do not match a slot never replace anything.
+"""
+
+from __future__ import annotations
+
+import re
+
+_FLAGS = re.IGNORECASE
+_WE = r"(?:i|we)(?:'m|'ve| am| are| have)?\s+(?:now\s+|just\s+|recently\s+|finally\s+)*"
+_VALUE = r"(?P<value>[\w' -]+?)"
+_END = r"(?=\s+(?:last|this|next|since|in \d|a |two|three|for|with|and|but|because|so|now)\b|[.,;!]|$)"
+_DIETS = r"vegetarian|vegan|pescatarian|pescetarian|flexitarian|keto|paleo|carnivore|halal|kosher|omnivore"
+_SLOTS: list[tuple[str, re.Pattern[str]]] = [
+    (slot, re.compile(pattern, _FLAGS))
+    for slot, pattern in [
+        ("home", rf"\b{_WE}(?:live|living|lived|based|moved|relocated|settled)\s+(?:in|to)\s+{_VALUE}{_END}"),
+        ("home", rf"\b(?:my|our) (?:home|house|flat|apartment) is (?:now )?in {_VALUE}{_END}"),
+        ("employer", rf"\b{_WE}(?:work|working|employed|started|joined)\s+(?:at|for|by|with)\s+{_VALUE}{_END}"),
+        ("employer", rf"\b{_WE}joined\s+{_VALUE}{_END}"),
+        ("diet", rf"\b{_WE}(?:a\s+|an\s+|strictly\s+|(?P<no>no longer|not)\s+)?(?P<value>{_DIETS})\b"),
+        ("diet", r"\b(?:i|we) (?P<value>eat (?:meat|fish)(?: again)?)\b"),
+        ("seat", r"\b(?P<value>aisle|window|middle)\s+seats?\b"),
+        ("budget", rf"\b(?:my|our)\s+(?P<what>[\w ]*?)\s*budget(?: for (?P<for>[\w ]+?))? is (?:now )?{_VALUE}{_END}"),
+    ]
+]
+_SUBJECT = re.compile(
+    r"^(?:(?:also|and|btw|oh),?\s+)*(?:my|our)\s+(?P<subject>[\w'-]+(?:\s+[\w'-]+){0,2}?)\s+(?:is|are)\s+"
+    r"(?:now\s+|called\s+|named\s+)*(?P<value>[^,;.!]+)",
+    _FLAGS,
+)
+
+
+def _words(text: str) -> str:
+    return " ".join(re.sub(r"[^\w\s]", "", text.lower().replace("'s", "")).split())
+
+
+def slot_of(text: str) -> tuple[str, str] | None:
+    """The slot ``text`` sets and its value (both normalized), or None when it sets none."""
+    for slot, pattern in _SLOTS:
+        found = pattern.search(text)
+        if found is None:
+            continue
+        groups = found.groupdict()
+        value = _words(groups["value"])
+        if slot == "diet" and groups.get("no"):
+            value = f"not {value}"
+        if slot == "budget":
+            what = (_words(groups.get(part) or "") for part in ("what", "for"))
+            slot = " ".join(p for p in ("budget", *what) if p)
+        return slot, value
+    subject = _SUBJECT.search(text)
+    if subject is None:
+        return None
+    return f"my {_words(subject['subject'])}", _words(subject["value"])

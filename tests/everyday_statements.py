@@ -1,0 +1,167 @@
+"""Everyday statements a person expects an assistant to keep, and ones it must not.
+
+The development set of what becomes a memory, by kind. Written for the tests; ``make
+bench-memory`` reports the share of each kind that is stored. ``BOUNDED`` statements hold for
+a time the sentence states or implies, so they are kept with an expiry.
+"""
+
+from __future__ import annotations
+
+PEOPLE = [
+    "My wife's name is Ana and our anniversary is June 12.",
+    "My wife Ana is a nurse.",
+    "My manager runs the Lisbon office.",
+    "My husband is called Tom.",
+    "My mother lives in Porto.",
+    "My brother Luis works at Google.",
+    "My best friend is Marta.",
+    "My son Leo is allergic to cats.",
+    "Our daughter turns six in March.",
+    "My boss is Sarah Chen.",
+    "My partner doesn't eat pork.",
+    "My assistant Julia handles my calendar.",
+    "My dad's birthday is on October 3rd.",
+]
+
+ROLES = [
+    "I'm the on-call engineer for the payments team this week.",
+    "I'm on call until Friday.",
+    "I'm travelling until Friday.",
+    "I'm working from our Berlin office this month.",
+    "I'm out of office until Monday.",
+    "I'm on parental leave until September.",
+    "I'm the tech lead of the checkout squad.",
+    "I'm a product manager at Acme.",
+    "I work as a nurse on night shifts.",
+    "I'm staying in Lisbon for the next two weeks.",
+    "I am the admin of the staging cluster.",
+    "This week I'm covering for Paul on support.",
+    "I'm in charge of the quarterly report this quarter.",
+]
+
+POSSESSIONS = [
+    "I travel with my dog Max, a 30 kg labrador.",
+    "I have two cats.",
+    "I drive a Tesla Model 3.",
+    "We have a three-year-old son.",
+    "I own an electric bike.",
+    "My car is a grey Volvo XC60.",
+    "I have a Pixel 8 phone.",
+    "We have a toddler and a baby.",
+    "I have a season ticket for Benfica.",
+    "My laptop is a MacBook Pro.",
+    "I care for my elderly father.",
+    "Our family has a golden retriever.",
+]
+
+INSTRUCTIONS = [
+    "Please remember that I am vegetarian and allergic to peanuts.",
+    "Always book me an aisle seat.",
+    "Never schedule meetings before 9am.",
+    "Remember that my budget for hotels is 150 euros a night.",
+    "From now on, send me summaries in bullet points.",
+    "Always copy my assistant on travel emails.",
+    "Don't forget that I prefer trains over flights in Europe.",
+    "Never book me into hostels.",
+    "Keep in mind that I don't drink alcohol.",
+    "Use kilometers, not miles.",
+    "Always answer me in Portuguese.",
+    "Note that our team deploys only on Tuesdays.",
+]
+
+PREFERENCES = [
+    "I am vegetarian and allergic to peanuts.",
+    "I prefer window seats on long flights.",
+    "I love Italian food.",
+    "I can't stand loud restaurants.",
+    "I'm a morning person.",
+    "I like quiet hotels away from the centre.",
+    "I only drink decaf.",
+    "I'm afraid of flying.",
+    "I hate horror movies.",
+    "I like jazz.",
+    "Spicy food is too much for me.",
+    "I'm gluten intolerant.",
+]
+
+KEPT = {
+    "people": PEOPLE,
+    "roles and time-bound situations": ROLES,
+    "possessions and dependants": POSSESSIONS,
+    "standing instructions": INSTRUCTIONS,
+    "preferences": PREFERENCES,
+}
+
+# Held only for a while: each statement and the date its memory expires at the end of, when
+# said on Wednesday 2026-06-10 (a fixed day, so the expected dates hold whenever the tests run).
+SAID_ON = (2026, 6, 10)
+BOUNDED = {
+    "I'm the on-call engineer for the payments team this week.": (2026, 6, 14),
+    "I'm on call until Friday.": (2026, 6, 12),
+    "I'm travelling until Friday.": (2026, 6, 12),
+    "I'm working from our Berlin office this month.": (2026, 6, 30),
+    "I'm out of office until Monday.": (2026, 6, 15),
+    "I'm on parental leave until September.": (2026, 9, 30),
+    "I'm staying in Lisbon for the next two weeks.": (2026, 6, 24),
+    "This week I'm covering for Paul on support.": (2026, 6, 14),
+    "I'm in charge of the quarterly report this quarter.": (2026, 6, 30),
+    "I'm in Rome tonight.": (2026, 6, 10),
+    "I'm at a conference until the 19th.": (2026, 6, 19),
+}
+
+# Questions, one-off requests and secrets: never kept.
+NOT_KEPT = [
+    "What's the weather in Lisbon tomorrow?",
+    "Book a table for two at eight tonight.",
+    "Can you find my wife's flight confirmation?",
+    "Send my manager the quarterly report.",
+    "Is my dog allowed in the hotel?",
+    "I need a taxi to the airport in 20 minutes.",
+    "My password is hunter2.",
+    "My API key is sk-live-1234abcd.",
+    "My card number is 4111 1111 1111 1111.",
+    "Remember that my PIN is 4321.",
+    "I'd like to book a flight to Rome next Friday.",
+    "Find hotels near the Louvre.",
+    "Who is on call for payments this week?",
+    "Please remind me to call my mother on Sunday.",
+    "I'm looking for a vegetarian restaurant.",
+]
+
+# A newer statement that replaces an older one: the same slot, or the same subject, with a new value.
+UPDATES = [
+    ("I live in Porto.", "We moved to Lisbon last month."),
+    ("I live in Berlin.", "I'm now based in Munich."),
+    ("I work at Acme.", "I joined Globex in May."),
+    ("I work for the city council.", "I now work at a startup called Nimbus."),
+    ("I'm vegetarian.", "I'm vegan now."),
+    ("I'm vegan.", "I'm no longer vegan."),
+    ("I prefer aisle seats.", "I prefer window seats these days."),
+    ("Always book me an aisle seat.", "Always book me a window seat."),
+    ("My budget is 300 euros per night.", "My budget is now 200 euros per night."),
+    ("My hotel budget is 150 euros.", "My hotel budget is 120 euros."),
+    ("My manager is Sarah.", "My manager is now Tom."),
+    ("My wife's name is Ana.", "My wife's name is Maria."),
+    ("Our production cluster is prod-eu-1.", "Our production cluster is prod-eu-2."),
+    ("My phone number is on file as the old one.", "My phone number is the new one ending 42."),
+    ("My favourite airline is TAP.", "My favourite airline is KLM."),
+    ("My home airport is OPO.", "My home airport is LIS."),
+]
+
+# Alike, but both true: neither replaces the other.
+NOT_UPDATES = [
+    ("I like jazz.", "I like techno."),
+    ("I love Italian food.", "I love Japanese food."),
+    ("I have two cats.", "I have a dog."),
+    ("I am allergic to peanuts.", "I am allergic to shellfish."),
+    ("My wife is called Ana.", "My son is called Leo."),
+    ("My manager is Sarah.", "My manager's manager is Paul."),
+    ("I live in Porto.", "My mother lives in Lisbon."),
+    ("I speak Portuguese.", "I speak English."),
+    ("I prefer aisle seats.", "I prefer quiet hotels."),
+    ("My budget for hotels is 150 euros.", "My budget for flights is 400 euros."),
+    ("I work at Acme.", "My brother works at Google."),
+    ("I'm vegetarian.", "I'm allergic to gluten."),
+    ("I drive a Tesla.", "I drive to work on Mondays."),
+    ("Never book me into hostels.", "Never schedule meetings before 9am."),
+]
