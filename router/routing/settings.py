@@ -43,6 +43,12 @@ class RouteSettings(BaseSettings):
     memory_min_score: float = Field(
         0.12, ge=-1.0, le=1.0, description="least relevance for a memory to come back (a floor under the margin)"
     )
+    memory_budget: int = Field(
+        5, ge=0, le=100, description="a user with at most this many memories gets each one that is not unrelated back"
+    )
+    memory_budget_chars: int = Field(
+        600, ge=0, le=100_000, description="... when they hold at most this many characters"
+    )
     fail_open: bool = Field(False, description="storage down: answer routes with the pinned functions, not 503")
 
     @model_validator(mode="after")

@@ -222,7 +222,13 @@ class TurnRouter:
         facets = index.store.facets(namespace, [f.function.name for f in chosen])
         routed = [(f.score, facets[f.function.name]) for f in chosen if f.function.name in facets]
         own = self.settings
-        settings = RecallSettings(limit=own.max_memories, margin=own.memory_margin, min_score=own.memory_min_score)
+        settings = RecallSettings(
+            limit=own.max_memories,
+            margin=own.memory_margin,
+            min_score=own.memory_min_score,
+            budget=own.memory_budget,
+            budget_chars=own.memory_budget_chars,
+        )
         recent = vectors[1] if len(vectors) > 1 else None
         return rank(rows, vectors[0], recent=recent, functions=routed, settings=settings)
 

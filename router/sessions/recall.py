@@ -12,6 +12,10 @@ reads three things, all from vectors already at hand:
 - the user's other memories: relevance is ranked among them and cut relative to the best
   (``margin``), above a low floor (``min_score``) that only keeps out what matters to nothing.
 
+A user who has said only a few things expects the assistant to know them all: when every
+memory fits a small budget (``budget`` memories, ``budget_chars`` characters, about 150 tokens
+by default), each one above the floor comes back, best first, and no margin cuts it.
+
 Facet vectors are embedded with their function when a catalog is synced
 (``router.retrieval.texts.parameter_facets``), so ranking is a few small matrix products in numpy.
 """
@@ -36,6 +40,8 @@ class RecallSettings:
         min_score: and when it is at least this (relevance is in -1..1).
         function_weight: how much the routed functions count against the turn itself.
         context_weight: how much the turn with its recent context counts against the new turn alone.
+        budget: a scope with at most this many memories ...
+        budget_chars: ... holding at most this many characters gets each one above the floor.
     """
 
     limit: int = 3
@@ -43,6 +49,8 @@ class RecallSettings:
     min_score: float = 0.12
     function_weight: float = 0.5
     context_weight: float = 0.8
+    budget: int = 5
+    budget_chars: int = 600
 
 
 def rank(
@@ -84,7 +92,8 @@ def rank(
             through = np.maximum(through, weight * scores[:, column : column + len(facets)].max(axis=1))
             column += len(facets)
         relevance = (relevance + settings.function_weight * through) / (1.0 + settings.function_weight)
-    order = np.argsort(-relevance, kind="stable")[: settings.limit]
+    fits = count <= settings.budget and sum(map(len, rows.texts)) <= settings.budget_chars
+    order = np.argsort(-relevance, kind="stable")[: count if fits else settings.limit]
     top = float(relevance[order[0]])
-    least = max(settings.min_score, top - settings.margin)
+    least = settings.min_score if fits else max(settings.min_score, top - settings.margin)
     return [Memory(rows.texts[i], float(relevance[i])) for i in order if relevance[i] >= least]

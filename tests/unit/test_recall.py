@@ -29,12 +29,25 @@ def texts(memories: Sequence[object]) -> list[str]:
 
 def test_memories_are_cut_relative_to_the_best_one() -> None:
     memories = rows(axis(1, 0.1), axis(1, 0.15), axis(0.3, 1), axis(0, 0, 1))
-    found = rank(memories, axis(1), settings=RecallSettings(margin=0.05, min_score=0.0))
+    found = rank(memories, axis(1), settings=RecallSettings(margin=0.05, min_score=0.0, budget=0))
     assert texts(found) == ["m0", "m1"]
     assert found[0].score > found[1].score
-    wider = rank(memories, axis(1), settings=RecallSettings(margin=0.8, min_score=0.0))
+    wider = rank(memories, axis(1), settings=RecallSettings(margin=0.8, min_score=0.0, budget=0))
     assert texts(wider) == ["m0", "m1", "m2"]
-    assert texts(rank(memories, axis(1), settings=RecallSettings(limit=1, margin=1, min_score=0))) == ["m0"]
+    limited = RecallSettings(limit=1, margin=1, min_score=0, budget=0)
+    assert texts(rank(memories, axis(1), settings=limited)) == ["m0"]
+
+
+def test_a_user_with_few_memories_gets_each_one_above_the_floor() -> None:
+    memories = rows(axis(1, 0.1), axis(0.3, 1), axis(0.2, 1), axis(0.1, 1), axis(0, 0, 1))
+    few = RecallSettings(limit=2, margin=0.05, min_score=0.05, budget=5, budget_chars=100)
+    assert texts(rank(memories, axis(1), settings=few)) == ["m0", "m1", "m2", "m3"]
+    # Past the budget, by count or by characters, the margin and the limit cut again.
+    for past in (
+        RecallSettings(limit=2, margin=0.05, min_score=0.05, budget=4, budget_chars=100),
+        RecallSettings(limit=2, margin=0.05, min_score=0.05, budget=5, budget_chars=9),
+    ):
+        assert texts(rank(memories, axis(1), settings=past)) == ["m0"]
 
 
 def test_nothing_comes_back_under_the_floor() -> None:
