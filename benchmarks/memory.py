@@ -11,7 +11,9 @@ first-person regex extractor, and cosine of the request to each memory with a fi
    is routed in a new session through ``TurnRouter.route`` in a catalog of an everyday
    assistant's functions (``benchmarks.memory_catalog``). Counted: the preference first among
    the memories returned (recall@1), among the first three (recall@3), among those returned
-   (default ``max_memories``), and how many unrelated memories come back per route.
+   (default ``max_memories``), and how many unrelated memories come back per route;
+3. the everyday set written for the tests (``benchmarks.memory_everyday``): the share of each
+   kind of statement kept, the update pairs, and the ten everyday cases recalled.
 
 Tables go to stdout and to ``benchmarks/RESULTS.md`` under "## Memory (make bench-memory)", with
 the harness's header. Quality figures do not depend on the machine's load.
@@ -32,6 +34,7 @@ from pathlib import Path
 import numpy as np
 from tqdm import tqdm
 
+from benchmarks import memory_everyday
 from benchmarks.harness import Header, record
 from benchmarks.memory_catalog import ASSISTANT
 from router.catalog.functions import parse_function
@@ -200,6 +203,7 @@ async def measure(data: Path, *, sample: int | None) -> str:
             f"| BFCL questions, {len(bfcl):,} (want <= 5%) | {stored_share(new, bfcl):.1%} "
             f"| {stored_share(old, bfcl):.1%} |"
         )
+    lines += [*memory_everyday.stored(), "", *memory_everyday.updates()]
     with tempfile.TemporaryDirectory(prefix="bench-memory-") as tmp:
         runtime = Runtime(Settings(storage=StorageSettings(data=Path(tmp) / "data")))
         await runtime.start()
@@ -223,6 +227,8 @@ async def measure(data: Path, *, sample: int | None) -> str:
                 "| --- | --- | --- | --- | --- | --- |",
                 now.row("now: relevance to the turn and its functions, relative cut-off"),
                 before.row("before: regex extractor, cosine to the request >= 0.35"),
+                "",
+                *await memory_everyday.recall(runtime),
             ]
         finally:
             await runtime.stop()

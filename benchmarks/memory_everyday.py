@@ -1,0 +1,67 @@
+"""The everyday part of ``make bench-memory``: statements a person expects kept, and recalled.
+
+Data written for the tests: ``tests/everyday_statements.py`` (statements by kind, things never
+kept, update pairs) and ``tests/integration/everyday.py`` (ten cases: what was said, a later
+request, and the function it routes to, in an everyday assistant's catalog).
+"""
+
+from __future__ import annotations
+
+from router.catalog.functions import parse_function
+from router.routing.turns import Turn
+from router.server.runtime import Runtime
+from router.sessions.extraction import StatementExtractor
+from router.sessions.slots import slot_of
+from tests.everyday_statements import KEPT, NOT_KEPT, NOT_UPDATES, UPDATES
+from tests.integration.everyday import CASES, CATALOG
+
+NAMESPACE = "everyday"
+
+
+def _replaces(older: str, newer: str) -> bool:
+    old, new = slot_of(older), slot_of(newer)
+    return old is not None and new is not None and old[0] == new[0] and old[1] != new[1]
+
+
+def stored() -> list[str]:
+    """Rows of the stored-share table: each kind of everyday statement, and what must not be kept."""
+    extractor = StatementExtractor()
+    rows = []
+    for kind, texts in KEPT.items():
+        share = sum(1 for t in texts if extractor.extract(t)) / len(texts)
+        rows.append(f"| everyday: {kind}, {len(texts)} (want >= 95%) | {share:.1%} | |")
+    kept = sum(1 for t in NOT_KEPT if extractor.extract(t)) / len(NOT_KEPT)
+    return [*rows, f"| everyday: questions, requests, secrets, {len(NOT_KEPT)} (want 0%) | {kept:.1%} | |"]
+
+
+def updates() -> list[str]:
+    """The update pairs: how many replace, and how many look-alike pairs wrongly merge."""
+    replaced = sum(1 for pair in UPDATES if _replaces(*pair))
+    merged = sum(1 for pair in NOT_UPDATES if _replaces(*pair))
+    return [
+        "| update pairs | replaced |",
+        "| --- | --- |",
+        f"| a newer statement of the same slot or subject, {len(UPDATES)} | {replaced} |",
+        f"| look-alike statements that are both true, {len(NOT_UPDATES)} (want 0) | {merged} |",
+    ]
+
+
+async def recall(runtime: Runtime) -> list[str]:
+    """The ten everyday cases: one memory per user, then all ten in one user."""
+    turns = runtime.turns
+    functions = [parse_function(f, where=f"functions[{i}]") for i, f in enumerate(CATALOG)]
+    await runtime.service.apply(NAMESPACE, functions, source="bench")
+    for number, case in enumerate(CASES):
+        said = [{"role": "user", "content": case.said}]
+        await turns.record(f"one-{number}", said, user_id=f"one-{number}", namespace=NAMESPACE)
+        await turns.record(f"all-{number}", said, user_id="all", namespace=NAMESPACE)
+    rows = ["| everyday recall | returned | unrelated per route |", "| --- | --- | --- |"]
+    for label, user in (("one memory per user", "one-{}"), ("all ten memories in one user", "all")):
+        returned = unrelated = 0
+        for number, case in enumerate(CASES):
+            turn = Turn(NAMESPACE, [{"role": "user", "content": case.request}], user_id=user.format(number))
+            texts = [m.text for m in (await turns.route(turn)).memories]
+            returned += case.memory in texts
+            unrelated += len([t for t in texts if t != case.memory])
+        rows.append(f"| {label} (want 10/10) | {returned}/{len(CASES)} | {unrelated / len(CASES):.2f} |")
+    return rows
