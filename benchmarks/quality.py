@@ -32,7 +32,6 @@ from pathlib import Path
 
 from benchmarks.bfcl import BfclQuestion
 from benchmarks.harness import Header, progress, record
-from benchmarks.quality_baselines import Bm25Baseline, DenseBaseline, bigtool_text, semantic_kernel_text
 from benchmarks.quality_data import Scores, score_all, split
 from benchmarks.quality_extra import bfcl_extras, bounding
 from benchmarks.quality_learning import nearest_example
@@ -40,6 +39,7 @@ from benchmarks.quality_report import Report, Table, set_targets
 from benchmarks.quality_runs import fusion_rankings, learn, route_questions
 from benchmarks.quality_sets import SETS, DevSet, load_set
 from router.embedding import Embedder, Vectors
+from router.evaluate.peers import Bm25Baseline, DenseBaseline, bigtool_text, semantic_kernel_text
 from router.routing.turns import TurnRouter
 from router.server.runtime import Runtime
 from router.server.settings import Settings, StorageSettings

@@ -14,13 +14,13 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from benchmarks.bfcl import BfclQuestion
-from benchmarks.quality_baselines import DenseBaseline
 from benchmarks.quality_data import Scores, Turn, score_all
 from benchmarks.quality_learning import keep, nearest_example
 from benchmarks.quality_limits import limits
 from benchmarks.quality_report import Report
 from benchmarks.quality_runs import multi_turn, route_questions
 from router.embedding import Vectors
+from router.evaluate.peers import DenseBaseline
 from router.retrieval.examples import MAX_EXAMPLES
 from router.routing.turns import TurnRouter
 from router.server.runtime import Runtime

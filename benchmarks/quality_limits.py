@@ -7,8 +7,8 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from benchmarks.bfcl import BfclFunction, BfclQuestion, dedupe_by_name
-from benchmarks.quality_baselines import DenseBaseline
 from benchmarks.quality_data import Scores
+from router.evaluate.peers import DenseBaseline
 
 # Cosine of two functions' "name: description" embeddings above which they do the same thing
 # for all a reader can tell (quadratic_roots vs solve_quadratic measure ~0.85).

@@ -27,7 +27,15 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("sync", ("sync",)),
     (
         "application",
-        ("router.api", "router.server", "router.mcp", "router.console", "router.app", "router.cli"),
+        (
+            "router.api",
+            "router.server",
+            "router.mcp",
+            "router.console",
+            "router.evaluate",
+            "router.app",
+            "router.cli",
+        ),
     ),
 ]
 APPLICATION = LAYERS[-1][1]

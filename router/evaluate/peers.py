@@ -1,4 +1,6 @@
-"""What the peers do, computed by brute force with the router's own ``Embedder`` instance.
+"""What the router is measured against, computed by brute force with the router's own ``Embedder`` instance.
+
+``router eval`` and the quality benchmark share these peers:
 
 - **Semantic Kernel** (``FunctionStore`` / contextual function provider): embeds
   ``"Function name: X, description: Y"`` and searches with the last two messages plus the new
@@ -63,9 +65,12 @@ class DenseBaseline:
         self.vectors[order] = encoded
 
     def rank(self, queries: npt.NDArray[np.float32], *, k: int = 10) -> list[list[str]]:
-        """The ``k`` best function names for each query vector."""
+        """The ``k`` best function names for each query vector (all of them, best first, when fewer)."""
+        k = min(k, len(self.names))
+        if k == 0:
+            return [[] for _ in range(len(queries))]
         scores = queries @ self.vectors.T
-        top = np.argpartition(-scores, k, axis=1)[:, :k]
+        top = np.argpartition(-scores, k - 1, axis=1)[:, :k]
         order = np.take_along_axis(scores, top, axis=1).argsort(axis=1)[:, ::-1]
         return [[self.names[j] for j in row] for row in np.take_along_axis(top, order, axis=1)]
 
