@@ -1,4 +1,4 @@
-"""The ``router`` command: ``serve`` the API, ``sync`` a catalog directory, ``migrate`` to a server, ``mcp``."""
+"""The ``router`` command: ``serve`` the API, ``sync`` a catalog directory, ``eval`` routing, ``migrate``, ``mcp``."""
 
 from __future__ import annotations
 
@@ -19,6 +19,7 @@ from pydantic import ValidationError
 from router.api.keys import AuthSettings, exposure, is_loopback
 from router.common.errors import RouterError
 from router.embedding import Progress
+from router.evaluate import command as eval_cli
 from router.mcp import cli as mcp_cli
 from router.server import logs
 from router.server.settings import EmbeddingSettings, ServerSettings, Settings, StorageSettings, SyncSettings, problems
@@ -81,6 +82,7 @@ def parser() -> argparse.ArgumentParser:
     warm = commands.add_parser("warm", help="load the embedding model once and print what it runs on")
     warm.add_argument("--model", help="sentence-transformers model name or path")
     logs.add_flags(warm)
+    eval_cli.add_parser(commands)
     mcp_cli.add_parser(commands)
     return root
 
@@ -104,7 +106,7 @@ def settings_from(args: argparse.Namespace) -> Settings:
 def _bar(label: str, total: int, *, verb: str = "embedding", unit: str = "fn") -> Progress:
     from tqdm import tqdm
 
-    bar = tqdm(total=total, desc=f"{verb} {label}", unit=unit, file=sys.stderr, leave=True)
+    bar = tqdm(total=total, desc=f"{verb} {label}".strip(), unit=unit, file=sys.stderr, leave=True)
 
     def update(done: int, total: int) -> None:
         bar.update(done - bar.n)
@@ -235,7 +237,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ValidationError as exc:
         print(f"router: invalid settings: {problems(exc)}", file=sys.stderr)
         return 2
-    logs.configure(settings.server.log_level, settings.server.log_format)
+    # A report's own output is what matters: its routine logs stay quiet unless asked for.
+    quiet = args.command == "eval" and args.log_level is None
+    logs.configure("warning" if quiet else settings.server.log_level, settings.server.log_format)
     if args.command == "serve":
         return serve(settings)
     if args.command == "warm":
@@ -244,6 +248,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("router sync: --ready-file needs --watch", file=sys.stderr)
         return 2
     try:
+        if args.command == "eval":
+            steps = partial(_bar, verb="", unit="")
+            return eval_cli.run(args, settings, progress=_bar, steps=steps)
         if args.command == "migrate":
             from router.server.migrate import command
 

@@ -1,0 +1,245 @@
+"""An evaluation: the router with its current settings and the peers, each ranking every case.
+
+Everything embeds with one loaded model: the router's own embedder ranks for the dense peer
+too, and a query the router embedded comes back from its cache for the peer.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import tempfile
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from router.catalog.functions import CatalogDocument
+from router.embedding import EmbedderPool, Progress
+from router.evaluate import catalogs as sources
+from router.evaluate.cases import Case, assign
+from router.evaluate.metrics import Ranks
+from router.evaluate.peers import Bm25Baseline, DenseBaseline, bigtool_text
+from router.evaluate.replay import StoredRun, build_cases, read_runs
+from router.routing.turns import Turn, TurnRouter
+from router.server.runtime import Runtime, open_storage
+from router.server.settings import Settings, StorageSettings
+from sync.reconcile import ProgressFactory
+
+# The deepest rank looked at: a needed function further down counts as not returned.
+DEPTH = 100
+ROUTER = "router"
+COLD = "router, cold"
+LEARNED = "router, replayed"
+DENSE = "dense name: description"
+BM25 = "BM25"
+
+
+@dataclass(frozen=True)
+class Options:
+    """What to evaluate, from the command line.
+
+    Attributes:
+        cases: the cases file (JSONL); None with ``from_sessions``.
+        from_sessions: the namespace whose stored sessions make the cases.
+        catalog: a catalog directory or file.
+        url: a running router whose catalogs are read over HTTP.
+        namespace: the only catalog evaluated (and the cases' default).
+        api_key: the key of the router at ``url``.
+        in_place: route in the configured store (``--data``/``--qdrant-url``), not a throwaway one.
+    """
+
+    cases: list[Case] = field(default_factory=list)
+    from_sessions: str | None = None
+    catalog: Path | None = None
+    url: str | None = None
+    namespace: str | None = None
+    api_key: str | None = None
+    in_place: bool = False
+
+
+@dataclass
+class Evaluation:
+    """Every method's ranks for every case.
+
+    Attributes:
+        cases: the cases, each with its namespace.
+        methods: by label, the ranks each case got (in ``cases`` order).
+        router: the label of the router row that gates and whose misses are listed.
+        functions: the functions of the catalogs the cases route in.
+        max_functions: how many functions a route returns by default (routing's setting).
+        notes: what the reader should know (runs left out, functions no longer in the catalog).
+    """
+
+    cases: list[Case]
+    methods: dict[str, list[Ranks]]
+    router: str
+    functions: int
+    max_functions: int
+    depth: int = DEPTH
+    notes: list[str] = field(default_factory=list)
+
+
+class _NoMemories:
+    """Replayed runs teach usage only: memories never change which functions are routed."""
+
+    def extract(self, text: str) -> list[str]:  # noqa: ARG002 - the protocol's signature
+        return []
+
+
+def _ranks(case: Case, names: Sequence[str], pinned: Sequence[str] = ()) -> Ranks:
+    position = {name: i for i, name in enumerate(names, start=1)}
+    return {name: 0 if name in pinned else position.get(name) for name in case.expected}
+
+
+async def route(turns: TurnRouter, cases: Sequence[Case], progress: Progress | None = None) -> list[Ranks]:
+    """The router's ranks for ``cases``, routed one after the other as turns without a session."""
+    ranked: list[Ranks] = []
+    for done, case in enumerate(cases, start=1):
+        ranked.append(await route_one(turns, case))
+        if progress is not None:
+            progress(done, len(cases))
+    return ranked
+
+
+async def route_one(turns: TurnRouter, case: Case) -> Ranks:
+    """One case routed with the router's settings, ranked down to ``DEPTH``."""
+    assert case.namespace is not None  # noqa: S101 - cases are placed before routing
+    routed = await turns.route(Turn(case.namespace, case.messages, max_functions=DEPTH))
+    pinned = [p.function.name for p in routed.pinned]
+    return _ranks(case, [f.function.name for f in routed.functions], pinned)
+
+
+async def peers(
+    runtime: Runtime, cases: Sequence[Case], catalogs: dict[str, CatalogDocument]
+) -> dict[str, list[Ranks]]:
+    """The dense and BM25 peers' ranks for ``cases``, each on its own catalog."""
+    embedder = runtime.catalogs.index.embedder
+    dense: list[Ranks | None] = [None] * len(cases)
+    lexical: list[Ranks | None] = [None] * len(cases)
+    for namespace, document in catalogs.items():
+        rows = [i for i, case in enumerate(cases) if case.namespace == namespace]
+        if not rows:
+            continue
+        peer = await asyncio.to_thread(DenseBaseline, embedder, document.functions, bigtool_text)
+        vectors = await embedder.query([cases[i].request for i in rows])
+        bm25 = Bm25Baseline(document.functions)
+        for i, names in zip(rows, peer.rank(vectors, k=DEPTH), strict=True):
+            dense[i] = _ranks(cases[i], names)
+            lexical[i] = _ranks(cases[i], bm25.rank(cases[i].request, k=DEPTH))
+    return {DENSE: [r for r in dense if r is not None], BM25: [r for r in lexical if r is not None]}
+
+
+@contextlib.asynccontextmanager
+async def _runtime(
+    settings: Settings, pool: EmbedderPool, storage: StorageSettings | None, progress: ProgressFactory | None
+) -> AsyncIterator[Runtime]:
+    """A runtime on ``storage``, or on a throwaway directory removed afterwards."""
+    with contextlib.ExitStack() as stack:
+        if storage is None:
+            data = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="router-eval-")))
+            storage = StorageSettings(data=data)
+        own = Settings(embedding=settings.embedding, storage=storage, route=settings.route, limits=settings.limits)
+        runtime = Runtime(own, embedders=pool, progress=progress, extractor=_NoMemories())
+        await runtime.start()
+        try:
+            await runtime.service.rebuild()  # a store written with another model or text is brought up to date
+            yield runtime
+        finally:
+            await runtime.stop()
+
+
+async def evaluate_cases(
+    settings: Settings,
+    pool: EmbedderPool,
+    options: Options,
+    progress: ProgressFactory | None = None,
+    steps: ProgressFactory | None = None,
+) -> Evaluation:
+    """The router and the peers on hand-written cases.
+
+    ``progress`` shows large embeddings, ``steps`` the cases routed.
+    """
+    given = options.catalog is not None or options.url is not None
+    storage = settings.storage if options.in_place else None
+    if not given and storage is None:
+        raise sources.CatalogUnavailable("no catalog: give --catalog, --url or --data")
+    read = await sources.read(options.catalog, options.url, options.namespace, options.api_key) if given else {}
+    async with _runtime(settings, pool, storage, progress) as runtime:
+        if given:
+            await sources.apply_all(runtime.service, read, source=sources.label(options.catalog, options.url))
+        else:
+            only = [options.namespace] if options.namespace else None
+            read = await asyncio.to_thread(sources.from_store, runtime.storage, only)
+        names = {ns: {f.name for f in d.functions} for ns, d in read.items()}
+        cases = assign(options.cases, names, namespace=options.namespace)
+        used = {c.namespace for c in cases}
+        bar = steps("routing cases", len(cases)) if steps is not None else None
+        methods = {ROUTER: await route(runtime.turns, cases, bar)}
+        methods.update(await peers(runtime, cases, read))
+    functions = sum(len(d.functions) for ns, d in read.items() if ns in used)
+    return Evaluation(cases, methods, ROUTER, functions, settings.route.max_functions)
+
+
+async def evaluate_sessions(
+    settings: Settings,
+    pool: EmbedderPool,
+    options: Options,
+    progress: ProgressFactory | None = None,
+    steps: ProgressFactory | None = None,
+) -> Evaluation:
+    """Cases from the stored runs of one namespace, routed cold and then replayed in the order stored.
+
+    The store holding the sessions is only read. The replay runs in a throwaway store of the
+    same catalog: each run's cases are routed, then the run is recorded, so every case is
+    routed with only the runs before it learned.
+    """
+    namespace = options.from_sessions
+    assert namespace is not None  # noqa: S101 - the command checks it
+    location = settings.storage
+    if location.embedded and not location.data_dir().is_dir():
+        raise sources.CatalogUnavailable(f"data directory {location.data_dir()} does not exist")
+    stored = await asyncio.to_thread(open_storage, location)
+    try:
+        runs = await asyncio.to_thread(read_runs, stored, namespace)
+        if options.catalog is None and options.url is None:
+            read = await asyncio.to_thread(sources.from_store, stored, [namespace])
+    finally:
+        await asyncio.to_thread(stored.close)
+    if options.catalog is not None or options.url is not None:
+        read = await sources.read(options.catalog, options.url, namespace, options.api_key)
+    catalog = read[namespace]
+    runs = build_cases(runs, {f.name for f in catalog.functions}, namespace=namespace, roles=settings.route.roles)
+    cases = [case for run in runs for case in run.cases]
+    if not cases:
+        raise sources.CatalogUnavailable(
+            f"no stored run of namespace {namespace!r} called a function of its catalog ({len(runs)} runs stored)"
+        )
+    async with _runtime(settings, pool, None, progress) as runtime:
+        await sources.apply_all(runtime.service, read, source="eval")
+        cold = await route(runtime.turns, cases, steps("routing cases cold", len(cases)) if steps else None)
+        learned = await _replay(runtime.turns, runs, namespace, steps("replaying runs", len(runs)) if steps else None)
+        methods = {COLD: cold, LEARNED: learned, **await peers(runtime, cases, read)}
+    return Evaluation(cases, methods, LEARNED, len(catalog.functions), settings.route.max_functions, notes=_notes(runs))
+
+
+async def _replay(
+    turns: TurnRouter, runs: Sequence[StoredRun], namespace: str, progress: Progress | None
+) -> list[Ranks]:
+    ranked: list[Ranks] = []
+    for done, run in enumerate(runs, start=1):
+        for case in run.cases:
+            ranked.append(await route_one(turns, case))
+        if run.messages:
+            await turns.record(run.session_id, run.messages, user_id=run.user_id, namespace=namespace)
+        if progress is not None:
+            progress(done, len(runs))
+    return ranked
+
+
+def _notes(runs: Sequence[StoredRun]) -> list[str]:
+    used = sum(1 for run in runs if run.cases)
+    notes = [f"{used} of {len(runs)} stored runs called functions; each request behind a call is a case"]
+    unknown = sorted({name for run in runs for name in run.unknown})
+    if unknown:
+        notes.append(f"calls of functions no longer in the catalog were left out: {', '.join(unknown)}")
+    return notes
