@@ -102,11 +102,18 @@ async def route(turns: TurnRouter, cases: Sequence[Case], progress: Progress | N
 
 
 async def route_one(turns: TurnRouter, case: Case) -> Ranks:
-    """One case routed with the router's settings, ranked down to ``DEPTH``."""
+    """One case routed with the router's settings, then ranked on down to ``DEPTH``.
+
+    The first ``max_functions`` are exactly what a route answers. A route asking for more
+    searches more candidates, which can order a large catalog a little differently, so the
+    deeper route only places the functions after them.
+    """
     assert case.namespace is not None  # noqa: S101 - cases are placed before routing
-    routed = await turns.route(Turn(case.namespace, case.messages, max_functions=DEPTH))
-    pinned = [p.function.name for p in routed.pinned]
-    return _ranks(case, [f.function.name for f in routed.functions], pinned)
+    answer = await turns.route(Turn(case.namespace, case.messages, max_functions=turns.settings.max_functions))
+    deeper = await turns.route(Turn(case.namespace, case.messages, max_functions=DEPTH))
+    names = [f.function.name for f in answer.functions]
+    names += [name for name in (f.function.name for f in deeper.functions) if name not in names]
+    return _ranks(case, names, [p.function.name for p in answer.pinned])
 
 
 async def peers(
