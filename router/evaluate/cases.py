@@ -94,12 +94,17 @@ def load_cases(path: Path, *, roles: Sequence[str] = ("user",)) -> list[Case]:
     """Read a JSONL cases file (blank lines skipped).
 
     Raises:
-        CasesInvalid: naming every bad line (number and field), or when the file holds no case.
-        OSError: when the file cannot be read.
+        CasesInvalid: naming every bad line (number and field), or when the file cannot be read
+            or holds no case.
     """
     cases: list[Case] = []
     errors: list[str] = []
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) else "not UTF-8 text"
+        raise CasesInvalid(f"{path}: cannot be read: {reason}") from exc
+    for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
         where = f"{path}:{number}"

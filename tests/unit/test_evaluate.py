@@ -146,9 +146,11 @@ def test_every_bad_line_is_named_with_its_field(tmp_path: Path) -> None:
     ]
 
 
-def test_an_empty_cases_file_is_refused(tmp_path: Path) -> None:
+def test_an_empty_or_missing_cases_file_is_refused(tmp_path: Path) -> None:
     with pytest.raises(CasesInvalid, match="holds no case"):
         load_cases(write(tmp_path, ""))
+    with pytest.raises(CasesInvalid, match=r"nowhere.jsonl: cannot be read: No such file or directory"):
+        load_cases(tmp_path / "nowhere.jsonl")
 
 
 def case(where: str, *expected: str, namespace: str | None = None) -> Case:
