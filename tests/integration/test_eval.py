@@ -25,7 +25,7 @@ from router.evaluate.cases import CasesInvalid, load_cases
 from router.evaluate.catalogs import CatalogUnavailable, from_router
 from router.evaluate.run import BM25, COLD, DENSE, LEARNED, ROUTER, Options, evaluate_cases, evaluate_sessions
 from router.retrieval.index import FunctionStore
-from router.server.settings import Settings, StorageSettings
+from router.server.settings import AuthSettings, Settings, StorageSettings
 from router.sessions.history import MESSAGES
 from router.storage.edge import EdgeStorage
 from tests.conftest import EXAMPLE_COUNTS, EXAMPLES, ROOT, Served, bare, router_environment
@@ -154,6 +154,21 @@ async def test_catalogs_are_read_from_a_running_router(serve: Callable[..., Any]
 
     assert list(read) == ["ops"]
     assert sorted(f.name for f in read["ops"].functions) == sorted(f["name"] for f in OPS)
+
+
+async def test_a_router_with_keys_gives_the_catalogs_its_key_may_use(serve: Callable[..., Any]) -> None:
+    keys = {"travel-key-0123456789": ["travel"]}
+    async with serve(catalog=EXAMPLES, auth=AuthSettings(api_keys=json.dumps(keys))) as served:
+        transport = httpx.ASGITransport(app=served.app)
+
+        read = await from_router("http://test", None, api_key="travel-key-0123456789", transport=transport)
+        with pytest.raises(CatalogUnavailable, match="401: an API key is required: set ROUTER_API_KEY or --api-key"):
+            await from_router("http://test", "travel", api_key=None, transport=transport)
+        with pytest.raises(CatalogUnavailable, match="401: an API key is not valid for it"):
+            await from_router("http://test", "travel", api_key="wrong-key-0123456789", transport=transport)
+
+    assert list(read) == ["travel"]
+    assert len(read["travel"].functions) == EXAMPLE_COUNTS["travel"]
 
 
 def user(text: str) -> dict[str, Any]:
