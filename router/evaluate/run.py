@@ -245,7 +245,8 @@ async def _replay(
 
 def _notes(runs: Sequence[StoredRun]) -> list[str]:
     used = sum(1 for run in runs if run.cases)
-    notes = [f"{used} of {len(runs)} stored runs called functions; each request behind a call is a case"]
+    called = f"{used} of {len(runs)} stored runs called functions of the catalog"
+    notes = [f"{called}; each request behind their calls is a case"]
     unknown = sorted({name for run in runs for name in run.unknown})
     if unknown:
         notes.append(f"calls of functions no longer in the catalog were left out: {', '.join(unknown)}")

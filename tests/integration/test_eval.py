@@ -246,7 +246,7 @@ async def test_stored_sessions_become_cases_replayed_in_time_order(
     assert evaluation.router == LEARNED
     assert list(evaluation.methods) == [COLD, LEARNED, DENSE, BM25]
     assert evaluation.notes == [
-        "3 of 4 stored runs called functions; each request behind a call is a case",
+        "3 of 4 stored runs called functions of the catalog; each request behind their calls is a case",
         "calls of functions no longer in the catalog were left out: retired_tool",
     ]
     assert stored_counts(data) == before  # the sessions' store was only read
