@@ -62,4 +62,5 @@ async def route(body: RouteIn, access: AccessDep, turns: TurnRouterDep, runtime:
         context=routed.context,
         recent_context=routed.recent_context,
         degraded=routed.degraded,
+        below_min_score=routed.below_min_score,
     )

@@ -217,6 +217,11 @@ class RouteOut(BaseModel):
         False,
         description="storage was unreachable and routes fail open: only the pinned functions, no history or memories",
     )
+    below_min_score: int = Field(
+        0,
+        description="how many of the best `max_functions` functions scored below `min_score` and were left out "
+        "(a route answers no routed function only when this says why)",
+    )
 
 
 class SessionMessagesIn(BaseModel):

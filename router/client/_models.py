@@ -176,6 +176,7 @@ class RouteResult:
         context: the text of the new turn that was embedded.
         recent_context: the recent messages plus the new turn, embedded as context.
         degraded: storage was down and the sidecar fails open: only the pinned functions came back.
+        below_min_score: how many of the best functions scored below ``min_score`` and were left out.
     """
 
     functions: tuple[RoutedFunction, ...]
@@ -186,6 +187,7 @@ class RouteResult:
     context: str = ""
     recent_context: str = ""
     degraded: bool = False
+    below_min_score: int = 0
 
     @property
     def names(self) -> list[str]:
@@ -205,6 +207,7 @@ class RouteResult:
             context=_str(data, "context", ""),
             recent_context=_str(data, "recent_context", ""),
             degraded=data.get("degraded") is True,
+            below_min_score=below if isinstance(below := data.get("below_min_score"), int) else 0,
         )
 
 

@@ -56,7 +56,7 @@ class Turn:
 
 @dataclass(frozen=True)
 class Routed:
-    """The answer for a turn."""
+    """The answer for a turn; ``below_min_score`` counts the best functions ``min_score`` left out."""
 
     functions: list[ScoredFunction]
     pinned: list[ScoredFunction]
@@ -66,6 +66,7 @@ class Routed:
     memories: list[Memory] = field(default_factory=list)
     degraded: bool = False
     explanations: dict[str, Explanation] = field(default_factory=dict)
+    below_min_score: int = 0
 
 
 class TurnRouter:
@@ -187,13 +188,15 @@ class TurnRouter:
         vectors = [v.tolist() for v in matrix]
         if record is None:
             record = self._catalogs.known(turn.namespace)
-        limit = max(self.settings.candidates, turn.max_functions * 4)
+        pinned_names = list(dict.fromkeys([*record.pinned, *turn.pinned]))
+        # Pinned functions are left out of the ranking: searching that many further keeps it
+        # from coming back empty when the nearest functions are all pinned.
+        limit = max(self.settings.candidates, turn.max_functions * 4) + len(pinned_names)
         examples = self.settings.learn_from_usage
         found = [
             candidates(index.store, turn.namespace, v, query_vector(t), limit=limit, examples=examples)
             for v, t in zip(vectors, texts, strict=True)
         ]
-        pinned_names = list(dict.fromkeys([*record.pinned, *turn.pinned]))
         pinned = index.store.score_names(turn.namespace, vectors[0], pinned_names)
         ranking = rank_turn(
             found,
@@ -204,7 +207,9 @@ class TurnRouter:
             vague=self.settings.context_vague,
         )
         left_out, floor = set(pinned_names), turn.min_score
-        ranked = [f for f in ranking.functions if f.name not in left_out and (floor is None or f.score >= floor)]
+        unpinned = [f for f in ranking.functions if f.name not in left_out]
+        ranked = [f for f in unpinned if floor is None or f.score >= floor]
+        below = 0 if floor is None else sum(f.score < floor for f in unpinned[: turn.max_functions])
         chosen = resolved(index.store, turn.namespace, ranked, limit=turn.max_functions)
         scope = scope_of(session_id=turn.session_id, user_id=turn.user_id)
         memories: list[Memory] = []
@@ -212,7 +217,9 @@ class TurnRouter:
             memories = self._recall(index, turn.namespace, memory_store.rows(scope, [turn.namespace]), chosen, matrix)
         explanations = explain(chosen, found[0], ranking) if turn.explain else {}
         recent = texts[1] if len(texts) > 1 else ""
-        return record, Routed(chosen, pinned, texts[0], recent, memories=memories, explanations=explanations)
+        return record, Routed(
+            chosen, pinned, texts[0], recent, memories=memories, explanations=explanations, below_min_score=below
+        )
 
     def _recall(
         self, index: ActiveIndex, namespace: str, rows: MemoryRows, chosen: Sequence[ScoredFunction], vectors: Vectors
