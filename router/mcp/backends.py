@@ -12,7 +12,7 @@ never shared between sessions.
 from __future__ import annotations
 
 import asyncio
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
@@ -55,10 +55,22 @@ class Found:
 
 
 _STATE_KEY = "tool_router.working_set"
+# Between a catalog and a function name when two catalogs of a session share the name.
+QUALIFIER = "__"
+
+
+def qualified(function: Found) -> str:
+    """``namespace__name``: the name a function always answers to, whoever else shares its name."""
+    return f"{function.namespace}{QUALIFIER}{function.name}"
 
 
 class WorkingSet:
     """The functions a session found, at most ``limit``: the least recently found leave first.
+
+    A function is its catalog's and its name: two catalogs (two upstream servers, say) may both
+    have a ``search``, and both stay. A name held by one function of the set is its tool name;
+    a name several hold is qualified for each as ``namespace__name`` (``qualified``), so the
+    names depend on the set alone.
 
     Args:
         limit: how many functions the session keeps; the least recently found go first.
@@ -66,33 +78,45 @@ class WorkingSet:
 
     def __init__(self, limit: int) -> None:
         self.limit = limit
-        self._entries: OrderedDict[str, Found] = OrderedDict()
+        self._entries: OrderedDict[tuple[str, str], Found] = OrderedDict()
+
+    def tools(self) -> list[tuple[str, Found]]:
+        """Each function with its tool name, the latest found first."""
+        found = list(reversed(self._entries.values()))
+        shared = {name for name, count in Counter(f.name for f in found).items() if count > 1}
+        return [(qualified(f) if f.name in shared else f.name, f) for f in found]
 
     def get(self, name: str) -> Found | None:
-        """The function named ``name``, if the session found it."""
-        return self._entries.get(name)
+        """The function whose tool name, or qualified name, is ``name``, if the session found it."""
+        listed = dict(self.tools())
+        return listed.get(name) or next((f for f in listed.values() if qualified(f) == name), None)
+
+    def sharing(self, name: str) -> list[str]:
+        """The tool names of the functions called ``name``, when several catalogs have one."""
+        return [tool for tool, f in self.tools() if f.name == name and tool != name]
 
     def entries(self) -> list[Found]:
         """The functions, the latest found first (in the order they were found)."""
-        return list(reversed(self._entries.values()))
+        return [f for _, f in self.tools()]
 
     def names(self) -> list[str]:
-        """Their names, in the order of ``entries``."""
-        return list(reversed(self._entries))
+        """Their tool names, in the order of ``entries``."""
+        return [name for name, _ in self.tools()]
 
     def add(self, found: Sequence[Found]) -> bool:
         """Add (or refresh) ``found``, best first; they become the latest found, the best of them last to leave.
 
         Returns:
-            Whether the set of tools changed (a function came in, went out or changed catalog).
+            Whether the set of tools changed (a function came in or went out).
         """
-        before = {(f.name, f.namespace) for f in self._entries.values()}
+        before = set(self._entries)
         for function in reversed(found):
-            self._entries.pop(function.name, None)
-            self._entries[function.name] = function
+            key = (function.namespace, function.name)
+            self._entries.pop(key, None)
+            self._entries[key] = function
         while len(self._entries) > self.limit:
             self._entries.popitem(last=False)
-        return before != {(f.name, f.namespace) for f in self._entries.values()}
+        return before != set(self._entries)
 
 
 def _connection_state(ctx: ServerRequestContext[Any, Any]) -> dict[str, Any]:

@@ -41,6 +41,11 @@ _FUNCTION_SCHEMA = {
     "type": "object",
     "properties": {
         "name": {"type": "string"},
+        "tool": {
+            "type": "string",
+            "description": "the name to call it by in this session: its name, or namespace__name when "
+            "another catalog's function of this session has the same name",
+        },
         "namespace": {"type": "string"},
         "description": {"type": "string"},
         "score": {"type": "number"},
@@ -48,7 +53,7 @@ _FUNCTION_SCHEMA = {
         "callable": {"type": "boolean", "description": "whether calling it here runs it (on an upstream server)"},
         "inputSchema": {"type": "object"},
     },
-    "required": ["name", "namespace", "description", "score", "pinned", "callable", "inputSchema"],
+    "required": ["name", "tool", "namespace", "description", "score", "pinned", "callable", "inputSchema"],
 }
 FIND_TOOLS_TOOL = types.Tool(
     name=FIND_TOOLS,
@@ -90,7 +95,7 @@ class Finding:
     """What ``find_tools`` found across the served namespaces.
 
     Attributes:
-        functions: pinned functions first, then the best scored; names unique.
+        functions: pinned functions first, then the best scored; each function of a catalog once.
         unavailable: why some namespaces could not be searched.
     """
 
@@ -172,22 +177,24 @@ class ToolRouterServer:
         if unavailable and len(unavailable) == len(self.namespaces):
             raise RouterError("; ".join(unavailable))
         limit = wanted or max((sum(not f.pinned for f in a) for a in answers if isinstance(a, list)), default=0)
-        chosen: dict[str, Found] = {}
+        # Keyed by catalog too: a name two catalogs share is two functions (the working set tells them apart).
+        chosen: dict[tuple[str, str], Found] = {}
         for function in [f for f in found if f.pinned]:
-            chosen.setdefault(function.name, function)
+            chosen.setdefault((function.namespace, function.name), function)
         ranked = 0
         for function in sorted((f for f in found if not f.pinned), key=lambda f: -f.score):
-            if ranked < limit and function.name not in chosen:
-                chosen[function.name] = function
+            if ranked < limit and (function.namespace, function.name) not in chosen:
+                chosen[(function.namespace, function.name)] = function
                 ranked += 1
         return Finding(list(chosen.values()), unavailable)
 
-    def _tool(self, function: Found) -> types.Tool:
+    def _tool(self, name: str, function: Found) -> types.Tool:
         source = self.sources.owner(function.namespace, function.name) if self.sources else None
         if source is not None:
-            return source.tools[function.name]
+            listed = source.tools[function.name]
+            return listed if listed.name == name else listed.model_copy(update={"name": name})
         return types.Tool(
-            name=function.name,
+            name=name,
             description=function.description,
             input_schema={"type": "object", **function.input_schema},
         )
@@ -202,8 +209,8 @@ class ToolRouterServer:
     async def _list_tools(
         self, ctx: ServerRequestContext[Any], _params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
-        found = working_set(ctx, limit=self.working_set_limit).entries()
-        return types.ListToolsResult(tools=[FIND_TOOLS_TOOL, *(self._tool(f) for f in found)])
+        found = working_set(ctx, limit=self.working_set_limit).tools()
+        return types.ListToolsResult(tools=[FIND_TOOLS_TOOL, *(self._tool(name, f) for name, f in found)])
 
     async def _call_tool(
         self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
@@ -211,7 +218,13 @@ class ToolRouterServer:
         arguments = params.arguments or {}
         if params.name == FIND_TOOLS:
             return await self._find_tools(ctx, arguments)
-        function = working_set(ctx, limit=self.working_set_limit).get(params.name)
+        tools = working_set(ctx, limit=self.working_set_limit)
+        function = tools.get(params.name)
+        if function is None and (sharing := tools.sharing(params.name)):
+            raise MCPError(
+                code=types.INVALID_PARAMS,
+                message=f"Ambiguous tool: several catalogs have {params.name!r}; call one of {sharing}",
+            )
         if function is None:
             raise MCPError(
                 code=types.INVALID_PARAMS,
@@ -241,11 +254,13 @@ class ToolRouterServer:
         tools = working_set(ctx, limit=self.working_set_limit)
         if tools.add([f for f in finding.functions if f.name != FIND_TOOLS]):
             await ctx.session.send_notification(types.ToolListChangedNotification(), related_request_id=ctx.request_id)
+        named = {(f.namespace, f.name): name for name, f in tools.tools()}
         answer = {
             "query": query.strip(),
             "functions": [
                 {
                     "name": f.name,
+                    "tool": named.get((f.namespace, f.name), f.name),
                     "namespace": f.namespace,
                     "description": f.description,
                     "score": round(f.score, 4),

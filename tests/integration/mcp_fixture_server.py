@@ -7,6 +7,7 @@ test can tell that a call went through.
     python tests/integration/mcp_fixture_server.py              # stdio
     python tests/integration/mcp_fixture_server.py --http 9000  # streamable HTTP at :9000/mcp
     python tests/integration/mcp_fixture_server.py --prefix web_  # tools named web_get_forecast, ...
+    python tests/integration/mcp_fixture_server.py --label web    # forecasts end with "(from web)"
 """
 
 from __future__ import annotations
@@ -17,12 +18,14 @@ from mcp.server.mcpserver import Context, MCPServer
 
 server = MCPServer("travel-desk", instructions="Weather, money and phrases for travellers.")
 prefix = ""
+label = ""
 
 
 @server.tool()
 def get_forecast(city: str, days: int = 3) -> str:
     """Weather forecast for a city over the next days: temperature, rain and wind."""
-    return f"Forecast for {city}: sunny, 24 C, light wind, for the next {days} days."
+    signed = f" (from {label})" if label else ""
+    return f"Forecast for {city}: sunny, 24 C, light wind, for the next {days} days.{signed}"
 
 
 @server.tool()
@@ -57,9 +60,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--http", type=int, metavar="PORT", help="serve streamable HTTP on this port")
     parser.add_argument("--prefix", default="", help="prefix every tool name (two servers side by side)")
+    parser.add_argument("--label", default="", help="sign forecasts with this label (which server answered)")
     args = parser.parse_args()
-    global prefix
-    prefix = args.prefix
+    global prefix, label
+    prefix, label = args.prefix, args.label
     if prefix:
         for function in (get_forecast, convert_currency, translate_phrase, open_beta):
             server.remove_tool(function.__name__)

@@ -41,13 +41,14 @@ from router.catalog.functions import FunctionDef
 from router.catalog.records import MetaStore
 from router.common.errors import NamespaceNotFound, RouterError
 from router.embedding import EmbedderPool
-from router.mcp.backends import Found, WorkingSet
+from router.mcp.backends import EmbeddedBackend, Found, WorkingSet
 from router.mcp.cli import main as cli_main
 from router.mcp.config import ConfigError, load_upstreams, parse_upstream
 from router.mcp.server import ToolRouterServer
 from router.server.runtime import Runtime
 from router.server.settings import Settings, StorageSettings, SyncSettings
 from router.storage.edge import EdgeStorage
+from sync.mcp_source import McpSources, UpstreamConfig
 from tests.docs import marked
 
 pytestmark = pytest.mark.integration
@@ -403,6 +404,44 @@ async def test_through_a_running_router_with_an_upstreams_file(tmp_path: Path, l
             assert "book_table" in [f["name"] for f in table["functions"]]
 
 
+async def test_two_upstreams_with_the_same_tool_names_keep_both(tmp_path: Path, embedders: EmbedderPool) -> None:
+    settings = Settings(storage=StorageSettings(data=tmp_path / "data"))
+    backend = EmbeddedBackend(settings, runtime=Runtime(settings, embedders=embedders))
+    upstreams = [
+        UpstreamConfig(name, command=sys.executable, args=(str(FIXTURE), "--label", name)) for name in ("desk", "web")
+    ]
+    sources = McpSources(upstreams, backend)
+    router = ToolRouterServer(backend, ["desk", "web"], sources=sources)
+    await backend.start()
+    try:
+        await sources.start()
+        async with Client(router.server, mode="legacy") as client:
+            result = await client.call_tool("find_tools", {"query": "weather forecast for Lisbon", "max_functions": 2})
+            answer = result.structured_content
+            assert answer is not None
+            found = {(f["namespace"], f["name"], f["tool"], f["callable"]) for f in answer["functions"]}
+            assert found == {
+                ("desk", "get_forecast", "desk__get_forecast", True),
+                ("web", "get_forecast", "web__get_forecast", True),
+            }
+            listed = (await client.list_tools()).tools
+            assert [t.name for t in listed] == answer["tools"]
+            assert {"desk__get_forecast", "web__get_forecast"} <= {t.name for t in listed}
+            for name in ("desk", "web"):
+                called = await client.call_tool(f"{name}__get_forecast", {"city": "Rome"})
+                assert text(called).endswith(f"(from {name})"), text(called)
+            with pytest.raises(MCPError, match="desk__get_forecast") as ambiguous:
+                await client.call_tool("get_forecast", {"city": "Rome"})
+            assert ambiguous.value.code == types.INVALID_PARAMS
+
+            # A name that one function of the session holds stays as it is.
+            await client.call_tool("find_tools", {"query": "translate a phrase into Italian", "max_functions": 1})
+            assert "translate_phrase" in [t.name for t in (await client.list_tools()).tools]
+    finally:
+        await sources.stop()
+        await backend.stop()
+
+
 # --- Without a model: configuration, the working set, merging namespaces ---------------------
 
 
@@ -445,10 +484,10 @@ async def test_namespaces_are_searched_together_and_merged_by_score() -> None:
     )
     router = ToolRouterServer(backend, ["a", "b", "down"])
     finding = await router.find("anything", max_functions=2)
-    assert [(f.name, f.namespace) for f in finding.functions] == [("p", "a"), ("x", "a"), ("z", "b")]
+    assert [(f.name, f.namespace) for f in finding.functions] == [("p", "a"), ("x", "a"), ("x", "b")]
     assert finding.unavailable == ["down: no catalog named 'down'"]
     default = await router.find("anything")
-    assert [f.name for f in default.functions] == ["p", "x", "z"]  # as many as one namespace answers
+    assert [f.name for f in default.functions] == ["p", "x", "x"]  # as many as one namespace answers
     with pytest.raises(RouterError, match="no catalog named 'down'"):
         await ToolRouterServer(backend, ["down"]).find("anything")
 
@@ -461,6 +500,11 @@ def test_the_working_set_keeps_the_latest_found() -> None:
     assert tools.names() == ["c", "d", "a"]
     assert tools.get("b") is None
     assert tools.add([found("c", 0.7, "other")])
+    assert tools.names() == ["other__c", "a__c", "d"]
+    assert tools.get("c") is None
+    assert tools.sharing("c") == ["other__c", "a__c"]
+    assert tools.get("a__c") == found("c", 0.7)
+    assert tools.get("a__d") == tools.get("d") == found("d", 0.6)
 
 
 def test_upstreams_from_flags_and_files(tmp_path: Path) -> None:
