@@ -148,10 +148,14 @@ async def catalog_tool_list(
     for position, name in enumerate(load):
         if name not in names:
             raise InvalidRequest(f"load[{position}]: no function named {name!r} in this catalog", field="load")
-    tools = catalog_tools(format, namespace, functions, loaded=[*record.pinned, *load])
-    body = json.dumps(
-        {"namespace": namespace, "format": format, "tools": tools}, ensure_ascii=False, separators=(",", ":")
-    ).encode()
+    listed = catalog_tools(format, namespace, functions, loaded=[*record.pinned, *load])
+    answer = {
+        "namespace": namespace,
+        "format": format,
+        "tools": listed.tools,
+        "left_out": [{"name": f.name, "reason": f.reason} for f in listed.left_out],
+    }
+    body = json.dumps(answer, ensure_ascii=False, separators=(",", ":")).encode()
     etag = f'"{hashlib.sha256(body).hexdigest()[:32]}"'
     if if_none_match is not None and etag in (tag.strip() for tag in if_none_match.split(",")):
         return Response(status_code=304, headers={"etag": etag})

@@ -7,10 +7,12 @@ from fastapi import APIRouter, Depends
 from router.api.auth import AccessDep, RuntimeDep, TurnRouterDep, check_session, get_access
 from router.api.errors import responses
 from router.api.limits import check_body
-from router.api.schemas import Explanation, MemoryOut, RoutedFunction, RouteIn, RouteOut
+from router.api.schemas import Explanation, LeftOutOut, MemoryOut, RoutedFunction, RouteIn, RouteOut
+from router.catalog.functions import FunctionDef
 from router.routing.turns import Turn, pinned_first
 from router.sessions.memory import memory_context
-from router.tools import catalog_tools
+from router.tools import ToolList, catalog_tools
+from router.tools.limits import CHAT_COMPLETIONS_TOOLS, LeftOut, named
 
 router = APIRouter(prefix="/v1", tags=["route"], dependencies=[Depends(get_access), Depends(check_body)])
 
@@ -39,10 +41,10 @@ async def route(body: RouteIn, access: AccessDep, turns: TurnRouterDep, runtime:
     chosen = pinned_first(routed)
     runtime.metrics.routed("route")
     explained = {n: Explanation.model_validate(e, from_attributes=True) for n, e in routed.explanations.items()}
-    tools = [f.openai_tool() for f, _, _ in chosen]
+    listed = chat_tools([f for f, _, _ in chosen])
     if body.defer_rest and not routed.degraded:
         catalog = await runtime.catalogs.functions(body.namespace)
-        tools = catalog_tools(body.format, body.namespace, catalog, loaded=[f.name for f, _, _ in chosen])
+        listed = catalog_tools(body.format, body.namespace, catalog, loaded=[f.name for f, _, _ in chosen])
     return RouteOut(
         functions=[
             RoutedFunction(
@@ -55,7 +57,8 @@ async def route(body: RouteIn, access: AccessDep, turns: TurnRouterDep, runtime:
             )
             for f, score, pinned in chosen
         ],
-        tools=tools,
+        tools=listed.tools,
+        left_out=[LeftOutOut(name=f.name, reason=f.reason) for f in listed.left_out],
         history=routed.history,
         memories=[MemoryOut(text=m.text, score=m.score) for m in routed.memories],
         memory_context=memory_context(routed.memories),
@@ -64,3 +67,11 @@ async def route(body: RouteIn, access: AccessDep, turns: TurnRouterDep, runtime:
         degraded=routed.degraded,
         below_min_score=routed.below_min_score,
     )
+
+
+def chat_tools(functions: list[FunctionDef]) -> ToolList:
+    """The functions as Chat Completions ``tools``, in order, within what that API takes."""
+    usable, left_out = named("openai", functions)
+    reason = f"Chat Completions takes at most {CHAT_COMPLETIONS_TOOLS} tools; pinned ones come first"
+    left_out += [LeftOut(f.name, reason) for f in usable[CHAT_COMPLETIONS_TOOLS:]]
+    return ToolList([f.openai_tool() for f in usable[:CHAT_COMPLETIONS_TOOLS]], left_out)

@@ -198,6 +198,13 @@ class MemoryOut(BaseModel):
     score: float
 
 
+class LeftOutOut(BaseModel):
+    """A function the model API's documented limits left out of a tool list."""
+
+    name: str
+    reason: str = Field(description="the limit: a tool name the API refuses, or more tools than it takes")
+
+
 class RouteOut(BaseModel):
     """The functions that matter for the turn, plus the session's context."""
 
@@ -216,6 +223,10 @@ class RouteOut(BaseModel):
     degraded: bool = Field(
         False,
         description="storage was unreachable and routes fail open: only the pinned functions, no history or memories",
+    )
+    left_out: list[LeftOutOut] = Field(
+        default_factory=list,
+        description="functions kept out of `tools` because the API would refuse them (see docs/api.md)",
     )
     below_min_score: int = Field(
         0,

@@ -17,12 +17,13 @@ from pydantic import BaseModel, ConfigDict, Field
 from router.api.auth import AccessDep, RuntimeDep, TurnRouterDep, check_session, get_access
 from router.api.errors import responses
 from router.api.limits import check_body
-from router.api.schemas import IDENTIFIER
+from router.api.schemas import IDENTIFIER, LeftOutOut
 from router.catalog.functions import validate_namespace
 from router.common.errors import InvalidRequest
 from router.retrieval.scored import ScoredFunction
 from router.routing.turns import Turn, TurnRouter
 from router.tools import CALL_ID_REQUIRED, search_item
+from router.tools.limits import unnamed
 
 
 class ToolSearchIn(BaseModel):
@@ -101,6 +102,9 @@ class ToolSearchOut(BaseModel):
         "`tool_reference` blocks; MCP: a `tools/list` result; plain: `{functions: [...]}`"
     )
     functions: list[FoundFunction] = Field(description="the functions found, best first")
+    left_out: list[LeftOutOut] = Field(
+        default_factory=list, description="functions found but kept out of `item`: the API refuses their names"
+    )
 
 
 class CatalogToolsOut(BaseModel):
@@ -145,6 +149,11 @@ class CatalogToolsOut(BaseModel):
     tools: list[dict[str, Any]] = Field(
         description="the search tool first, then the loaded functions, then every other function deferred, by name"
     )
+    left_out: list[LeftOutOut] = Field(
+        default_factory=list,
+        description="functions kept out of `tools` because the API would refuse them: a name it does not "
+        "take, or more deferred tools than it takes (the last by name)",
+    )
 
 
 router = APIRouter(prefix="/v1", tags=["tool search"], dependencies=[Depends(get_access), Depends(check_body)])
@@ -162,8 +171,14 @@ def namespaces_of(body: ToolSearchIn) -> list[str]:
     return list(dict.fromkeys(given))
 
 
-async def search(turns: TurnRouter, namespaces: list[str], body: ToolSearchIn) -> list[tuple[str, ScoredFunction]]:
-    """Route the query in each namespace; the best functions of all, by score, each name once."""
+async def search(
+    turns: TurnRouter, namespaces: list[str], body: ToolSearchIn
+) -> tuple[list[tuple[str, ScoredFunction]], list[LeftOutOut]]:
+    """Route the query in each namespace; the best functions of all, by score, each name once.
+
+    A tool list holds one tool of a name, so of a name two namespaces share the better scored
+    is found. Functions whose names the API of ``body.format`` refuses are left out, and named.
+    """
     settings = turns.settings
     wanted = body.max_functions or settings.max_functions
     answers = await asyncio.gather(
@@ -184,9 +199,16 @@ async def search(turns: TurnRouter, namespaces: list[str], body: ToolSearchIn) -
     )
     found = [(namespace, f) for namespace, routed in zip(namespaces, answers, strict=True) for f in routed.functions]
     chosen: dict[str, tuple[str, ScoredFunction]] = {}
+    left_out: dict[str, LeftOutOut] = {}
     for namespace, function in sorted(found, key=lambda item: -item[1].score):
-        chosen.setdefault(function.function.name, (namespace, function))
-    return list(chosen.values())[:wanted]
+        if len(chosen) == wanted:
+            break
+        refused = unnamed(body.format, function.function.name)
+        if refused is None:
+            chosen.setdefault(function.function.name, (namespace, function))
+        else:
+            left_out.setdefault(refused.name, LeftOutOut(name=refused.name, reason=refused.reason))
+    return list(chosen.values()), list(left_out.values())
 
 
 @router.post("/tool_search", responses=responses(400, 401, 403, 404, 413, 422, 503))
@@ -201,7 +223,7 @@ async def tool_search(
         raise InvalidRequest(CALL_ID_REQUIRED, field="call_id")
     if body.session_id is not None:
         await check_session(access, turns, body.session_id)
-    found = await search(turns, namespaces, body)
+    found, left_out = await search(turns, namespaces, body)
     runtime.metrics.routed("tool_search")
     return ToolSearchOut(
         item=search_item(body.format, [f.function for _, f in found], call_id=body.call_id),
@@ -209,4 +231,5 @@ async def tool_search(
             FoundFunction(name=f.function.name, namespace=ns, description=f.function.description, score=f.score)
             for ns, f in found
         ],
+        left_out=left_out,
     )

@@ -49,10 +49,12 @@ class ToolSearchResult:
             input item, an Anthropic ``tool_result`` block, an MCP ``tools/list`` result or
             ``{"functions": [...]}``.
         functions: the functions found, best first.
+        left_out: ``{"name", "reason"}`` of functions found but kept out of ``item`` (names the API refuses).
     """
 
     item: dict[str, Any]
     functions: tuple[FoundFunction, ...]
+    left_out: tuple[dict[str, Any], ...] = ()
 
     @property
     def names(self) -> list[str]:
@@ -66,6 +68,7 @@ class ToolSearchResult:
         return cls(
             item=dict(_object(data.get("item"), "item")),
             functions=tuple(FoundFunction.from_json(f) for f in _list(data.get("functions"), "functions")),
+            left_out=_dicts(data.get("left_out", []), "left_out"),
         )
 
 
@@ -77,18 +80,23 @@ class CatalogTools:
         namespace: the catalog's namespace.
         format: ``openai`` (Responses API) or ``anthropic`` (Messages API).
         tools: the array to send as the request's ``tools``.
+        left_out: ``{"name", "reason"}`` of functions the API's documented limits kept out of ``tools``.
     """
 
     namespace: str
     format: str
     tools: tuple[dict[str, Any], ...]
+    left_out: tuple[dict[str, Any], ...] = ()
 
     @classmethod
     def from_json(cls, body: Any) -> CatalogTools:
         """Read a ``GET /v1/catalogs/{namespace}/tools`` answer."""
         data = _object(body, "tools")
         return cls(
-            namespace=_str(data, "namespace"), format=_str(data, "format"), tools=_dicts(data.get("tools"), "tools")
+            namespace=_str(data, "namespace"),
+            format=_str(data, "format"),
+            tools=_dicts(data.get("tools"), "tools"),
+            left_out=_dicts(data.get("left_out", []), "left_out"),
         )
 
 

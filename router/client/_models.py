@@ -177,6 +177,7 @@ class RouteResult:
         recent_context: the recent messages plus the new turn, embedded as context.
         degraded: storage was down and the sidecar fails open: only the pinned functions came back.
         below_min_score: how many of the best functions scored below ``min_score`` and were left out.
+        left_out: ``{"name", "reason"}`` of functions the API's documented limits kept out of ``tools``.
     """
 
     functions: tuple[RoutedFunction, ...]
@@ -188,6 +189,7 @@ class RouteResult:
     recent_context: str = ""
     degraded: bool = False
     below_min_score: int = 0
+    left_out: tuple[dict[str, Any], ...] = ()
 
     @property
     def names(self) -> list[str]:
@@ -208,6 +210,7 @@ class RouteResult:
             recent_context=_str(data, "recent_context", ""),
             degraded=data.get("degraded") is True,
             below_min_score=below if isinstance(below := data.get("below_min_score"), int) else 0,
+            left_out=_dicts(data.get("left_out", []), "left_out"),
         )
 
 

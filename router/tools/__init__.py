@@ -16,13 +16,25 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from router.catalog.functions import FunctionDef
 from router.common.errors import InvalidRequest
 from router.retrieval.texts import words
+from router.tools.limits import LeftOut, capped, named
 
-__all__ = ["SEARCH_TOOL", "Format", "ListFormat", "catalog_tools", "search_description", "search_item", "topics"]
+__all__ = [
+    "SEARCH_TOOL",
+    "Format",
+    "LeftOut",
+    "ListFormat",
+    "ToolList",
+    "catalog_tools",
+    "search_description",
+    "search_item",
+    "topics",
+]
 
 Format = Literal["openai", "anthropic", "mcp", "plain"]
 ListFormat = Literal["openai", "anthropic"]
@@ -98,22 +110,35 @@ def _anthropic_tool(function: FunctionDef, *, deferred: bool) -> dict[str, Any]:
     return {**tool, "defer_loading": True} if deferred else tool
 
 
+@dataclass(frozen=True)
+class ToolList:
+    """A ``tools`` array, and the functions the API's documented limits left out of it."""
+
+    tools: list[dict[str, Any]]
+    left_out: list[LeftOut] = field(default_factory=list)
+
+
 def catalog_tools(
     format: ListFormat,
     namespace: str,
     functions: Sequence[FunctionDef],
     *,
     loaded: Sequence[str] = (),
-) -> list[dict[str, Any]]:
+) -> ToolList:
     """The search tool, then the ``loaded`` functions in their order, then every other function deferred.
 
     The rest are sorted by name and the search tool's description depends on the catalog
     only, so the same catalog and the same ``loaded`` give the same list, byte for byte.
+    Functions the API would refuse (``router.tools.limits``) are left out, and named: those
+    whose name it does not take, then deferred ones past its count limit, the last by name.
     """
-    by_name = {f.name: f for f in functions}
+    usable, left_out = named(format, functions)
+    by_name = {f.name: f for f in usable}
     first = [by_name[name] for name in dict.fromkeys(loaded) if name in by_name]
     chosen = {f.name for f in first}
-    rest = sorted((f for f in functions if f.name not in chosen), key=lambda f: f.name)
+    rest = sorted((f for f in usable if f.name not in chosen), key=lambda f: f.name)
+    kept, over = capped(format, rest)
+    rest, left_out = rest[:kept], left_out + over
     description = search_description(namespace, sorted(functions, key=lambda f: f.name))
     search: dict[str, Any]
     if format == "openai":
@@ -122,7 +147,8 @@ def catalog_tools(
     else:
         search = {"name": SEARCH_TOOL, "description": description, "input_schema": SEARCH_PARAMETERS}
         tool = _anthropic_tool
-    return [search, *(tool(f, deferred=False) for f in first), *(tool(f, deferred=True) for f in rest)]
+    tools = [search, *(tool(f, deferred=False) for f in first), *(tool(f, deferred=True) for f in rest)]
+    return ToolList(tools, left_out)
 
 
 def search_item(format: Format, functions: Sequence[FunctionDef], *, call_id: str | None) -> dict[str, Any]:

@@ -8,9 +8,12 @@ from typing import Any
 
 import httpx
 import pytest
+from anthropic.types import ToolUnionParam
+from openai.types.responses import ToolParam
 
 from router.embedding import EmbedderPool
 from tests.conftest import Served, bare, run_app
+from tests.sdk_types import conforms
 
 pytestmark = pytest.mark.integration
 
@@ -66,3 +69,42 @@ async def test_a_search_whose_nearest_functions_are_pinned_still_finds_others(se
     found = (await served.client.post("/v1/tool_search", json=body)).json()
     assert len(found["functions"]) == 3
     assert {f["name"] for f in found["functions"]} <= {f["name"] for f in OTHERS}
+
+
+FILES = [
+    bare("files.read", "Read the content of a file from the disk.", path="file path"),
+    bare("files_write", "Write text into a file on the disk.", path="file path"),
+    bare("list_directory", "List the files of a directory.", path="directory path"),
+]
+
+
+async def test_names_the_apis_refuse_are_left_out_of_their_shapes_and_named(served: Served) -> None:
+    response = await served.client.put("/v1/catalogs/files", json={"functions": FILES})
+    assert response.status_code == 200, response.text
+    reason = "^[a-zA-Z0-9_-]{1,64}$"
+    for format, kind in (("openai", ToolParam), ("anthropic", ToolUnionParam)):
+        listed = (await served.client.get("/v1/catalogs/files/tools", params={"format": format})).json()
+        assert [t.get("name") for t in listed["tools"]][1:] == ["files_write", "list_directory"]
+        for tool in listed["tools"]:
+            conforms(kind, tool)
+        assert [f["name"] for f in listed["left_out"]] == ["files.read"]
+        assert reason in listed["left_out"][0]["reason"]
+
+    body = {"namespace": "files", "query": "read the content of a file", "max_functions": 1, "call_id": "c1"}
+    found = (await served.client.post("/v1/tool_search", json={**body, "format": "openai"})).json()
+    assert [t["name"] for t in found["item"]["tools"]] == [f["name"] for f in found["functions"]] != ["files.read"]
+    assert [f["name"] for f in found["left_out"]] == ["files.read"]
+    mcp = (await served.client.post("/v1/tool_search", json={**body, "format": "mcp"})).json()
+    assert [t["name"] for t in mcp["item"]["tools"]] == ["files.read"]
+    assert mcp["left_out"] == []
+
+    routed = (
+        await served.client.post(
+            "/v1/route",
+            json={"namespace": "files", "messages": [{"role": "user", "content": "read the file notes.txt"}]},
+        )
+    ).json()
+    assert "files.read" in [f["name"] for f in routed["functions"]]
+    assert "files.read" not in [t["function"]["name"] for t in routed["tools"]]
+    assert len(routed["tools"]) == len(routed["functions"]) - 1
+    assert [f["name"] for f in routed["left_out"]] == ["files.read"]

@@ -7,11 +7,13 @@ import json
 import pytest
 from anthropic.types import ToolResultBlockParam, ToolUnionParam
 from mcp import types as mcp_types
+from openai.types.chat import ChatCompletionToolParam
 from openai.types.responses import ResponseInputItemParam, ToolParam
 
-from router.catalog.functions import parse_function
+from router.api.route import chat_tools
+from router.catalog.functions import FunctionDef, parse_function
 from router.common.errors import InvalidRequest
-from router.tools import catalog_tools, search_description, search_item, topics
+from router.tools import ListFormat, catalog_tools, search_description, search_item, topics
 from tests.sdk_types import conforms
 
 FUNCTIONS = [
@@ -43,8 +45,8 @@ def test_the_description_says_what_the_catalog_holds() -> None:
 
 @pytest.mark.parametrize(("format", "kind"), [("openai", ToolParam), ("anthropic", ToolUnionParam)])
 def test_a_tool_list_is_stable_and_valid(format: str, kind: object) -> None:
-    tools = catalog_tools(format, "travel", FUNCTIONS, loaded=["get_hotel_details"])  # type: ignore[arg-type]
-    shuffled = catalog_tools(format, "travel", FUNCTIONS[::-1], loaded=["get_hotel_details"])  # type: ignore[arg-type]
+    tools = catalog_tools(format, "travel", FUNCTIONS, loaded=["get_hotel_details"]).tools  # type: ignore[arg-type]
+    shuffled = catalog_tools(format, "travel", FUNCTIONS[::-1], loaded=["get_hotel_details"]).tools  # type: ignore[arg-type]
     assert json.dumps(tools) == json.dumps(shuffled)
     for tool in tools:
         conforms(kind, tool)
@@ -54,7 +56,7 @@ def test_a_tool_list_is_stable_and_valid(format: str, kind: object) -> None:
 
 
 def test_openai_function_tools_keep_strict_and_the_schema() -> None:
-    tools = catalog_tools("openai", "travel", FUNCTIONS)
+    tools = catalog_tools("openai", "travel", FUNCTIONS).tools
     flights = next(t for t in tools if t.get("name") == "search_flights")
     assert flights["strict"] is True
     assert flights["parameters"]["additionalProperties"] is False
@@ -93,8 +95,51 @@ def test_search_items_in_every_format() -> None:
 
 
 def test_a_shape_the_sdk_does_not_know_is_caught() -> None:
-    tool = catalog_tools("openai", "travel", FUNCTIONS)[1]
+    tool = catalog_tools("openai", "travel", FUNCTIONS).tools[1]
     with pytest.raises(AssertionError, match="not a"):
         conforms(ToolParam, {**tool, "defer": True})
     with pytest.raises(ValueError, match="tool_reference"):
         conforms(ToolResultBlockParam, {"type": "tool_result", "tool_use_id": "t", "content": [{"type": "tool_ref"}]})
+
+
+def many(count: int) -> list[FunctionDef]:
+    return [parse_function({"name": f"f{i:05d}"}, where=f"functions[{i}]") for i in range(count)]
+
+
+DOTTED = parse_function({"name": "files.read", "description": "Read a file."}, where="functions[4]")
+
+
+@pytest.mark.parametrize(("format", "kind"), [("openai", ToolParam), ("anthropic", ToolUnionParam)])
+def test_a_name_the_api_refuses_is_left_out_and_named(format: ListFormat, kind: object) -> None:
+    listed = catalog_tools(format, "travel", [*FUNCTIONS, DOTTED], loaded=["files.read"])
+    assert "files.read" not in [t.get("name") for t in listed.tools]
+    assert len(listed.tools) == 1 + len(FUNCTIONS)
+    for tool in listed.tools:
+        conforms(kind, tool)
+    assert [f.name for f in listed.left_out] == ["files.read"]
+    assert "^[a-zA-Z0-9_-]{1,64}$" in listed.left_out[0].reason
+    # MCP takes dots.
+    assert search_item("mcp", [DOTTED], call_id=None)["tools"][0]["name"] == "files.read"
+
+
+def test_anthropic_lists_keep_the_loaded_then_the_first_ten_thousand_deferred() -> None:
+    functions = many(10_002)
+    listed = catalog_tools("anthropic", "big", functions, loaded=["f10001"])
+    names = [t["name"] for t in listed.tools]
+    assert names[:3] == ["tool_search", "f10001", "f00000"]
+    assert sum(bool(t.get("defer_loading")) for t in listed.tools) == 10_000
+    assert [f.name for f in listed.left_out] == ["f10000"]
+    assert "10,000" in listed.left_out[0].reason
+    within = catalog_tools("anthropic", "big", functions[:10_000])
+    assert (len(within.tools), within.left_out) == (10_001, [])
+    assert catalog_tools("openai", "big", functions).left_out == []  # OpenAI documents no such limit
+
+
+def test_chat_completions_tools_keep_to_128_pinned_first() -> None:
+    functions = many(130)
+    listed = chat_tools([DOTTED, *functions])
+    assert [t["function"]["name"] for t in listed.tools] == [f.name for f in functions[:128]]
+    for tool in listed.tools:
+        conforms(ChatCompletionToolParam, tool)
+    assert [f.name for f in listed.left_out] == ["files.read", "f00128", "f00129"]
+    assert "at most 128" in listed.left_out[-1].reason
