@@ -20,6 +20,7 @@ given) and returns the registry ids of the tools found, which bigtool then binds
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
@@ -35,6 +36,10 @@ from router.client import AsyncRouterClient, RouterClient
 from router.client._calls import DEFAULT_URL
 
 __all__ = ["RouterToolRetriever", "retrieve_tools", "tool_definitions"]
+
+log = logging.getLogger("router.integrations.langgraph")
+# The most functions one search may ask for (the router's bound).
+MAX_FUNCTIONS = 128
 
 
 def _tool_name(tool: Any) -> str:
@@ -53,8 +58,9 @@ class RouterToolRetriever:
     Args:
         namespace: the catalog holding the registry's tools, or several searched together.
         registry: bigtool's ``tool_registry`` (id to tool): found functions are answered as
-            its ids, and functions it does not hold are left out. Without one, the ids are the
-            function names.
+            its ids. A catalog function it does not hold is passed over with a warning, and
+            the search asks for more (up to 128), so the best functions it holds still come
+            back. Without one, the ids are the function names.
         limit: tools returned per retrieval (the router's default is 3).
         session_id: the conversation, whose stored messages add context to each retrieval.
         user_id: the user, as for a route.
@@ -86,27 +92,45 @@ class RouterToolRetriever:
         self._url, self._api_key = url, api_key
         self._owned: list[RouterClient | AsyncRouterClient] = []
 
-    def _ids(self, names: Sequence[str]) -> list[str]:
+    def _ids(self, names: Sequence[str], wanted: int) -> tuple[list[str], bool]:
+        """The registry ids of ``names``, at most ``wanted``, and whether a wider search may find more."""
         if self.ids is None:
-            return list(names)
-        return [self.ids[name] for name in names if name in self.ids]
+            return list(names), False
+        unknown = [name for name in names if name not in self.ids]
+        if unknown:
+            log.warning("the catalog has functions the registry does not hold, passed over: %s", unknown)
+        ids = [self.ids[name] for name in names if name in self.ids][:wanted]
+        # A search that answered fewer than it was asked for has nothing more to find.
+        return ids, bool(unknown) and len(ids) < wanted <= len(names) < MAX_FUNCTIONS
 
-    def _options(self) -> dict[str, Any]:
-        return {"format": "plain", "max_functions": self.limit, "session_id": self.session_id, "user_id": self.user_id}
+    def _options(self, wider: bool = False) -> dict[str, Any]:
+        wanted = MAX_FUNCTIONS if wider else self.limit
+        return {"format": "plain", "max_functions": wanted, "session_id": self.session_id, "user_id": self.user_id}
 
     def search(self, query: str) -> list[str]:
         """The registry ids of the tools found for ``query``, best first."""
         if self._client is None:
             self._client = RouterClient(self._url, api_key=self._api_key)
             self._owned.append(self._client)
-        return self._ids(self._client.tool_search(self.namespace, query, **self._options()).names)
+        names = self._client.tool_search(self.namespace, query, **self._options()).names
+        wanted = self.limit or len(names)
+        ids, short = self._ids(names, wanted)
+        if short:
+            ids, _ = self._ids(self._client.tool_search(self.namespace, query, **self._options(True)).names, wanted)
+        return ids
 
     async def asearch(self, query: str) -> list[str]:
         """``search``, awaited."""
         if self._async_client is None:
             self._async_client = AsyncRouterClient(self._url, api_key=self._api_key)
             self._owned.append(self._async_client)
-        return self._ids((await self._async_client.tool_search(self.namespace, query, **self._options())).names)
+        names = (await self._async_client.tool_search(self.namespace, query, **self._options())).names
+        wanted = self.limit or len(names)
+        ids, short = self._ids(names, wanted)
+        if short:
+            wider = await self._async_client.tool_search(self.namespace, query, **self._options(True))
+            ids, _ = self._ids(wider.names, wanted)
+        return ids
 
     async def aclose(self) -> None:
         """Close the clients made here (those passed in belong to the caller)."""

@@ -146,3 +146,24 @@ def test_the_retriever_maps_names_to_registry_ids() -> None:
     retriever = RouterToolRetriever("bigtool", registry=REGISTRY)
     assert retriever.ids is not None
     assert retriever.ids["convert_currency"] == CURRENCY_ID
+
+
+def test_functions_the_registry_lacks_give_way_to_those_it_holds(
+    live: LiveServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    query = "convert euros to dollars for my flight"
+    with RouterClient(live.url) as router:
+        best = RouterToolRetriever("bigtool", client=router, limit=2).search(query)
+        # The catalog's best functions for the query are ones this agent's registry does not hold.
+        partial = {k: v for k, v in REGISTRY.items() if v.name not in best}
+        found = RouterToolRetriever("bigtool", registry=partial, client=router, limit=2).search(query)
+    assert len(found) == 2
+    assert set(found) <= set(partial)
+    assert all(name in caplog.text for name in best)
+
+
+async def test_the_async_search_also_gives_way(live: LiveServer) -> None:
+    only = {"tool-4": restart_service}
+    async with AsyncRouterClient(live.url) as router:
+        retriever = RouterToolRetriever("bigtool", registry=only, async_client=router, limit=1)
+        assert await retriever.asearch("How much is 100 euros in dollars?") == ["tool-4"]
