@@ -23,6 +23,8 @@ if TYPE_CHECKING:
 log = logging.getLogger("router.integrations.agent_framework")
 
 SEARCH_TOOL = "tool_search"
+# The most functions a route may answer: how far to look for an agent's own tools.
+WIDEST = 128
 PARAMETERS = {
     "type": "object",
     "properties": {
@@ -60,6 +62,35 @@ async def search_tool(
     description = await _description(provider)
     tool: Any = FunctionTool(name=SEARCH_TOOL, description=description, func=tool_search, input_model=PARAMETERS)
     return tool  # type: ignore[no-any-return]
+
+
+async def widened(
+    provider: RouterContextProvider,
+    messages: list[dict[str, Any]],
+    session_id: str | None,
+    user_id: str | None,
+    count: int,
+    held: set[str],
+) -> list[str]:
+    """The best ``count`` functions of ``held`` (a request's catalog tools) for the run's input, routed again wider."""
+    try:
+        routed = await provider.client.route(
+            provider.namespace,
+            [{"role": m["role"], "content": m.get("content")} for m in messages],
+            session_id=session_id,
+            user_id=user_id,
+            max_functions=WIDEST,
+            recent_messages=provider.recent_messages,
+            min_score=provider.min_score,
+            pinned=provider.pinned,
+            history_messages=0,
+        )
+    except RouterClientError as exc:
+        log.warning("tool router unavailable, advertising every tool: %s", exc)
+        return sorted(held)
+    best = [name for name in routed.names if name in held][:count]
+    log.warning("the routed functions are not among the agent's tools; advertising its best instead: %s", best)
+    return best
 
 
 async def _description(provider: RouterContextProvider) -> str:
@@ -155,12 +186,20 @@ def from_router(history: Sequence[Mapping[str, Any]]) -> list[Message]:
     return messages
 
 
-class RoutedTools(ChatMiddleware):
-    """Drops, from one run's chat requests, the catalog's tools that were not routed (nor found since)."""
+Widen = Callable[[set[str]], Awaitable[list[str]]]
 
-    def __init__(self, routed: set[str], known: frozenset[str]) -> None:
+
+class RoutedTools(ChatMiddleware):
+    """Drops, from one run's chat requests, the catalog's tools that were not routed (nor found since).
+
+    When the route chose only functions the agent does not have, none of its catalog tools
+    would be left: ``widen`` is then asked (once a run) for the best of those the request holds.
+    """
+
+    def __init__(self, routed: set[str], known: frozenset[str], widen: Widen | None = None) -> None:
         self.routed = routed
         self.known = known
+        self.widen = widen
 
     def keeps(self, item: Any) -> bool:
         name = tool_name(item)
@@ -170,6 +209,10 @@ class RoutedTools(ChatMiddleware):
         options = context.options
         tools = options.get("tools") if options is not None else None
         if options is not None and isinstance(tools, Sequence) and tools:
+            held = {name for t in tools if (name := tool_name(t)) in self.known}
+            if self.widen is not None and held and not held & self.routed:
+                widen, self.widen = self.widen, None
+                self.routed.update(await widen(held))
             kept = [t for t in tools if self.keeps(t)]
             if kept:
                 context.options = {**options, "tools": kept}

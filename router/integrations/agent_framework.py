@@ -13,11 +13,13 @@
 Before each run the provider routes the run's input through the sidecar, then advertises
 only the routed functions: a chat middleware it adds for the run drops, from the tools sent
 to the chat client, every tool the catalog knows but did not route (tools the catalog does
-not know stay). It adds the session's history and the relevant memories as messages
-attributed to its ``source_id``. After a successful run it posts the run's input and
-response messages, tool calls and results included, to the session. The session id is the
-``AgentSession``'s; nothing about a session is kept on the provider. When the sidecar cannot
-be reached the run goes on with every tool (fail open) and a warning is logged.
+not know stay). When the route chose only functions the agent lacks, the best of the agent's
+own are advertised instead (routed again, wider), with a warning. It adds the session's
+history and the relevant memories as messages attributed to its ``source_id``. After a
+successful run it posts the run's input and response messages, tool calls and results
+included, to the session. The session id is the ``AgentSession``'s; nothing about a session is
+kept on the provider. When the sidecar cannot be reached the run goes on with every tool (fail
+open) and a warning is logged.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ import asyncio
 import logging
 import time
 from collections.abc import Mapping, Sequence
+from functools import partial
 from typing import Any, ClassVar, Literal
 
 try:
@@ -47,7 +50,7 @@ except ImportError as exc:  # the extra is not installed
     ) from exc
 
 from router.client import AsyncRouterClient, MemoriesDeleted, RouterClientError, StoredMemory
-from router.integrations._af import RoutedTools, from_router, search_tool, to_router
+from router.integrations._af import RoutedTools, from_router, search_tool, to_router, widened
 
 __all__ = ["RouterContextProvider", "tool_definitions"]
 
@@ -195,7 +198,12 @@ class RouterContextProvider(ContextProvider):
         if client is not None and not isinstance(client, ChatMiddlewareLayer) and not self._warned_no_middleware:
             self._warned_no_middleware = True
             log.warning("%s has no chat middleware layer: every tool is advertised", type(client).__name__)
-        context.extend_middleware(self.source_id, [RoutedTools(advertised, known)])
+        # Routes answer functions unless min_score removed them all: those are then not widened.
+        user_id = state.get("user_id", self.user_id)
+        widen = (
+            partial(widened, self, messages, session.session_id, user_id, len(routed.names)) if routed.names else None
+        )
+        context.extend_middleware(self.source_id, [RoutedTools(advertised, known, widen)])
         if self.search_tool:
             search = await search_tool(self, advertised, session_id=session.session_id, user_id=state.get("user_id"))
             context.extend_tools(self.source_id, [search])

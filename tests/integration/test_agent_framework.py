@@ -152,6 +152,29 @@ async def test_the_chat_client_receives_only_the_routed_tools(
     assert len(chat.requests[0].tools) == 4
 
 
+async def test_an_agent_without_the_routed_functions_gets_its_best_ones(
+    router: AsyncRouterClient, sync_router: RouterClient, caplog: pytest.LogCaptureFixture
+) -> None:
+    routed = sync_router.route("travel", FLIGHT, max_functions=3).names
+    tools = Tools()
+    tools.all = [t for t in tools.all if t.name not in routed]
+    chat = ScriptedChatClient()
+    agent = agent_with(chat, RouterContextProvider(router, namespace="travel", max_functions=3), tools)
+    with caplog.at_level(logging.WARNING, logger="router.integrations.agent_framework"):
+        await agent.run(FLIGHT, session=agent.create_session(session_id=session_id()))
+    advertised = set(chat.requests[0].tools) - {"escalate_to_human"}
+    assert len(advertised) == 3
+    assert not advertised & set(routed)
+    wider = sync_router.route("travel", FLIGHT, max_functions=128).names
+    assert advertised == set([n for n in wider if n not in routed][:3])
+    assert "not among the agent's tools" in caplog.text
+
+    # min_score removing every function is what the caller asked for: nothing is widened.
+    strict, chat = RouterContextProvider(router, namespace="travel", min_score=0.99), ScriptedChatClient()
+    await agent_with(chat, strict, tools).run(FLIGHT, session=agent.create_session(session_id=session_id()))
+    assert chat.requests[0].tools == ["escalate_to_human"]
+
+
 async def test_the_sidecar_receives_the_runs_messages(router: AsyncRouterClient, sync_router: RouterClient) -> None:
     arguments = {"origin": "LIS", "destination": "FCO", "departure_date": "2025-06-06"}
     chat, tools = (
