@@ -18,7 +18,7 @@ import numpy as np
 
 from router.catalog.functions import FunctionDef
 from router.catalog.records import CatalogRecord
-from router.common.errors import InvalidRequest
+from router.common.errors import InvalidRequest, Unavailable
 from router.common.messages import context_texts
 from router.embedding import Vectors
 from router.retrieval.candidates import candidates, resolved
@@ -158,6 +158,15 @@ class TurnRouter:
         scope = scope_of(session_id=turn.session_id, user_id=turn.user_id)
         memory_store = await self.memories(index) if scope is not None and self.settings.max_memories else None
         catalog, routed = await asyncio.to_thread(self._search, index, turn, record, texts, vectors, memory_store)
+        if not routed.functions and catalog.count > len(routed.pinned) and not routed.below_min_score:
+            # The record counts functions the index served lacks: another process switched
+            # generations, or wrote the catalog there. An empty answer would hide it.
+            if await self._catalogs.follow():
+                return await self._route(turn)
+            raise Unavailable(
+                f"catalog {turn.namespace!r} holds {catalog.count} functions that the index served does not "
+                "have yet (a generation change or a write under way); retry shortly"
+            )
         found = {p.function.name for p in routed.pinned}
         for position, name in enumerate(turn.pinned):
             if name not in found:

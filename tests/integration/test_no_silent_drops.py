@@ -3,6 +3,7 @@ some unless ``min_score`` says why not, and tool lists keep to each API's docume
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -108,3 +109,18 @@ async def test_names_the_apis_refuse_are_left_out_of_their_shapes_and_named(serv
     assert "files.read" not in [t["function"]["name"] for t in routed["tools"]]
     assert len(routed["tools"]) == len(routed["functions"]) - 1
     assert [f["name"] for f in routed["left_out"]] == ["files.read"]
+
+
+async def test_a_catalog_missing_from_the_index_served_answers_503_not_an_empty_route(served: Served) -> None:
+    response = await served.client.put("/v1/catalogs/lagging", json={"functions": OTHERS})
+    assert response.status_code == 200, response.text
+    # As when another process switched generations or wrote there: the record counts functions
+    # that the index this process serves does not hold.
+    store = served.runtime.catalogs.index.store
+    await asyncio.to_thread(store.remove, "lagging", [f["name"] for f in OTHERS])
+    messages = [{"role": "user", "content": "send some money to my sister"}]
+    answer = await served.client.post("/v1/route", json={"namespace": "lagging", "messages": messages})
+    assert answer.status_code == 503, answer.text
+    assert "'lagging' holds 4 functions" in answer.json()["detail"]
+    search = {"namespace": "lagging", "query": "send money", "format": "plain"}
+    assert (await served.client.post("/v1/tool_search", json=search)).status_code == 503
