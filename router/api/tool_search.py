@@ -20,10 +20,11 @@ from router.api.limits import check_body
 from router.api.schemas import IDENTIFIER, LeftOutOut
 from router.catalog.functions import validate_namespace
 from router.common.errors import InvalidRequest
+from router.retrieval.catalogs import Catalogs
 from router.retrieval.scored import ScoredFunction
 from router.routing.turns import Turn, TurnRouter
 from router.tools import CALL_ID_REQUIRED, search_item
-from router.tools.limits import unnamed
+from router.tools.limits import MAX_DEFERRED, unnamed
 
 
 class ToolSearchIn(BaseModel):
@@ -211,6 +212,23 @@ async def search(
     return list(chosen.values()), list(left_out.values())
 
 
+LISTED_OUT = "past the API's count limit, the catalog's tool list left it out: a tool_reference to it is refused"
+
+
+async def past_the_list(catalogs: Catalogs, format: str, namespaces: list[str]) -> dict[str, set[str]]:
+    """Each namespace's functions that its tool list (pinned loaded, no ``load``) leaves out past the API's count."""
+    most = MAX_DEFERRED.get(format)
+    left: dict[str, set[str]] = {ns: set() for ns in namespaces}
+    if most is None:
+        return left
+    for namespace in namespaces:
+        record = await catalogs.record(namespace)
+        if record.count - len(record.pinned) > most:
+            names = await asyncio.to_thread(catalogs.index.store.hashes, namespace)
+            left[namespace] = set(sorted(n for n in names if n not in record.pinned)[most:])
+    return left
+
+
 @router.post("/tool_search", responses=responses(400, 401, 403, 404, 413, 422, 503))
 async def tool_search(
     body: ToolSearchIn, access: AccessDep, turns: TurnRouterDep, runtime: RuntimeDep
@@ -224,6 +242,11 @@ async def tool_search(
     if body.session_id is not None:
         await check_session(access, turns, body.session_id)
     found, left_out = await search(turns, namespaces, body)
+    unlisted = await past_the_list(runtime.catalogs, body.format, list(dict.fromkeys(ns for ns, _ in found)))
+    left_out += [
+        LeftOutOut(name=f.function.name, reason=LISTED_OUT) for ns, f in found if f.function.name in unlisted[ns]
+    ]
+    found = [(ns, f) for ns, f in found if f.function.name not in unlisted[ns]]
     runtime.metrics.routed("tool_search")
     return ToolSearchOut(
         item=search_item(body.format, [f.function for _, f in found], call_id=body.call_id),

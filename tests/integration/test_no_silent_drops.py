@@ -4,15 +4,17 @@ some unless ``min_score`` says why not, and tool lists keep to each API's docume
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import AsyncIterator
 from typing import Any
 
 import httpx
 import pytest
-from anthropic.types import ToolUnionParam
+from anthropic.types import ToolResultBlockParam, ToolUnionParam
 from openai.types.responses import ToolParam
 
 from router.embedding import EmbedderPool
+from router.tools.limits import MAX_DEFERRED
 from tests.conftest import Served, bare, run_app
 from tests.sdk_types import conforms
 
@@ -124,3 +126,31 @@ async def test_a_catalog_missing_from_the_index_served_answers_503_not_an_empty_
     assert "'lagging' holds 4 functions" in answer.json()["detail"]
     search = {"namespace": "lagging", "query": "send money", "format": "plain"}
     assert (await served.client.post("/v1/tool_search", json=search)).status_code == 503
+
+
+async def test_past_anthropics_count_the_list_and_the_search_leave_out_the_same_functions(
+    served: Served, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    response = await served.client.put("/v1/catalogs/capped", json={"functions": OTHERS, "pinned": ["send_email"]})
+    assert response.status_code == 200, response.text
+    monkeypatch.setitem(MAX_DEFERRED, "anthropic", 2)  # 10,000 in truth: a catalog that large takes minutes to embed
+    listed = (await served.client.get("/v1/catalogs/capped/tools", params={"format": "anthropic"})).json()
+    assert [(t["name"], t.get("defer_loading", False)) for t in listed["tools"]] == [
+        ("tool_search", False),
+        ("send_email", False),
+        ("book_table", True),
+        ("transfer_money", True),
+    ]
+    assert [f["name"] for f in listed["left_out"]] == ["translate_text"]
+    loaded = await served.client.get(
+        "/v1/catalogs/capped/tools", params={"format": "anthropic", "load": "translate_text"}
+    )
+    assert [t["name"] for t in loaded.json()["tools"]][1:3] == ["send_email", "translate_text"]
+
+    body = {"namespace": "capped", "query": "translate this text into French", "max_functions": 1, "call_id": "t1"}
+    found = (await served.client.post("/v1/tool_search", json={**body, "format": "anthropic"})).json()
+    conforms(ToolResultBlockParam, found["item"])
+    assert "translate_text" not in json.dumps(found["item"])
+    assert [f["name"] for f in found["left_out"]] == ["translate_text"]
+    openai = (await served.client.post("/v1/tool_search", json={**body, "format": "openai"})).json()
+    assert [f["name"] for f in openai["functions"]] == ["translate_text"]
