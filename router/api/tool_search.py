@@ -193,6 +193,7 @@ async def search(
                     max_functions=wanted,
                     recent_messages=settings.recent_messages if body.session_id is not None else 0,
                     history_messages=0,
+                    recorded=False,
                 )
             )
             for namespace in namespaces
@@ -209,7 +210,12 @@ async def search(
             chosen.setdefault(function.function.name, (namespace, function))
         else:
             left_out.setdefault(refused.name, LeftOutOut(name=refused.name, reason=refused.reason))
-    return list(chosen.values()), list(left_out.values())
+    kept = list(chosen.values())
+    if body.session_id is not None:
+        for namespace in namespaces:
+            given = [f for ns, f in kept if ns == namespace]
+            turns.remember(body.session_id, namespace, "search", body.query, given)
+    return kept, list(left_out.values())
 
 
 LISTED_OUT = "past the API's count limit, the catalog's tool list left it out: a tool_reference to it is refused"

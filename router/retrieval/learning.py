@@ -72,9 +72,20 @@ def usage_examples(messages: Sequence[Mapping[str, Any]], *, roles: Sequence[str
         roles: the roles whose text makes a request (routing's roles).
         start: where the messages not yet learned from begin.
     """
+    found = call_requests(messages, roles=roles, start=start)
+    return list(dict.fromkeys(Example(name, text) for _, name, text in found))
+
+
+def call_requests(
+    messages: Sequence[Mapping[str, Any]], *, roles: Sequence[str], start: int = 0
+) -> list[tuple[int, str, str]]:
+    """Each call made from ``messages[start:]`` as (position of its message, function, request of its turn).
+
+    Calls made before any request (nothing to pair them with) are left out.
+    """
     request: list[str] = []
     in_request = False
-    examples: list[Example] = []
+    found: list[tuple[int, str, str]] = []
     for position, message in enumerate(messages):
         text = message_text(message) if message.get("role") in roles else ""
         # A user message of tool results only (Anthropic's tool_result blocks) goes on the turn.
@@ -87,8 +98,8 @@ def usage_examples(messages: Sequence[Mapping[str, Any]], *, roles: Sequence[str
             continue
         in_request = False
         if position >= start and request:
-            examples += [Example(name, "\n".join(request)) for name in called_functions(message)]
-    return list(dict.fromkeys(examples))
+            found += [(position, name, "\n".join(request)) for name in called_functions(message)]
+    return found
 
 
 def _results_only(message: Mapping[str, Any]) -> bool:

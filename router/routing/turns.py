@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from functools import partial
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
@@ -27,12 +27,14 @@ from router.retrieval.context import Explanation, explain, rank_turn
 from router.retrieval.learning import CONTEXT_MESSAGES, called_functions, learn
 from router.retrieval.scored import ScoredFunction
 from router.retrieval.sparse import query_vector
+from router.routing.checks import CallChecks, Counted
 from router.routing.settings import RouteSettings
 from router.sessions.expiry import expires_at
 from router.sessions.extraction import MemoryExtractor, StatementExtractor, memory_candidates
 from router.sessions.history import HistoryStore, as_message
 from router.sessions.memory import ANY_NAMESPACE, Memory, MemoryChanges, MemoryRows, MemoryStore, scope_of
 from router.sessions.recall import RecallSettings, rank
+from router.sessions.routes import Misses, RouteRecord
 from router.storage.base import StorageUnavailable
 
 log = logging.getLogger(__name__)
@@ -52,6 +54,8 @@ class Turn:
     pinned: Sequence[str] = ()
     history_messages: int = 20
     explain: bool = False
+    # Whether a turn with a session keeps a route record (a tool search keeps its own, of what it returned).
+    recorded: bool = True
 
 
 @dataclass(frozen=True)
@@ -77,6 +81,7 @@ class TurnRouter:
         settings: routing defaults.
         extractor: what turns user input into memories.
         degraded: told of each route answered with the pinned functions only, storage being down.
+        counted: told the outcomes of the calls of each stored run (namespace, outcome, calls).
     """
 
     def __init__(
@@ -86,6 +91,7 @@ class TurnRouter:
         *,
         extractor: MemoryExtractor | None = None,
         degraded: Callable[[], None] | None = None,
+        counted: Counted | None = None,
     ) -> None:
         self._catalogs = catalogs
         self._storage = catalogs.storage
@@ -94,6 +100,7 @@ class TurnRouter:
         self._extractor = extractor or StatementExtractor()
         self._history: HistoryStore | None = None
         self._memories: dict[str, MemoryStore] = {}
+        self.checks = CallChecks(self._storage, roles=settings.roles, counted=counted)
 
     async def history(self) -> HistoryStore:
         """The history store (opened on first use)."""
@@ -121,7 +128,7 @@ class TurnRouter:
         functions known for the namespace, flagged ``degraded``.
         """
         try:
-            return await self._route(turn)
+            routed = await self._route(turn)
         except StorageUnavailable as exc:
             pins = self._catalogs.pins
             known = pins.answer(turn.namespace, turn.pinned) if pins is not None else None
@@ -132,6 +139,26 @@ class TurnRouter:
             if self._degraded is not None:
                 self._degraded()
             return Routed([], [ScoredFunction(f, 0.0) for f in known], context, "", degraded=True)
+        if turn.session_id is not None and turn.recorded:
+            self.remember(turn.session_id, turn.namespace, "route", routed.context, routed.functions, routed.pinned)
+        return routed
+
+    def remember(
+        self,
+        session_id: str,
+        namespace: str,
+        kind: Literal["route", "search"],
+        request: str,
+        functions: Sequence[ScoredFunction],
+        pinned: Sequence[ScoredFunction] = (),
+    ) -> None:
+        """Keep what a session's turn was given, to check the calls of its run against (written off the path)."""
+        names, pins = tuple(f.function.name for f in functions), tuple(f.function.name for f in pinned)
+        self.checks.remember(RouteRecord(session_id, namespace, kind, request, names, pins))
+
+    async def misses(self, namespace: str, *, limit: int) -> Misses:
+        """How often the model called a function of ``namespace`` that its turn had not been routed."""
+        return await self.checks.misses(namespace, limit=limit)
 
     def _new_texts(self, turn: Turn) -> list[str]:
         roles = self.settings.roles
@@ -256,7 +283,7 @@ class TurnRouter:
         user_id: str | None,
         namespace: str | None,
     ) -> tuple[list[dict[str, Any]], MemoryChanges]:
-        """Store a run's messages in the session; remember what the user stated.
+        """Store a run's messages in the session; check and learn from its calls; remember what the user stated.
 
         A time-bound statement ("on call this week") is kept until the end of its time; one that
         updates a stored memory ("we moved to Lisbon") supersedes it.
@@ -268,17 +295,20 @@ class TurnRouter:
             await self._catalogs.record(namespace)
         store = await self.history()
         stored = await asyncio.to_thread(store.append, session_id, messages, user_id=user_id, namespace=namespace)
-        if self.settings.learn_from_usage and self._catalogs.ready and any(called_functions(m) for m in stored):
+        if any(called_functions(m) for m in stored):
             # The session's earlier turns give calls posted after their request that request.
             window = await asyncio.to_thread(store.messages, session_id, limit=len(stored) + CONTEXT_MESSAGES)
-            await learn(
-                self._catalogs.index,
-                namespace or "default",
-                window,
-                roles=self.settings.roles,
-                start=max(0, len(window) - len(stored)),
-                lexical_weight=self.settings.lexical_weight,
-            )
+            start = max(0, len(window) - len(stored))
+            await self.checks.check(session_id, namespace or "default", window, start=start)
+            if self.settings.learn_from_usage and self._catalogs.ready:
+                await learn(
+                    self._catalogs.index,
+                    namespace or "default",
+                    window,
+                    roles=self.settings.roles,
+                    start=start,
+                    lexical_weight=self.settings.lexical_weight,
+                )
         scope = scope_of(session_id=session_id, user_id=user_id)
         if scope is None:
             return stored, MemoryChanges()
@@ -305,12 +335,13 @@ class TurnRouter:
         return await asyncio.to_thread(store.messages, session_id, limit=limit)
 
     async def forget(self, session_id: str) -> int:
-        """Delete a session's history and the memories scoped to it; returns the messages deleted."""
+        """Delete a session's history, its route records and the memories scoped to it; returns the messages deleted."""
         store = await self.history()
         count = await asyncio.to_thread(store.count, session_id)
         await asyncio.to_thread(store.delete, session_id)
         memories = await self.memories(self._catalogs.index)
         await asyncio.to_thread(memories.forget, f"session:{session_id}")
+        await self.checks.forget(session_id)
         return count
 
 

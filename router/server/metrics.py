@@ -133,6 +133,12 @@ class Metrics(SyncCounters):
             "Turns routed, by endpoint: route (POST /v1/route) or tool_search (POST /v1/tool_search).",
             ["endpoint"],
         )
+        self.calls = counter(
+            "router_calls",
+            "Calls of stored runs by namespace and outcome: routed for their turn, searched (found by a tool "
+            "search of the session), missed, or unchecked (the session had no route before the call).",
+            ["namespace", "outcome"],
+        )
         self.written = 0  # as functions_written counts it, for the status
         self.catalogs = _Catalogs()
         registry.register(self.catalogs)
@@ -145,6 +151,10 @@ class Metrics(SyncCounters):
     def routed(self, endpoint: str) -> None:
         """Record one routed turn (a route, or a model's search call)."""
         self.routes.labels(endpoint).inc()
+
+    def checked(self, namespace: str, outcome: str, calls: int) -> None:
+        """Record the outcome of calls of a stored run (a ``TurnRouter`` observer)."""
+        self.calls.labels(namespace, outcome).inc(calls)
 
     def error(self, kind: str, status: int) -> None:
         """Record one error answer."""

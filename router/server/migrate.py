@@ -1,4 +1,4 @@
-"""Move an embedded deployment (catalogs, history, memories, usage examples) to a Qdrant server.
+"""Move an embedded deployment (catalogs, history, route records, memories, usage examples) to a Qdrant server.
 
 Every collection of the data directory is copied with its point ids, payloads and vectors,
 in batches; the server creates its collections with the configured sharding and
@@ -21,6 +21,7 @@ from router.catalog.records import META
 from router.server.runtime import open_server
 from router.server.settings import StorageSettings
 from router.sessions.history import MESSAGES
+from router.sessions.routes import CALLS, ROUTES
 from router.storage.base import Collection, CollectionSpec, Storage
 from router.storage.edge_export import EdgeExport, StoredCollection, collection_names
 from sync.reconcile import ProgressFactory
@@ -28,7 +29,7 @@ from sync.reconcile import ProgressFactory
 log = logging.getLogger(__name__)
 # Collections of fixed name are created as the router itself would; the others (one per
 # model or generation) are described by the data directory.
-_KNOWN: dict[str, CollectionSpec] = {spec.name: spec for spec in (META, MESSAGES)}
+_KNOWN: dict[str, CollectionSpec] = {spec.name: spec for spec in (META, MESSAGES, ROUTES, CALLS)}
 
 
 @dataclass(frozen=True)

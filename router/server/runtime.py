@@ -150,7 +150,11 @@ class Runtime:
             self.metrics.catalogs.read = catalogs.meta.catalogs
             self._service = service
             self._turns = TurnRouter(
-                catalogs, self.settings.route, extractor=self._extractor, degraded=self.metrics.degraded.inc
+                catalogs,
+                self.settings.route,
+                extractor=self._extractor,
+                degraded=self.metrics.degraded.inc,
+                counted=self.metrics.checked,
             )
             if service.rebuild_pending:
                 self._spawn(service.rebuild(), "rebuild")
@@ -200,6 +204,8 @@ class Runtime:
             with contextlib.suppress(asyncio.CancelledError):
                 await task
         self._tasks.clear()
+        if self._turns is not None:
+            await self._turns.checks.settle()
         if self.metrics.encoded in self.embedders.observers:
             self.embedders.observers.remove(self.metrics.encoded)
         if self._owns_embedders:

@@ -73,7 +73,7 @@ PROBES: list[tuple[str, str, dict[str, Any]]] = [
 
 @dataclass
 class Deployment:
-    """An embedded data directory with catalogs, history, memories and usage examples, and its answers."""
+    """An embedded data directory with catalogs, history, routes, memories and usage examples, and its answers."""
 
     data: Path
     answers: list[dict[str, Any]]
@@ -88,6 +88,8 @@ async def build(data: Path, embedders: EmbedderPool) -> Deployment:
     """Serve the examples embedded on ``data``, store a few runs, record the probes' answers, stop."""
     async with run_app(data=data, pool=embedders, catalog=EXAMPLES) as served:
         for session, namespace, fields, messages in RUNS:
+            if TOOL_CALL in messages:  # routed first, so that its call is checked and kept
+                await route(served.client, namespace, messages[0]["content"], session_id=session)
             await post(served.client, session, messages, namespace=namespace, **fields)
         recorded = await answers(served.client)
     return Deployment(data, recorded)
@@ -172,7 +174,15 @@ def test_every_collection_is_copied_with_ids_payloads_and_vectors(
     assert result.verified
     names = [c.name for c in result.collections]
     assert names[-1] == "meta", "the generation pointer goes last"
-    assert {n.split("-")[0] for n in names} == {"examples", "functions", "memories", "messages", "meta"}
+    assert {n.split("-")[0] for n in names} == {
+        "calls",
+        "examples",
+        "functions",
+        "memories",
+        "messages",
+        "meta",
+        "routes",
+    }
     assert all(len(expected[c.name]) == c.source == c.target > 0 for c in result.collections)
     assert result.points == sum(len(points) for points in expected.values())
     assert_same_points(expected, target, "router_")
