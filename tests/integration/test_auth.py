@@ -38,6 +38,7 @@ OPERATIONS: list[tuple[str, str, dict[str, Any] | None]] = [
     ("GET", "/v1/catalogs", None),
     ("GET", "/v1/catalogs/travel", None),
     ("GET", "/v1/catalogs/travel/tools", None),
+    ("GET", "/v1/catalogs/travel/misses", None),
     ("POST", "/v1/tool_search", {"namespace": "travel", "query": "Find me a flight"}),
     ("POST", "/v1/sessions/s-1/messages", {"namespace": "travel", "messages": TURN}),
     ("GET", "/v1/sessions/s-1/messages", None),
@@ -114,14 +115,16 @@ async def test_a_limited_key_sees_and_changes_only_its_catalogs(serve: Callable[
         listed = await call(served, "GET", "/v1/catalogs", key=TRAVEL)
         own = await call(served, "GET", "/v1/catalogs/travel", key=TRAVEL)
         other = await call(served, "GET", "/v1/catalogs/devops", key=TRAVEL)
+        own_misses = await call(served, "GET", "/v1/catalogs/travel/misses", key=TRAVEL)
+        other_misses = await call(served, "GET", "/v1/catalogs/devops/misses", key=TRAVEL)
         unknown = await call(served, "GET", "/v1/catalogs/no-such-catalog", key=TRAVEL)
         replaced = await call(served, "PUT", "/v1/catalogs/devops", {"functions": [WEATHER]}, key=TRAVEL)
         deleted = await call(served, "DELETE", "/v1/catalogs/devops", key=TRAVEL)
         created = await call(served, "PUT", "/v1/catalogs/weather", {"functions": [WEATHER]}, key=TRAVEL)
 
         assert [c["namespace"] for c in listed.json()["catalogs"]] == ["travel"]
-        assert own.status_code == 200
-        for refused in (other, unknown, replaced, deleted, created):
+        assert (own.status_code, own_misses.status_code) == (200, 200)
+        for refused in (other, other_misses, unknown, replaced, deleted, created):
             assert refused.status_code == 403
             assert refused.json()["error"] == "Forbidden"
             assert refused.json()["detail"].startswith("namespace: this API key may not use namespace")
