@@ -56,10 +56,62 @@ function definition(item) {
   };
 }
 
+let opened = null;
+
+function percent(rate) {
+  return `${(rate * 100).toFixed(1)}%`;
+}
+
+// How often the model called a function its turn had not been routed: GET /v1/catalogs/{namespace}/misses.
+async function showMisses(namespace) {
+  const panel = show($("misses"), false);
+  let misses;
+  try {
+    misses = await api("GET", `v1/catalogs/${encodeURIComponent(namespace)}/misses?limit=10`);
+  } catch (error) {
+    if (opened !== namespace) return;
+    $("miss-rate").textContent = `Misses unavailable: ${error.message}`;
+    show(panel, true);
+    return;
+  }
+  if (opened !== namespace) return; // another catalog was opened meanwhile
+  const { routed, searched, missed } = misses.counts;
+  $("miss-rate").textContent =
+    misses.miss_rate === null
+      ? "No call checked yet: only calls after a route or tool search with a session_id are checked."
+      : `Miss rate ${percent(misses.miss_rate)}: ${missed} of ${misses.checked} calls checked ` +
+        `(${routed} routed, ${searched} found by a tool search).`;
+  const functions = clear($("missed-functions").tBodies[0]);
+  for (const fn of misses.most_missed) {
+    functions.append(
+      el("tr", {}, el("td", { class: "name", text: fn.name }), el("td", { class: "misses", text: String(fn.misses) })),
+    );
+  }
+  show($("missed-functions"), misses.most_missed.length > 0);
+  const calls = clear($("missed-calls").tBodies[0]);
+  for (const call of misses.latest) {
+    calls.append(
+      el(
+        "tr",
+        {},
+        el("td", { class: "name", text: call.function }),
+        el("td", { class: "content request", text: call.request }),
+        el("td", { class: "routed", text: call.routed.join(", ") || "–" }),
+        el("td", { text: call.session_id }),
+        el("td", { text: when(call.at) }),
+      ),
+    );
+  }
+  show($("missed-calls"), misses.latest.length > 0);
+  show(panel, true);
+}
+
 async function openCatalog(namespace) {
   const list = clear($("functions"));
   $("catalog-title").textContent = `${namespace}: loading…`;
   show($("catalog"), true);
+  opened = namespace;
+  showMisses(namespace);
   let catalog;
   try {
     catalog = await api("GET", `v1/catalogs/${encodeURIComponent(namespace)}`);

@@ -344,3 +344,36 @@ async def test_console_shows_the_progress_of_a_large_sync(router: RouterProcess,
             if not put.done():
                 await put
             await client.delete("/v1/catalogs/big")
+
+
+async def test_console_shows_the_functions_missed_most(router: RouterProcess, page: Any) -> None:
+    turn = "Is my flight TP 840 on time today?"
+    body = {"namespace": "travel", "session_id": "s-miss", "messages": [{"role": "user", "content": turn}]}
+    routed = [
+        f["name"] for f in (await call("POST", f"{router.url}/v1/route", {**body, "max_functions": 1}))["functions"]
+    ]
+    assert "cancel_booking" not in routed
+    call_message = {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [{"id": "c-1", "type": "function", "function": {"name": "cancel_booking", "arguments": "{}"}}],
+    }
+    run = {"namespace": "travel", "messages": [{"role": "user", "content": turn}, call_message]}
+    await call("POST", f"{router.url}/v1/sessions/s-miss/messages", run)
+    misses = await call("GET", f"{router.url}/v1/catalogs/travel/misses")
+
+    await page.goto(f"{router.url}/console")
+    await page.click("tr[data-namespace=travel] button")
+    rate = page.locator("#miss-rate")
+    await rate.filter(has_text="Miss rate").wait_for()
+
+    assert misses["counts"]["missed"] >= 1
+    assert f"{misses['counts']['missed']} of {misses['checked']} calls checked" in await rate.text_content()
+    assert f"Miss rate {misses['miss_rate'] * 100:.1f}%" in await rate.text_content()
+    assert await texts(page, "#missed-functions td.name") == [f["name"] for f in misses["most_missed"]]
+    assert "cancel_booking" in await texts(page, "#missed-functions td.name")
+    latest = page.locator("#missed-calls tbody tr").first
+    assert await latest.locator("td.name").text_content() == "cancel_booking"
+    assert await latest.locator("td.request").text_content() == turn
+    assert await latest.locator("td.routed").text_content() == ", ".join(routed)
+    await shot(page, "catalogs-misses")
