@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
@@ -9,6 +10,7 @@ from typing import Any
 import httpx
 import pytest
 
+from router.sessions.routes import RouteLog, RouteRecord
 from tests.conftest import Served
 from tests.integration.test_usage_learning import CATALOG, calls, user
 
@@ -77,6 +79,26 @@ async def test_a_stored_run_counts_routed_searched_and_missed_calls(ops: Served)
     examples = ops.runtime.service.index.store.examples
     assert examples is not None
     assert examples.texts("ops", "page_oncall") == [WEATHER]
+
+
+async def test_a_route_does_not_wait_for_its_record_but_a_run_stored_at_once_does(
+    ops: Served, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    write = RouteLog.add
+
+    def slow(log: RouteLog, record: RouteRecord) -> None:
+        time.sleep(1.0)
+        write(log, record)
+
+    monkeypatch.setattr(RouteLog, "add", slow)
+    body = {"namespace": "ops", "session_id": "s-4", "messages": [user(WEATHER)], "max_functions": 1}
+    await post(ops.client, "/v1/route", {**body, "session_id": None})  # the first route warms up
+    started = time.perf_counter()
+    await post(ops.client, "/v1/route", body)
+    assert time.perf_counter() - started < 1.0
+    run = {"namespace": "ops", "messages": [user(WEATHER), calls("get_weather")]}
+    await post(ops.client, "/v1/sessions/s-4/messages", run)
+    assert (await misses(ops.client))["counts"]["routed"] == 1
 
 
 async def test_calls_of_a_session_never_routed_are_unchecked(ops: Served) -> None:

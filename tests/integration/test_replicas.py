@@ -20,6 +20,7 @@ from tests.conftest import EXAMPLE_COUNTS, EXAMPLES, WEATHER, Served, run_app
 from tests.integration.test_route_sessions import post, route
 
 pytestmark = pytest.mark.integration
+CALLED = ("book_flight", "convert_currency")  # routed for the follow-up, and not
 
 
 async def share_everything(first: Served, second: Served) -> None:
@@ -49,6 +50,15 @@ async def share_everything(first: Served, second: Served) -> None:
     assert [m["role"] for m in follow_up["history"]] == ["user", "assistant"]
     assert follow_up["history"][0]["content"].startswith("I am vegetarian")
     assert "vegetarian" in meal["memory_context"]
+
+    # The route's record is written just after it answers; the model runs before its run is stored.
+    await second.runtime.turns.checks.settle()
+    called = [{"id": f"c-{n}", "type": "function", "function": {"name": n, "arguments": "{}"}} for n in CALLED]
+    run = [{"role": "user", "content": "Book TP 840 for John Smith"}, {"role": "assistant", "tool_calls": called}]
+    await post(first.client, "trip", run, namespace="travel")
+    misses = (await second.client.get("/v1/catalogs/travel/misses")).json()
+    assert misses["counts"] == {"routed": 1, "searched": 0, "missed": 1}
+    assert [m["function"] for m in misses["latest"]] == ["convert_currency"]
 
     put = await first.client.put("/v1/catalogs/weather", json={"functions": [WEATHER]})
     assert put.status_code == 200, put.text
