@@ -18,7 +18,7 @@ from router.embedding import Embedder, EmbedderPool
 from router.retrieval.catalogs import ActiveIndex, Catalogs
 from router.retrieval.index import FunctionStore
 from router.retrieval.texts import template
-from router.sessions.memory import drop_memories, reembed_memories
+from router.sessions.reembed import drop_memories, reembed_memories
 from router.storage.base import Storage
 from sync.diff import Summary
 from sync.reconcile import WRITE_CHUNK, ProgressFactory, SyncCounters, SyncLog, reconcile, reembed_examples

@@ -10,11 +10,7 @@ import asyncio
 import logging
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from datetime import UTC, datetime
-from functools import partial
 from typing import Any, Literal
-
-import numpy as np
 
 from router.catalog.functions import FunctionDef
 from router.catalog.records import CatalogRecord
@@ -28,12 +24,11 @@ from router.retrieval.learning import CONTEXT_MESSAGES, called_functions, learn
 from router.retrieval.scored import ScoredFunction
 from router.retrieval.sparse import query_vector
 from router.routing.checks import CallChecks, Counted
+from router.routing.remembering import Remembering
 from router.routing.settings import RouteSettings
-from router.sessions.expiry import expires_at
-from router.sessions.extraction import MemoryExtractor, StatementExtractor, memory_candidates
+from router.sessions.extraction import MemoryExtractor, StatementExtractor
 from router.sessions.history import HistoryStore, as_message
-from router.sessions.memory import ANY_NAMESPACE, Memory, MemoryChanges, MemoryRows, MemoryStore, scope_of
-from router.sessions.recall import RecallSettings, rank
+from router.sessions.memory import Memory, MemoryChanges, MemoryStore, scope_of
 from router.sessions.routes import Misses, RouteRecord
 from router.storage.base import StorageUnavailable
 
@@ -97,9 +92,8 @@ class TurnRouter:
         self._storage = catalogs.storage
         self._degraded = degraded
         self.settings = settings
-        self._extractor = extractor or StatementExtractor()
         self._history: HistoryStore | None = None
-        self._memories: dict[str, MemoryStore] = {}
+        self.remembering = Remembering(self._storage, extractor or StatementExtractor())
         self.checks = CallChecks(self._storage, roles=settings.roles, counted=counted)
 
     async def history(self) -> HistoryStore:
@@ -110,12 +104,7 @@ class TurnRouter:
 
     async def memories(self, index: ActiveIndex) -> MemoryStore:
         """The memories of the model the index embeds with."""
-        model, dimension = index.embedder.model_name, index.embedder.dimension
-        if model not in self._memories:
-            self._memories[model] = await asyncio.to_thread(
-                MemoryStore.open, self._storage, model=model, dimension=dimension
-            )
-        return self._memories[model]
+        return await self.remembering.store(index)
 
     async def user_memories(self) -> MemoryStore:
         """The memories of the model currently serving (what ``/v1/users/{id}/memories`` manages)."""
@@ -250,30 +239,13 @@ class TurnRouter:
         scope = scope_of(session_id=turn.session_id, user_id=turn.user_id)
         memories: list[Memory] = []
         if memory_store is not None and scope is not None:
-            memories = self._recall(index, turn.namespace, memory_store.rows(scope, [turn.namespace]), chosen, matrix)
+            rows = memory_store.rows(scope, [turn.namespace])
+            memories = self.remembering.recall(index, turn.namespace, rows, chosen, matrix, self.settings)
         explanations = explain(chosen, found[0], ranking) if turn.explain else {}
         recent = texts[1] if len(texts) > 1 else ""
         return record, Routed(
             chosen, pinned, texts[0], recent, memories=memories, explanations=explanations, below_min_score=below
         )
-
-    def _recall(
-        self, index: ActiveIndex, namespace: str, rows: MemoryRows, chosen: Sequence[ScoredFunction], vectors: Vectors
-    ) -> list[Memory]:
-        if not rows.texts:
-            return []
-        facets = index.store.facets(namespace, [f.function.name for f in chosen])
-        routed = [(f.score, facets[f.function.name]) for f in chosen if f.function.name in facets]
-        own = self.settings
-        settings = RecallSettings(
-            limit=own.max_memories,
-            margin=own.memory_margin,
-            min_score=own.memory_min_score,
-            budget=own.memory_budget,
-            budget_chars=own.memory_budget_chars,
-        )
-        recent = vectors[1] if len(vectors) > 1 else None
-        return rank(rows, vectors[0], recent=recent, functions=routed, settings=settings)
 
     async def record(
         self,
@@ -284,9 +256,6 @@ class TurnRouter:
         namespace: str | None,
     ) -> tuple[list[dict[str, Any]], MemoryChanges]:
         """Store a run's messages in the session; check and learn from its calls; remember what the user stated.
-
-        A time-bound statement ("on call this week") is kept until the end of its time; one that
-        updates a stored memory ("we moved to Lisbon") supersedes it.
 
         Returns:
             The messages as stored, and what changed in the memories of the run's scope.
@@ -312,22 +281,10 @@ class TurnRouter:
         scope = scope_of(session_id=session_id, user_id=user_id)
         if scope is None:
             return stored, MemoryChanges()
-        facts = await asyncio.to_thread(self._facts, messages)
-        now = datetime.now(UTC)
-        ends = [expires_at(fact, now=now) for fact in facts]
-        # A statement about a time already past ("we met yesterday") holds nothing now.
-        kept = [(fact, end) for fact, end in zip(facts, ends, strict=True) if end is None or end > now.timestamp()]
-        index = self._catalogs.index
-        texts, until = [fact for fact, _ in kept], [end for _, end in kept]
-        # Without anything to keep, the scope's memories are still read: the answer says which expired.
-        vectors = await index.embedder.embed(texts, kind="memory") if texts else np.zeros((0, index.embedder.dimension))
-        memories = await self.memories(index)
-        add = partial(memories.add, session_id=session_id, expires_at=until)
-        return stored, await asyncio.to_thread(add, scope, namespace or ANY_NAMESPACE, texts, vectors)
-
-    def _facts(self, messages: Sequence[Mapping[str, Any]]) -> list[str]:
-        # Off the event loop: a model-based extractor may take a while.
-        return list(dict.fromkeys(f for text in memory_candidates(messages) for f in self._extractor.extract(text)))
+        changes = await self.remembering.keep(
+            self._catalogs.index, scope, messages, session_id=session_id, namespace=namespace
+        )
+        return stored, changes
 
     async def session(self, session_id: str, *, limit: int | None = None) -> list[dict[str, Any]]:
         """A session's history, oldest first (the last ``limit`` messages when given)."""

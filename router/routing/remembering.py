@@ -1,0 +1,107 @@
+"""The memory side of a turn: which of the user's memories come back, and what a run adds.
+
+``TurnRouter`` routes a turn and stores a run; what either means for the user's memories is
+here: recall ranks a scope's memories against the turn and the functions routed for it
+(``router.sessions.recall``), and a stored run's user statements become memories, kept until
+the time they name ends and replacing the ones they update (``router.sessions.memory``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime
+from functools import partial
+from typing import Any
+
+import numpy as np
+
+from router.embedding import Vectors
+from router.retrieval.catalogs import ActiveIndex
+from router.retrieval.scored import ScoredFunction
+from router.routing.settings import RouteSettings
+from router.sessions.expiry import expires_at
+from router.sessions.extraction import MemoryExtractor, memory_candidates
+from router.sessions.memory import ANY_NAMESPACE, Memory, MemoryChanges, MemoryRows, MemoryStore
+from router.sessions.recall import RecallSettings, rank
+from router.storage.base import Storage
+
+
+class Remembering:
+    """Each embedding model's memories store, recall for a route, and memories from a stored run.
+
+    Args:
+        storage: where the memories collections live.
+        extractor: what turns user input into memories.
+    """
+
+    def __init__(self, storage: Storage, extractor: MemoryExtractor) -> None:
+        self._storage = storage
+        self._extractor = extractor
+        self._stores: dict[str, MemoryStore] = {}
+
+    async def store(self, index: ActiveIndex) -> MemoryStore:
+        """The memories of the model the index embeds with (opened on first use)."""
+        model, dimension = index.embedder.model_name, index.embedder.dimension
+        if model not in self._stores:
+            self._stores[model] = await asyncio.to_thread(
+                MemoryStore.open, self._storage, model=model, dimension=dimension
+            )
+        return self._stores[model]
+
+    def recall(
+        self,
+        index: ActiveIndex,
+        namespace: str,
+        rows: MemoryRows,
+        chosen: Sequence[ScoredFunction],
+        vectors: Vectors,
+        own: RouteSettings,
+    ) -> list[Memory]:
+        """The memories of ``rows`` that matter for the turn (``vectors``: the turn, then its context).
+
+        ``own`` gives the cut-off: its ``max_memories`` and ``memory_*`` settings.
+        """
+        if not rows.texts:
+            return []
+        facets = index.store.facets(namespace, [f.function.name for f in chosen])
+        routed = [(f.score, facets[f.function.name]) for f in chosen if f.function.name in facets]
+        settings = RecallSettings(
+            limit=own.max_memories,
+            margin=own.memory_margin,
+            min_score=own.memory_min_score,
+            budget=own.memory_budget,
+            budget_chars=own.memory_budget_chars,
+        )
+        recent = vectors[1] if len(vectors) > 1 else None
+        return rank(rows, vectors[0], recent=recent, functions=routed, settings=settings)
+
+    async def keep(
+        self,
+        index: ActiveIndex,
+        scope: str,
+        messages: Sequence[Mapping[str, Any]],
+        *,
+        session_id: str,
+        namespace: str | None,
+    ) -> MemoryChanges:
+        """Remember what the user stated in ``messages``; say what changed in the scope's memories.
+
+        A time-bound statement ("on call this week") is kept until the end of its time; one that
+        updates a stored memory ("we moved to Lisbon") supersedes it.
+        """
+        facts = await asyncio.to_thread(self._facts, messages)
+        now = datetime.now(UTC)
+        ends = [expires_at(fact, now=now) for fact in facts]
+        # A statement about a time already past ("we met yesterday") holds nothing now.
+        kept = [(fact, end) for fact, end in zip(facts, ends, strict=True) if end is None or end > now.timestamp()]
+        texts, until = [fact for fact, _ in kept], [end for _, end in kept]
+        # Without anything to keep, the scope's memories are still read: the answer says which expired.
+        vectors = await index.embedder.embed(texts, kind="memory") if texts else np.zeros((0, index.embedder.dimension))
+        memories = await self.store(index)
+        add = partial(memories.add, session_id=session_id, expires_at=until)
+        return await asyncio.to_thread(add, scope, namespace or ANY_NAMESPACE, texts, vectors)
+
+    def _facts(self, messages: Sequence[Mapping[str, Any]]) -> list[str]:
+        # Off the event loop: a model-based extractor may take a while.
+        return list(dict.fromkeys(f for text in memory_candidates(messages) for f in self._extractor.extract(text)))
