@@ -164,4 +164,5 @@ NOT_UPDATES = [
     ("I'm vegetarian.", "I'm allergic to gluten."),
     ("I drive a Tesla.", "I drive to work on Mondays."),
     ("Never book me into hostels.", "Never schedule meetings before 9am."),
+    ("I live in Porto.", "I lived in Brazil for ten years."),
 ]

@@ -19,7 +19,7 @@ _DIETS = r"vegetarian|vegan|pescatarian|pescetarian|flexitarian|keto|paleo|carni
 _SLOTS: list[tuple[str, re.Pattern[str]]] = [
     (slot, re.compile(pattern, _FLAGS))
     for slot, pattern in [
-        ("home", rf"\b{_WE}(?:live|living|lived|based|moved|relocated|settled)\s+(?:in|to)\s+{_VALUE}{_END}"),
+        ("home", rf"\b{_WE}(?:live|living|based|moved|relocated|settled)\s+(?:in|to)\s+{_VALUE}{_END}"),
         ("home", rf"\b(?:my|our) (?:home|house|flat|apartment) is (?:now )?in {_VALUE}{_END}"),
         ("employer", rf"\b{_WE}(?:work|working|employed|started|joined)\s+(?:at|for|by|with)\s+{_VALUE}{_END}"),
         ("employer", rf"\b{_WE}joined\s+{_VALUE}{_END}"),
