@@ -2,7 +2,8 @@
 
 Data written for the tests: ``tests/everyday_statements.py`` (statements by kind, things never
 kept, update pairs) and ``tests/integration/everyday.py`` (ten cases: what was said, a later
-request, and the function it routes to, in an everyday assistant's catalog).
+request, and the function it routes to, in an everyday assistant's catalog; forty more
+statements on other topics make a user of fifty memories).
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from router.server.runtime import Runtime
 from router.sessions.extraction import StatementExtractor
 from router.sessions.slots import slot_of
 from tests.everyday_statements import KEPT, NOT_KEPT, NOT_UPDATES, UPDATES
-from tests.integration.everyday import CASES, CATALOG
+from tests.integration.everyday import CASES, CATALOG, OTHER_MEMORIES
 
 NAMESPACE = "everyday"
 
@@ -64,4 +65,24 @@ async def recall(runtime: Runtime) -> list[str]:
             returned += case.memory in texts
             unrelated += len([t for t in texts if t != case.memory])
         rows.append(f"| {label} (want 10/10) | {returned}/{len(CASES)} | {unrelated / len(CASES):.2f} |")
-    return rows
+    return [*rows, "", await _fifty(runtime)]
+
+
+async def _fifty(runtime: Runtime) -> str:
+    """A user of fifty memories on mixed topics: is the one a request needs among the first five?"""
+    turns = runtime.turns
+    said = [{"role": "user", "content": text} for text in [c.said for c in CASES] + OTHER_MEMORIES]
+    await turns.record("fifty", said, user_id="fifty", namespace=NAMESPACE)
+    ranking = turns.settings
+    turns.settings = ranking.model_copy(update={"max_memories": 5, "memory_margin": 2.0})
+    try:
+        found = 0
+        for case in CASES:
+            turn = Turn(NAMESPACE, [{"role": "user", "content": case.request}], user_id="fifty")
+            found += case.memory in [m.text for m in (await turns.route(turn)).memories]
+    finally:
+        turns.settings = ranking
+    return (
+        f"A user of {len(said)} memories on mixed topics (the ten cases' and {len(OTHER_MEMORIES)} others): the "
+        f"one a request needs is among the first five for {found}/{len(CASES)} requests (want >= 90%)."
+    )
