@@ -220,7 +220,7 @@ async def measure(data: Path, *, sample: int | None) -> str:
                 f"Recall: each request's user holds its preference and {UNRELATED} of other topics (seed {SEED}); "
                 f"the request is routed in a new session in a catalog of {len(functions)} everyday functions. "
                 f"Returned = among the memories a route returns (max_memories {settings.max_memories}, "
-                f"margin {settings.memory_margin:g}, floor {settings.memory_min_score:g}). Want: returned >= 85%, "
+                f"standout {settings.memory_standout:g}, floor {settings.memory_min_score:g}). Want: returned >= 85%, "
                 "unrelated <= 0.5 per route.",
                 "",
                 "| recall | @1 | @3 | returned | unrelated per route | memories per route |",

@@ -74,7 +74,7 @@ async def _fifty(runtime: Runtime) -> str:
     said = [{"role": "user", "content": text} for text in [c.said for c in CASES] + OTHER_MEMORIES]
     await turns.record("fifty", said, user_id="fifty", namespace=NAMESPACE)
     ranking = turns.settings
-    turns.settings = ranking.model_copy(update={"max_memories": 5, "memory_margin": 2.0})
+    turns.settings = ranking.model_copy(update={"max_memories": 5, "memory_standout": 0.0})
     try:
         found = 0
         for case in CASES:

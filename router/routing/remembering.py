@@ -68,7 +68,7 @@ class Remembering:
         routed = [(f.score, facets[f.function.name]) for f in chosen if f.function.name in facets]
         settings = RecallSettings(
             limit=own.max_memories,
-            margin=own.memory_margin,
+            standout=own.memory_standout,
             min_score=own.memory_min_score,
             budget=own.memory_budget,
             budget_chars=own.memory_budget_chars,

@@ -37,8 +37,12 @@ class RouteSettings(BaseSettings):
     learn_from_usage: bool = Field(True, description="keep the requests behind stored tool calls as usage examples")
     history_messages: int = Field(20, ge=0, le=1000, description="history messages returned with a route")
     max_memories: int = Field(3, ge=0, le=100, description="memories returned with a route, at most")
-    memory_margin: float = Field(
-        0.05, ge=0.0, le=2.0, description="a memory comes back when its relevance is within this of the best memory's"
+    memory_standout: float = Field(
+        0.65,
+        ge=0.0,
+        le=1.0,
+        description="a memory comes back when it stands out among the user's memories at least this share as much "
+        "as the best one",
     )
     memory_min_score: float = Field(
         0.12, ge=-1.0, le=1.0, description="least relevance for a memory to come back (a floor under the margin)"

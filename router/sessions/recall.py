@@ -9,8 +9,11 @@ reads three things, all from vectors already at hand:
 - the routed functions: the best cosine of the memory to one of a function's *facets* (its
   own vector, and each parameter with its description and allowed values), weighted by how
   well the function was routed relative to the first one;
-- the user's other memories: relevance is ranked among them and cut relative to the best
-  (``margin``), above a low floor (``min_score``) that only keeps out what matters to nothing.
+- the user's other memories: a memory is ranked by how far it stands out among them, on the
+  turn or on the routed functions, whichever singles it out more (each standardized over the
+  user's memories); it comes back when it stands out at least ``standout`` as much as the best
+  one, and its relevance (the turn and the functions averaged) is above a low floor
+  (``min_score``) that only keeps out what matters to nothing.
 
 A user who has said only a few things expects the assistant to know them all: when every
 memory fits a small budget (``budget`` memories, ``budget_chars`` characters, about 150 tokens
@@ -36,8 +39,9 @@ class RecallSettings:
 
     Attributes:
         limit: at most this many memories come back.
-        margin: a memory comes back when its relevance is within this of the best one's.
-        min_score: and when it is at least this (relevance is in -1..1).
+        standout: a memory comes back when it stands out among the user's memories at least this
+            share as much as the best one does (0: each one above the user's average).
+        min_score: and when its relevance is at least this (relevance is in -1..1).
         function_weight: how much the routed functions count against the turn itself.
         context_weight: how much the turn with its recent context counts against the new turn alone.
         budget: a scope with at most this many memories ...
@@ -45,7 +49,7 @@ class RecallSettings:
     """
 
     limit: int = 3
-    margin: float = 0.05
+    standout: float = 0.65
     min_score: float = 0.12
     function_weight: float = 0.5
     context_weight: float = 0.8
@@ -83,6 +87,7 @@ def rank(
     relevance: np.ndarray = scores[:, 0]
     if recent is not None:
         relevance = np.maximum(relevance, settings.context_weight * scores[:, 1])
+    stands = _standardized(relevance)
     if functions:
         best = max(score for score, _ in functions)
         through = np.full(count, -1.0, dtype=np.float32)
@@ -92,8 +97,19 @@ def rank(
             through = np.maximum(through, weight * scores[:, column : column + len(facets)].max(axis=1))
             column += len(facets)
         relevance = (relevance + settings.function_weight * through) / (1.0 + settings.function_weight)
+        stands = np.maximum(stands, _standardized(through))
     fits = count <= settings.budget and sum(map(len, rows.texts)) <= settings.budget_chars
-    order = np.argsort(-relevance, kind="stable")[: count if fits else settings.limit]
-    top = float(relevance[order[0]])
-    least = settings.min_score if fits else max(settings.min_score, top - settings.margin)
-    return [Memory(rows.texts[i], float(relevance[i])) for i in order if relevance[i] >= least]
+    order = np.argsort(-stands, kind="stable")[: count if fits else settings.limit]
+    least = -np.inf if fits else settings.standout * float(stands[order[0]])
+    return [
+        Memory(rows.texts[i], float(relevance[i]))
+        for i in order
+        if relevance[i] >= settings.min_score and stands[i] >= least
+    ]
+
+
+def _standardized(values: np.ndarray) -> np.ndarray:
+    # How far each memory is above the user's others, in their spread: the turn and the routed
+    # functions give cosines of different spreads, so this lets either single a memory out.
+    spread = float(values.std())
+    return (values - values.mean()) / spread if spread > 1e-6 else np.zeros_like(values)

@@ -27,25 +27,36 @@ def texts(memories: Sequence[object]) -> list[str]:
     return [m.text for m in memories]  # type: ignore[attr-defined]
 
 
-def test_memories_are_cut_relative_to_the_best_one() -> None:
+def test_memories_are_cut_relative_to_the_one_that_stands_out_most() -> None:
     memories = rows(axis(1, 0.1), axis(1, 0.15), axis(0.3, 1), axis(0, 0, 1))
-    found = rank(memories, axis(1), settings=RecallSettings(margin=0.05, min_score=0.0, budget=0))
+    found = rank(memories, axis(1), settings=RecallSettings(standout=0.65, min_score=0.0, budget=0))
     assert texts(found) == ["m0", "m1"]
     assert found[0].score > found[1].score
-    wider = rank(memories, axis(1), settings=RecallSettings(margin=0.8, min_score=0.0, budget=0))
-    assert texts(wider) == ["m0", "m1", "m2"]
-    limited = RecallSettings(limit=1, margin=1, min_score=0, budget=0)
+    assert texts(rank(memories, axis(1), settings=RecallSettings(standout=1.0, min_score=0.0, budget=0))) == ["m0"]
+    limited = RecallSettings(limit=1, standout=0.0, min_score=0, budget=0)
     assert texts(rank(memories, axis(1), settings=limited)) == ["m0"]
+
+
+def test_a_memory_the_functions_single_out_comes_before_one_the_turn_grazes() -> None:
+    # "I am vegetarian" shares nothing with "a restaurant near the Louvre" but fits the routed
+    # function's dietary parameter far better than any other memory does; "I grew up in a
+    # village" is a little closer to the turn, as every memory about places is.
+    vegetarian, village = axis(-0.05, 1), axis(0.3, 0, 1)
+    places = [axis(0.25, 0, 0, 1), axis(0.2, 0, 0, 0, 1), axis(0.25, 0, 0, 0, 0, 1), axis(0.2, 0, 0, 0, 0, 0, 1)]
+    dietary = np.stack([axis(0.2, 0, 0.2, 0.2, 0.2, 0.2, 0.2), axis(0, 1, 0.4)])
+    settings = RecallSettings(min_score=0.0, budget=0)
+    found = rank(rows(vegetarian, village, *places), axis(1), functions=[(0.6, dietary)], settings=settings)
+    assert texts(found)[0] == "m0"
 
 
 def test_a_user_with_few_memories_gets_each_one_above_the_floor() -> None:
     memories = rows(axis(1, 0.1), axis(0.3, 1), axis(0.2, 1), axis(0.1, 1), axis(0, 0, 1))
-    few = RecallSettings(limit=2, margin=0.05, min_score=0.05, budget=5, budget_chars=100)
+    few = RecallSettings(limit=2, standout=0.65, min_score=0.05, budget=5, budget_chars=100)
     assert texts(rank(memories, axis(1), settings=few)) == ["m0", "m1", "m2", "m3"]
-    # Past the budget, by count or by characters, the margin and the limit cut again.
+    # Past the budget, by count or by characters, the standout share and the limit cut again.
     for past in (
-        RecallSettings(limit=2, margin=0.05, min_score=0.05, budget=4, budget_chars=100),
-        RecallSettings(limit=2, margin=0.05, min_score=0.05, budget=5, budget_chars=9),
+        RecallSettings(limit=2, standout=0.65, min_score=0.05, budget=4, budget_chars=100),
+        RecallSettings(limit=2, standout=0.65, min_score=0.05, budget=5, budget_chars=9),
     ):
         assert texts(rank(memories, axis(1), settings=past)) == ["m0"]
 
@@ -60,7 +71,7 @@ def test_a_routed_functions_facet_brings_back_a_memory_the_turn_does_not_share_w
     vegetarian, seat = axis(0, 1), axis(0, 0, 1)
     turn = axis(1)  # "a restaurant near the Louvre": close to neither memory
     dietary = np.stack([axis(1, 0.2), axis(0.1, 1)])  # the function's purpose, its dietary parameter
-    settings = RecallSettings(margin=0.05, min_score=0.1)
+    settings = RecallSettings(min_score=0.1)
     assert rank(rows(vegetarian, seat), turn, settings=settings) == []
     found = rank(rows(vegetarian, seat), turn, functions=[(0.6, dietary)], settings=settings)
     assert texts(found) == ["m0"]
@@ -73,7 +84,7 @@ def test_a_routed_functions_facet_brings_back_a_memory_the_turn_does_not_share_w
 
 def test_the_recent_context_counts_with_its_weight() -> None:
     memories = rows(axis(0, 1), axis(0, 0, 1))
-    settings = RecallSettings(margin=0.05, min_score=0.1, context_weight=0.8)
+    settings = RecallSettings(min_score=0.1, context_weight=0.8)
     found = rank(memories, axis(1), recent=axis(0, 1), settings=settings)
     assert texts(found) == ["m0"]
     assert found[0].score == pytest.approx(0.8)
