@@ -18,7 +18,10 @@ _MONTHS = tuple(m.lower() for m in calendar.month_name[1:])
 _NUMBERS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7}
 _NUMBERS |= {"eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "a couple of": 2, "a few": 3}
 _DAY = r"(?P<day>monday|tuesday|wednesday|thursday|friday|saturday|sunday)"
-_MONTH = r"(?P<month>jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?"
+_MONTH = (
+    r"(?P<month>january|february|march|april|may|june|july|august|september|october|november|december|"
+    r"jan|feb|mar|apr|jun|jul|aug|sept|sep|oct|nov|dec)\.?(?!\w)"
+)
 _NTH = r"(?P<nth>\d{1,2})(?:st|nd|rd|th)?"
 _PARTS = "(?:morning|afternoon|evening|night)s"  # "on Monday evenings" is a habit, not a day
 _COUNT = r"(?P<count>\d+|an?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|a couple of|a few)"
@@ -27,7 +30,9 @@ _LASTING = re.compile(
     r"\b(?:birthdays?|anniversar(?:y|ies)|born|name day|always|never|usually|every|each|whenever|from now on)\b",
     _FLAGS,
 )
-# Most specific first: "until the end of next week" before "next week".
+# "I have been vegan for two months": a span that has passed, not one to come.
+_PAST_SPAN = re.compile(r"\b(?:have|has|had|'ve)\s+(?:\w+\s+)?(?:been|lived|worked|had|known|used)\b|\bsince\b", _FLAGS)
+# Most specific first, and the first that places a day decides: "until March 3rd" ends on the 3rd.
 _PATTERNS: list[tuple[str, re.Pattern[str]]] = [
     (kind, re.compile(pattern, _FLAGS))
     for kind, pattern in [
@@ -35,9 +40,9 @@ _PATTERNS: list[tuple[str, re.Pattern[str]]] = [
         ("in", rf"\bin {_COUNT} (?P<unit>minute|hour|day|week|month)s?\b"),
         ("date", rf"\b{_MONTH} {_NTH}\b"),
         ("date", rf"\b{_NTH} (?:of )?{_MONTH}"),
-        ("nth", rf"\b(?:until|till|through|on|by) the {_NTH}\b"),
+        ("nth", rf"\b(?:until|till|through|by) the {_NTH}\b"),
         ("month", rf"\b(?:until|till|through) {_MONTH}"),
-        ("weekday", rf"\b(?:until|till|through|by|before|on|this|next|coming) {_DAY}\b(?! {_PARTS})"),
+        ("weekday", rf"\b(?P<pre>until|till|through|by|before|on|this|next|coming) {_DAY}\b(?! {_PARTS})"),
         ("today", r"\b(?:today|tonight|this (?:morning|afternoon|evening)|right now|at the moment)\b"),
         ("tomorrow", r"\btomorrow\b"),
         ("yesterday", r"\b(?:yesterday|last night)\b"),
@@ -84,14 +89,19 @@ def _placed(kind: str, found: re.Match[str], now: datetime) -> float | None:
         when = date(today.year, month, day)
         return _end(when if when >= today else date(today.year + 1, month, day))
     if kind == "nth":
-        day = int(groups["nth"])
-        year, month = (today.year, today.month) if day >= today.day else _following(today)
-        return _end(date(year, month, day)) if day <= calendar.monthrange(year, month)[1] else None
+        day, (year, month) = int(groups["nth"]), (today.year, today.month)
+        if day < today.day:
+            year, month = _following(today)
+        while day > calendar.monthrange(year, month)[1]:  # "until the 31st" said in April: May 31
+            year, month = _following(date(year, month, 1))
+        return _end(date(year, month, day)) if day <= 31 else None
     if kind == "month":
         month = _month_number(groups["month"])
         return _end(_last_of_month(today.year + (month < today.month), month))
     if kind == "weekday":
         ahead = (_DAYS.index(groups["day"].lower()) - today.weekday()) % 7
+        if ahead == 0 and groups["pre"].lower() == "next":
+            ahead = 7
         return _end(today + timedelta(days=ahead))
     if kind in ("today", "tomorrow", "yesterday"):
         return _end(today + timedelta(days={"today": 0, "tomorrow": 1, "yesterday": -1}[kind]))
@@ -116,6 +126,15 @@ def expires_at(text: str, *, now: datetime | None = None) -> float | None:
     if _LASTING.search(text):
         return None
     now = now or datetime.now(UTC)
-    ends = [_placed(kind, found, now) for kind, pattern in _PATTERNS if (found := pattern.search(text))]
-    placed = [end for end in ends if end is not None]
-    return max(placed) if placed else None
+    past = bool(_PAST_SPAN.search(text))
+    for kind, pattern in _PATTERNS:
+        found = pattern.search(text)
+        if found is None or (past and kind == "span"):
+            continue
+        try:
+            end = _placed(kind, found, now)
+        except (ValueError, OverflowError):  # February 29 of a common year, a span of a billion days
+            end = None
+        if end is not None:
+            return end
+    return None
