@@ -143,7 +143,7 @@ UPDATES = [
     ("My manager is Sarah.", "My manager is now Tom."),
     ("My wife's name is Ana.", "My wife's name is Maria."),
     ("Our production cluster is prod-eu-1.", "Our production cluster is prod-eu-2."),
-    ("My phone number is on file as the old one.", "My phone number is the new one ending 42."),
+    ("My phone number is +351 912 000 111.", "My phone number is +351 913 222 333."),
     ("My favourite airline is TAP.", "My favourite airline is KLM."),
     ("My home airport is OPO.", "My home airport is LIS."),
 ]

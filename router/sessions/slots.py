@@ -15,17 +15,18 @@ _FLAGS = re.IGNORECASE
 _WE = r"(?:i|we)(?:'m|'ve| am| are| have)?\s+(?:now\s+|just\s+|recently\s+|finally\s+)*"
 _VALUE = r"(?P<value>[\w' -]+?)"
 _END = r"(?=\s+(?:last|this|next|since|in \d|a |two|three|for|with|and|but|because|so|now)\b|[.,;!]|$)"
+_CASELESS_WE = r"(?:[Ii]|[Ww]e)(?:'ve| have)?\s+(?:[Nn]ow\s+|[Jj]ust\s+|[Rr]ecently\s+)*"
 _DIETS = r"vegetarian|vegan|pescatarian|pescetarian|flexitarian|keto|paleo|carnivore|halal|kosher|omnivore"
 _SLOTS: list[tuple[str, re.Pattern[str]]] = [
     (slot, re.compile(pattern, _FLAGS))
     for slot, pattern in [
-        ("home", rf"\b{_WE}(?:live|living|based|moved|relocated|settled)\s+(?:in|to)\s+{_VALUE}{_END}"),
+        ("home", rf"\b{_WE}(?:live|living|based|moved|relocated|settled)\s+(?:in|to)\s+(?!an?\s){_VALUE}{_END}"),
         ("home", rf"\b(?:my|our) (?:home|house|flat|apartment) is (?:now )?in {_VALUE}{_END}"),
-        ("employer", rf"\b{_WE}(?:work|working|employed|started|joined)\s+(?:at|for|by|with)\s+{_VALUE}{_END}"),
-        ("employer", rf"\b{_WE}joined\s+{_VALUE}{_END}"),
-        ("diet", rf"\b{_WE}(?:a\s+|an\s+|strictly\s+|(?P<no>no longer|not)\s+)?(?P<value>{_DIETS})\b"),
+        ("employer", rf"\b{_WE}(?:work|working|employed|started)\s+(?:at|for)\s+{_VALUE}{_END}"),
+        ("employer", rf"(?-i:\b{_CASELESS_WE}joined\s+(?P<value>[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)*))"),
+        ("diet", rf"\b{_WE}(?:a\s+|an\s+|strictly\s+|(?P<no>no longer)\s+)?(?P<value>{_DIETS})\b"),
         ("diet", r"\b(?:i|we) (?P<value>eat (?:meat|fish)(?: again)?)\b"),
-        ("seat", r"\b(?P<value>aisle|window|middle)\s+seats?\b"),
+        ("seat", r"^(?!.*\b(?:hate|dislike|avoid|never|not|no)\b).*\b(?P<value>aisle|window|middle)\s+seats?\b"),
         ("budget", rf"\b(?:my|our)\s+(?P<what>[\w ]*?)\s*budget(?: for (?P<for>[\w ]+?))? is (?:now )?{_VALUE}{_END}"),
     ]
 ]
@@ -34,6 +35,11 @@ _SUBJECT = re.compile(
     r"(?:now\s+|called\s+|named\s+)*(?P<value>[^,;.!]+)",
     _FLAGS,
 )
+
+# "My manager is Sarah", "our cluster is prod-eu-1", "my budget is 300 euros": a name, an
+# identifier or an amount is the value of the subject; "my manager is on leave" says no value.
+_NAMED = re.compile(r"(?-i:[A-Z0-9+£$€]|\S*[\d-]\S*(?:\s|$))")
+_AGE = re.compile(r"\b(?:years?|months?)(?:[\s-]+old)?\b|\bold\b", _FLAGS)
 
 
 def _words(text: str) -> str:
@@ -55,6 +61,6 @@ def slot_of(text: str) -> tuple[str, str] | None:
             slot = " ".join(p for p in ("budget", *what) if p)
         return slot, value
     subject = _SUBJECT.search(text)
-    if subject is None:
+    if subject is None or not _NAMED.match(subject["value"].strip()) or _AGE.search(subject["value"]):
         return None
     return f"my {_words(subject['subject'])}", _words(subject["value"])

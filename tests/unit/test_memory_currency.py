@@ -56,3 +56,49 @@ def test_updates_replace_and_alike_statements_do_not() -> None:
 def test_the_same_value_said_again_replaces_nothing() -> None:
     assert not replaces("I live in Lisbon.", "We live in Lisbon.")
     assert slot_of("I like jazz.") is None
+
+
+@pytest.mark.parametrize(
+    "statement",
+    [
+        "I have been married 12 years.",
+        "I have 3 decades of experience.",
+        "I have 4 novels published.",
+        "I live on the 5th floor.",
+        "I have been vegan for two months.",
+        "I have lived in Lisbon for 6 months.",
+        "We are in Lisbon for 99999999999 days.",
+    ],
+)
+def test_numbers_and_past_spans_set_no_end(statement: str) -> None:
+    assert expires_at(statement, now=SAID) is None
+
+
+def test_the_day_named_first_decides_and_rolls_forward_to_a_month_that_has_it() -> None:
+    def day(statement: str, now: datetime = SAID) -> date | None:
+        until = expires_at(statement, now=now)
+        return None if until is None else datetime.fromtimestamp(until, UTC).date()
+
+    assert day("I'm away until July 3rd.") == date(2026, 7, 3)
+    assert day("I'm on call until Friday, and on holiday next year.") == date(2026, 6, 12)
+    april = datetime(2026, 4, 10, tzinfo=UTC)
+    assert day("I'm away until the 31st.", april) == date(2026, 5, 31)
+    monday = datetime(2026, 6, 8, tzinfo=UTC)
+    assert day("I'm off next Monday.", monday) == date(2026, 6, 15)
+
+
+@pytest.mark.parametrize(
+    ("older", "newer"),
+    [
+        ("I prefer window seats.", "I hate middle seats."),
+        ("I prefer window seats.", "Never book me a middle seat."),
+        ("My daughter is Ana.", "My daughter is 7 years old."),
+        ("My manager is Sarah.", "My manager is on leave."),
+        ("I work at Google.", "I work with Python every day."),
+        ("I work at Google.", "I joined the gym."),
+        ("I live in Porto.", "I live in a flat with two cats."),
+        ("I am vegetarian.", "I am not vegan."),
+    ],
+)
+def test_statements_that_say_no_new_value_replace_nothing(older: str, newer: str) -> None:
+    assert not replaces(older, newer)
