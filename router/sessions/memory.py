@@ -38,7 +38,7 @@ REEMBED_BATCH = 256
 _FIELDS = ("text", "namespace", "created_at", "session_id", "vector", "expires_at", "superseded_by")
 # What a route reads of each memory, and what deciding whether it still holds reads.
 _ROW_FIELDS = ("text", "vector", "created_at", "expires_at", "superseded_by")
-_STATE_FIELDS = ("namespace", "slot", "value", "expires_at", "superseded_by", "expired")
+_STATE_FIELDS = ("namespace", "session_id", "slot", "value", "expires_at", "superseded_by", "expired")
 
 
 def user_scope(user_id: str) -> str:
@@ -133,6 +133,11 @@ def _point(scope: str, memory: StoredMemory, vector: np.ndarray) -> PointData:
     return PointData(id=memory.id, payload=payload, dense=vector.tolist())
 
 
+def _updates(payload: dict[str, Any], slot: tuple[Any, Any]) -> bool:
+    """Whether a memory with ``slot`` (slot, value) updates the one with ``payload``."""
+    return slot[0] is not None and payload.get("slot") == slot[0] and payload.get("value") != slot[1]
+
+
 def _holds(payload: dict[str, Any], now: float) -> bool:
     end = payload.get("expires_at")
     return payload.get("superseded_by") is None and (end is None or end > now)
@@ -166,9 +171,11 @@ class MemoryStore:
     ) -> MemoryChanges:
         """Store new memories, replacing the ones they update; returns what changed.
 
-        A new memory that sets the same slot as a current one with another value
-        (``router.sessions.slots``) supersedes it: the older one stays listed but never comes
-        back in routes. ``expires_at`` ends time-bound memories.
+        A new lasting memory that sets the same slot as a current one of the namespace with another
+        value (``router.sessions.slots``) supersedes it: the older one stays listed but never comes
+        back in routes. ``expires_at`` ends time-bound memories, which replace nothing. A statement
+        posted again in the session it was said in (a retry) changes nothing; said again in another
+        session ("we moved back to Porto"), it is current again.
         """
         now = time.time()
         where = {"scope": scope, "namespace": namespace}
@@ -176,24 +183,32 @@ class MemoryStore:
         expired = [r for r in state if r.payload.get("expires_at") and not r.payload.get("expired")]
         expired = [r for r in expired if not _holds(r.payload, now)]
         changed: dict[str, dict[str, Any]] = {r.id: {"expired": True} for r in expired}
-        here = (namespace, ANY_NAMESPACE)
-        current = [r for r in state if _holds(r.payload, now) and r.payload.get("namespace") in here]
+        said = {r.id: r.payload.get("session_id") for r in state}
+        current = [r for r in state if _holds(r.payload, now) and r.payload.get("namespace") == namespace]
         points: list[PointData] = []
         replaced: set[str] = set()
         for position, (text, vector) in enumerate(zip(texts, vectors, strict=True)):
-            hits = self._collection.search(dense=vector.tolist(), match=where, limit=3, fields=_STATE_FIELDS)
-            if any(h.score >= DUPLICATE_SCORE and _holds(h.payload, now) for h in hits):
-                continue
             key = f"{scope}\x00{namespace}\x00{' '.join(text.lower().split())}"
             end = expires_at[position] if expires_at is not None else None
             memory = StoredMemory(str(uuid.uuid5(_IDS, key)), text, namespace, now, session_id, end)
+            if memory.id in said and said[memory.id] == session_id:
+                continue
             point = _point(scope, memory, vector)
             slot = (point.payload.get("slot"), point.payload.get("value"))
-            for old in current:
-                if old.id != memory.id and old.payload.get("slot") == slot[0] and old.payload.get("value") != slot[1]:
+            hits = self._collection.search(dense=vector.tolist(), match=where, limit=3, fields=_STATE_FIELDS)
+            # "My hotel budget is 120 euros" is near "... 150 euros" in meaning, but updates it.
+            if any(
+                h.score >= DUPLICATE_SCORE and _holds(h.payload, now) and not _updates(h.payload, slot) for h in hits
+            ):
+                continue
+            for old in current if slot[0] is not None and end is None else []:
+                if old.id != memory.id and _updates(old.payload, slot):
                     changed[old.id] = {"superseded_by": memory.id, "superseded_at": now}
                     replaced.add(old.id)
+            current.append(Record(point.id, dict(point.payload)))
             points.append(point)
+        # A memory of this run that a later one of it replaced is written replaced.
+        points = [PointData(p.id, {**p.payload, **changed.pop(p.id, {})}, dense=p.dense) for p in points]
         self._update(changed)
         if points:
             self._collection.upsert(points)
@@ -217,8 +232,9 @@ class MemoryStore:
         """The scope's memories that hold in ``namespaces`` (``*`` ones included), with their vectors."""
         where = {"scope": scope, "namespace": sorted({*namespaces, ANY_NAMESPACE})}
         now = time.time()
-        scrolled = islice(self._collection.scroll(where, fields=_ROW_FIELDS), limit * 4)
-        records = [r for r in scrolled if _holds(r.payload, now)]
+        # Replaced and expired memories are kept, so they are passed over before the bound.
+        current = (r for r in self._collection.scroll(where, fields=_ROW_FIELDS) if _holds(r.payload, now))
+        records = list(islice(current, limit * 4))
         if len(records) > limit:
             records = sorted(records, key=lambda r: r.payload.get("created_at", 0.0))[-limit:]
         # Memories stored before their vector was kept in the payload are listed, never recalled.

@@ -1,0 +1,84 @@
+"""Which memories a store keeps current, on embedded storage with hand-made vectors.
+
+Vectors are chosen, not embedded: these tests are about the rules of ``MemoryStore.add``
+(retries, updates, time-bound statements, namespaces), not about a model's similarities.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from router.sessions.memory import ANY_NAMESPACE, MemoryStore
+from router.storage.edge import EdgeStorage
+
+pytestmark = pytest.mark.integration
+SCOPE = "user:u"
+
+
+def vectors(*angles: float) -> np.ndarray:
+    """Unit vectors in a plane, one per angle (radians): close angles are near duplicates."""
+    rows = np.zeros((len(angles), 8), dtype=np.float32)
+    rows[:, 0], rows[:, 1] = np.cos(angles), np.sin(angles)
+    return rows
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Iterator[MemoryStore]:
+    storage = EdgeStorage(tmp_path / "data")
+    try:
+        yield MemoryStore.open(storage, model="hand-made", dimension=8)
+    finally:
+        storage.close()
+
+
+def current(store: MemoryStore) -> list[str]:
+    return [m.text for m in store.list(SCOPE)]
+
+
+def test_a_retry_changes_nothing_and_a_later_restatement_is_current_again(store: MemoryStore) -> None:
+    store.add(SCOPE, ANY_NAMESPACE, ["I live in Porto."], vectors(0.0), session_id="a")
+    store.add(SCOPE, ANY_NAMESPACE, ["We moved to Lisbon last month."], vectors(1.0), session_id="b")
+    again = store.add(SCOPE, ANY_NAMESPACE, ["I live in Porto."], vectors(0.0), session_id="a")
+    assert (again.added, again.updated) == (0, 0)
+    assert current(store) == ["We moved to Lisbon last month."]
+    back = store.add(SCOPE, ANY_NAMESPACE, ["I live in Porto."], vectors(0.0), session_id="c")
+    assert (back.added, back.updated) == (1, 1)
+    assert current(store) == ["I live in Porto."]
+
+
+def test_a_time_bound_statement_replaces_nothing_lasting(store: MemoryStore) -> None:
+    store.add(SCOPE, ANY_NAMESPACE, ["I live in Porto."], vectors(0.0), session_id="a")
+    until = time.time() + 86_400
+    changes = store.add(
+        SCOPE, ANY_NAMESPACE, ["I'm living in Berlin for the next two months."], vectors(1.0), session_id="b",
+        expires_at=[until],
+    )  # fmt: skip
+    assert changes.updated == 0
+    assert current(store) == ["I live in Porto.", "I'm living in Berlin for the next two months."]
+
+
+def test_of_two_updates_in_one_run_the_later_is_current(store: MemoryStore) -> None:
+    texts = ["I live in Porto.", "We moved to Lisbon."]
+    changes = store.add(SCOPE, ANY_NAMESPACE, texts, vectors(0.0, 1.0), session_id="a")
+    assert (changes.added, changes.updated) == (2, 1)
+    assert current(store) == ["We moved to Lisbon."]
+
+
+def test_a_statement_in_one_namespace_replaces_none_of_another(store: MemoryStore) -> None:
+    store.add(SCOPE, ANY_NAMESPACE, ["I live in Porto."], vectors(0.0), session_id="a")
+    store.add(SCOPE, "travel", ["We moved to Lisbon."], vectors(1.0), session_id="b")
+    assert current(store) == ["I live in Porto.", "We moved to Lisbon."]
+
+
+def test_an_update_close_in_meaning_is_not_taken_for_a_duplicate(store: MemoryStore) -> None:
+    store.add(SCOPE, ANY_NAMESPACE, ["My hotel budget is 150 euros."], vectors(0.0), session_id="a")
+    changes = store.add(SCOPE, ANY_NAMESPACE, ["My hotel budget is 120 euros."], vectors(0.01), session_id="b")
+    assert (changes.added, changes.updated) == (1, 1)
+    assert current(store) == ["My hotel budget is 120 euros."]
+    same = store.add(SCOPE, ANY_NAMESPACE, ["My hotel budget is 120 euros!"], vectors(0.01), session_id="c")
+    assert same.added == 0, "the same value said again is a duplicate"
