@@ -201,6 +201,8 @@ class StatementExtractor:
             if not sentence:
                 continue
             kept = _KEEP_PREFIX.sub("", sentence, count=1)
+            if len(kept.strip(" ,")) > MAX_CHARS:  # pasted text, which would also cost the patterns dearly
+                continue
             asked = kept != sentence and not kept.endswith("?") and not _NEVER.search(kept)
             if not asked and not is_memory(sentence):
                 continue
