@@ -210,12 +210,7 @@ async def search(
             chosen.setdefault(function.function.name, (namespace, function))
         else:
             left_out.setdefault(refused.name, LeftOutOut(name=refused.name, reason=refused.reason))
-    kept = list(chosen.values())
-    if body.session_id is not None:
-        for namespace in namespaces:
-            given = [f for ns, f in kept if ns == namespace]
-            turns.remember(body.session_id, namespace, "search", body.query, given)
-    return kept, list(left_out.values())
+    return list(chosen.values()), list(left_out.values())
 
 
 LISTED_OUT = "past the API's count limit, the catalog's tool list left it out: a tool_reference to it is refused"
@@ -253,6 +248,9 @@ async def tool_search(
         LeftOutOut(name=f.function.name, reason=LISTED_OUT) for ns, f in found if f.function.name in unlisted[ns]
     ]
     found = [(ns, f) for ns, f in found if f.function.name not in unlisted[ns]]
+    if body.session_id is not None:  # what the model was given, to check its calls against
+        for namespace in namespaces:
+            turns.remember(body.session_id, namespace, "search", body.query, [f for ns, f in found if ns == namespace])
     runtime.metrics.routed("tool_search")
     return ToolSearchOut(
         item=search_item(body.format, [f.function for _, f in found], call_id=body.call_id),
