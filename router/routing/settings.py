@@ -36,7 +36,9 @@ class RouteSettings(BaseSettings):
     )
     learn_from_usage: bool = Field(True, description="keep the requests behind stored tool calls as usage examples")
     history_messages: int = Field(20, ge=0, le=1000, description="history messages returned with a route")
-    max_memories: int = Field(3, ge=0, le=100, description="memories returned with a route, at most")
+    max_memories: int = Field(
+        3, ge=0, le=100, description="memories returned with a route, at most (past the memory budget)"
+    )
     memory_standout: float = Field(
         0.65,
         ge=0.0,
