@@ -209,7 +209,7 @@ class MemoryStore:
             points.append(point)
         # A memory of this run that a later one of it replaced is written replaced.
         points = [PointData(p.id, {**p.payload, **changed.pop(p.id, {})}, dense=p.dense) for p in points]
-        self._update(changed)
+        self.restate(changed)
         if points:
             self._collection.upsert(points)
         return MemoryChanges(added=len(points), updated=len(replaced), expired=len(expired))
@@ -218,7 +218,8 @@ class MemoryStore:
         """Store memories of another model as they were (times, expiry and what replaced them)."""
         self._collection.upsert([_point(scope, m, v) for m, v in zip(memories, vectors, strict=True)])
 
-    def _update(self, changes: dict[str, dict[str, Any]]) -> None:
+    def restate(self, changes: dict[str, dict[str, Any]]) -> None:
+        """Change payload fields of memories by id (their vector stays); unknown ids are ignored."""
         # Points are written whole: each keeps its payload and vector, with the changes on top.
         if not changes:
             return

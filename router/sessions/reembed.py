@@ -20,8 +20,9 @@ from router.storage.base import Storage
 async def reembed_memories(storage: Storage, *, source: tuple[str, int], target: Embedder) -> int:
     """Make the target model's memories those of the source model; returns how many were embedded.
 
-    Memories already in the target (same scope, namespace and text) are not embedded again, and
-    target memories no longer in the source are deleted, so calling it twice costs the changes only.
+    Memories already in the target (same scope, namespace and text) are not embedded again, but
+    take the source's state (replaced, expiry, when and in which session said), and target
+    memories no longer in the source are deleted, so calling it twice costs the changes only.
 
     Args:
         storage: where both collections live.
@@ -34,10 +35,18 @@ async def reembed_memories(storage: Storage, *, source: tuple[str, int], target:
     old = await asyncio.to_thread(MemoryStore.open, storage, model=model, dimension=dimension)
     new = await asyncio.to_thread(MemoryStore.open, storage, model=target.model_name, dimension=target.dimension)
     wanted = await asyncio.to_thread(old.every)
-    present = {m.id for _, m in await asyncio.to_thread(new.every)}
-    gone = present - {m.id for _, m in wanted}
+    present = {m.id: m for _, m in await asyncio.to_thread(new.every)}
+    gone = present.keys() - {m.id for _, m in wanted}
     if gone:
         await asyncio.to_thread(new.delete_ids, sorted(gone))
+    # Replaced, expired or said again in the source while an earlier pass copied it.
+    changed = {
+        m.id: {"superseded_by": m.superseded_by, "expires_at": m.expires_at}
+        | {"session_id": m.session_id, "created_at": m.created_at}
+        for _, m in wanted
+        if m.id in present and present[m.id] != m
+    }
+    await asyncio.to_thread(new.restate, changed)
     groups: dict[str, list[StoredMemory]] = defaultdict(list)
     for scope, memory in wanted:
         if memory.id not in present:

@@ -9,11 +9,13 @@ from __future__ import annotations
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any, cast
 
 import numpy as np
 import pytest
 
 from router.sessions.memory import ANY_NAMESPACE, MemoryStore
+from router.sessions.reembed import reembed_memories
 from router.storage.edge import EdgeStorage
 
 pytestmark = pytest.mark.integration
@@ -82,3 +84,34 @@ def test_an_update_close_in_meaning_is_not_taken_for_a_duplicate(store: MemorySt
     assert current(store) == ["My hotel budget is 120 euros."]
     same = store.add(SCOPE, ANY_NAMESPACE, ["My hotel budget is 120 euros!"], vectors(0.01), session_id="c")
     assert same.added == 0, "the same value said again is a duplicate"
+
+
+class HandModel:
+    """A second "model" for a model change: the same hand-made vectors under another name."""
+
+    model_name = "hand-made-2"
+    dimension = 8
+
+    async def embed(self, texts: list[str], *, kind: str) -> np.ndarray:
+        assert kind == "memory"
+        return vectors(*[float(i) for i in range(len(texts))])
+
+
+async def test_a_model_change_carries_what_happened_while_it_copied(tmp_path: Path) -> None:
+    storage = EdgeStorage(tmp_path / "data")
+    try:
+        old = MemoryStore.open(storage, model="hand-made", dimension=8)
+        old.add(SCOPE, ANY_NAMESPACE, ["I live in Porto."], vectors(0.0), session_id="a")
+        target = cast(Any, HandModel())
+        assert await reembed_memories(storage, source=("hand-made", 8), target=target) == 1
+        # Said while the first pass ran: the second pass (just before the switch) must carry it.
+        old.add(SCOPE, ANY_NAMESPACE, ["We moved to Lisbon."], vectors(1.0), session_id="b")
+        assert await reembed_memories(storage, source=("hand-made", 8), target=target) == 1
+        new = MemoryStore.open(storage, model="hand-made-2", dimension=8)
+        assert [m.text for m in new.list(SCOPE)] == ["We moved to Lisbon."]
+        assert {m.text: m.superseded_by is not None for m in new.list(SCOPE, everything=True)} == {
+            "I live in Porto.": True,
+            "We moved to Lisbon.": False,
+        }
+    finally:
+        storage.close()
