@@ -36,15 +36,13 @@ from router.client._models import (
     ExampleMatch,
     Explanation,
     Health,
-    MemoriesDeleted,
     Memory,
     RoutedFunction,
     RouteResult,
     SignalWeights,
-    StoredMemory,
-    StoredMessages,
 )
 from router.client._retry import RetryPolicy
+from router.client._session_models import MemoriesDeleted, StoredMemory, StoredMessages
 from router.client._sync import RouterClient
 
 __all__ = [

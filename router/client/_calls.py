@@ -20,10 +20,9 @@ from router.client._catalog_models import (
     catalogs_from_json,
 )
 from router.client._errors import APIError, error_from_response
-from router.client._models import (
-    Health,
+from router.client._models import Health, RouteResult
+from router.client._session_models import (
     MemoriesDeleted,
-    RouteResult,
     StoredMemory,
     StoredMessages,
     memories_from_json,

@@ -22,8 +22,9 @@ from router.client._catalog_models import (
     ToolSearchResult,
 )
 from router.client._errors import TransportError, UnavailableError
-from router.client._models import Health, MemoriesDeleted, RouteResult, StoredMemory, StoredMessages
+from router.client._models import Health, RouteResult
 from router.client._retry import NO_RETRY, Attempts, RetryPolicy
+from router.client._session_models import MemoriesDeleted, StoredMemory, StoredMessages
 
 T = TypeVar("T")
 log = logging.getLogger("router.client")
