@@ -12,16 +12,16 @@ from __future__ import annotations
 
 import asyncio
 import time
-from typing import Literal
+from typing import Any, Literal
 
 from fastapi import APIRouter, Depends, Path, Query
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from router.api.auth import AccessDep, TurnRouterDep, check_session, get_access
 from router.api.errors import responses
 from router.api.keys import Access
 from router.api.limits import check_body
-from router.api.schemas import IDENTIFIER, NAMESPACE, DeletedOut, SessionMessagesIn, SessionMessagesOut, StoredOut
+from router.api.schemas import IDENTIFIER, NAMESPACE, Message
 from router.common.errors import Forbidden, NotFound
 from router.routing.turns import TurnRouter
 from router.sessions.memory import ANY_NAMESPACE, StoredMemory, user_scope
@@ -32,6 +32,74 @@ sessions_router = APIRouter(
 )
 UserPath = Path(pattern=IDENTIFIER, description="the user id memories were stored with")
 SessionPath = Path(pattern=IDENTIFIER, description="the agent's session id")
+
+
+class SessionMessagesIn(BaseModel):
+    """What an agent's run produced, to store in the session."""
+
+    model_config = ConfigDict(
+        extra="forbid",
+        json_schema_extra={
+            "examples": [
+                {
+                    "namespace": "travel",
+                    "user_id": "u-42",
+                    "messages": [
+                        {"role": "user", "content": "I prefer aisle seats. Find flights to Rome on Friday."},
+                        {
+                            "role": "assistant",
+                            "content": None,
+                            "tool_calls": [
+                                {
+                                    "id": "call_1",
+                                    "type": "function",
+                                    "function": {"name": "search_flights", "arguments": "{}"},
+                                }
+                            ],
+                        },
+                        {"role": "tool", "tool_call_id": "call_1", "content": "3 flights found"},
+                    ],
+                }
+            ]
+        },
+    )
+
+    messages: list[Message] = Field(
+        min_length=1,
+        description="messages with an optional `source`: external (default), history (not stored again), "
+        "context_provider",
+    )
+    user_id: str | None = Field(None, pattern=IDENTIFIER, description="scopes memories to the user")
+    namespace: str | None = Field(
+        None,
+        pattern=NAMESPACE,
+        description="the catalog the session routes in: memories are kept for it (without one, for every "
+        "namespace), and messages are stamped with it; required with an API key limited to namespaces",
+    )
+
+
+class SessionMessagesOut(BaseModel):
+    """A session's history."""
+
+    session_id: str
+    messages: list[dict[str, Any]]
+
+
+class StoredOut(BaseModel):
+    """What was stored."""
+
+    session_id: str
+    stored: int
+    memories_added: int = Field(description="new memories kept from what the user stated")
+    memories_updated: int = Field(0, description="stored memories the new ones replaced (listed as superseded)")
+    memories_expired: int = Field(0, description="time-bound memories of the scope whose time has ended")
+
+
+class DeletedOut(BaseModel):
+    """What deleting a session removed."""
+
+    session_id: str
+    deleted: int = Field(description="messages deleted")
 
 
 @sessions_router.post("/{session_id}/messages", responses=responses(400, 401, 403, 404, 413, 422, 503))
