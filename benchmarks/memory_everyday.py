@@ -12,16 +12,11 @@ from router.catalog.functions import parse_function
 from router.routing.turns import Turn
 from router.server.runtime import Runtime
 from router.sessions.extraction import StatementExtractor
-from router.sessions.slots import slot_of
+from router.sessions.slots import replaces
 from tests.everyday_statements import KEPT, NOT_KEPT, NOT_UPDATES, UPDATES
 from tests.integration.everyday import CASES, CATALOG, OTHER_MEMORIES
 
 NAMESPACE = "everyday"
-
-
-def _replaces(older: str, newer: str) -> bool:
-    old, new = slot_of(older), slot_of(newer)
-    return old is not None and new is not None and old[0] == new[0] and old[1] != new[1]
 
 
 def stored() -> list[str]:
@@ -37,8 +32,8 @@ def stored() -> list[str]:
 
 def updates() -> list[str]:
     """The update pairs: how many replace, and how many look-alike pairs wrongly merge."""
-    replaced = sum(1 for pair in UPDATES if _replaces(*pair))
-    merged = sum(1 for pair in NOT_UPDATES if _replaces(*pair))
+    replaced = sum(1 for pair in UPDATES if replaces(*pair))
+    merged = sum(1 for pair in NOT_UPDATES if replaces(*pair))
     return [
         "| update pairs | replaced |",
         "| --- | --- |",

@@ -64,3 +64,9 @@ def slot_of(text: str) -> tuple[str, str] | None:
     if subject is None or not _NAMED.match(subject["value"].strip()) or _AGE.search(subject["value"]):
         return None
     return f"my {_words(subject['subject'])}", _words(subject["value"])
+
+
+def replaces(older: str, newer: str) -> bool:
+    """Whether ``newer`` updates ``older``: both set the same slot, to different values."""
+    old, new = slot_of(older), slot_of(newer)
+    return old is not None and new is not None and old[0] == new[0] and old[1] != new[1]

@@ -7,15 +7,10 @@ from datetime import UTC, date, datetime
 import pytest
 
 from router.sessions.expiry import expires_at
-from router.sessions.slots import slot_of
+from router.sessions.slots import replaces, slot_of
 from tests.everyday_statements import BOUNDED, NOT_UPDATES, SAID_ON, UPDATES
 
 SAID = datetime(*SAID_ON, 15, 30, tzinfo=UTC)
-
-
-def replaces(older: str, newer: str) -> bool:
-    old, new = slot_of(older), slot_of(newer)
-    return old is not None and new is not None and old[0] == new[0] and old[1] != new[1]
 
 
 @pytest.mark.parametrize(("statement", "end"), BOUNDED.items())
