@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from router.embedding.base import Embedder, EncodeObserver, Progress, RequestObserver
 from router.embedding.batching import QueryBatcher, Vectors
 
 DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
@@ -23,9 +24,6 @@ _PACKAGED = {DEFAULT_MODEL, "all-MiniLM-L6-v2"}
 QUERY_BATCH = 4
 
 log = logging.getLogger(__name__)
-Progress = Callable[[int, int], None]
-# Told of every model call: its kind ("query", "catalog", ...), its number of texts and its seconds.
-EncodeObserver = Callable[[str, int, float], None]
 
 
 def resolve_model(name: str) -> str:
@@ -41,7 +39,7 @@ def resolve_model(name: str) -> str:
     return str(Path(name).expanduser()) if Path(name).expanduser().exists() else name
 
 
-class Embedder:
+class LocalEmbedder(Embedder):
     """A sentence-transformers model (PyTorch, fp32) with normalised float32 output.
 
     Model calls run on the model's lanes (one thread each), so ``embed`` and ``query`` never
@@ -92,6 +90,7 @@ class Embedder:
         self._take_turns_to_tokenize()
         self.lanes = lanes or self._threads
         self.observers: list[EncodeObserver] = []
+        self.request_observers: list[RequestObserver] = []
         # One thread per lane, work going to the lowest free lane: a call of several intra-op
         # threads starts a thread team for its calling thread, and teams that take turns spin
         # against each other, so lone queries and catalog batches stay on the first lane.
@@ -158,8 +157,9 @@ class Embedder:
         return await self._queries.embed(texts)
 
     def describe(self) -> dict[str, Any]:
-        """The model, its dimension, its device and how many threads and query lanes it runs on."""
+        """The provider (``local``), the model, its dimension, device, threads and query lanes."""
         return {
+            "provider": "local",
             "model": self.model_name,
             "dimension": self.dimension,
             "device": str(self._model.device),
@@ -207,7 +207,8 @@ class EmbedderPool:
     """Loaded models by name, so a generation switch can serve the old model while building the new.
 
     Args:
-        load: builds an ``Embedder`` for a model name (blocking; run on a worker thread).
+        load: builds an ``Embedder`` for a model name (blocking; run on a worker thread): a local
+            model's name or path, or a remote service's identity (``router.embedding.endpoint``).
     """
 
     def __init__(self, load: Callable[[str], Embedder]) -> None:
@@ -215,6 +216,7 @@ class EmbedderPool:
         self._loaded: dict[str, Embedder] = {}
         self._lock = asyncio.Lock()
         self.observers: list[EncodeObserver] = []
+        self.request_observers: list[RequestObserver] = []
 
     async def get(self, model: str) -> Embedder:
         """The embedder of ``model``, loading it on first use."""
@@ -224,6 +226,7 @@ class EmbedderPool:
                 loaded = await asyncio.to_thread(self._load, model)
                 # Shared, so observers added later see models loaded earlier.
                 loaded.observers = self.observers
+                loaded.request_observers = self.request_observers
                 self._loaded[model] = loaded
             return self._loaded[model]
 

@@ -10,7 +10,7 @@ from dataclasses import fields
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
-from router.embedding import Embedder, EmbedderPool
+from router.embedding import Embedder, EmbedderPool, LocalEmbedder
 from router.retrieval.catalogs import Catalogs
 from router.routing.turns import TurnRouter
 from router.server.metrics import Metrics
@@ -51,7 +51,7 @@ def open_server(settings: StorageSettings) -> ClientStorage:
 def embedder_loader(settings: EmbeddingSettings) -> Callable[[str], Embedder]:
     """Builds embedders for any model name with the configured device, batch size and threads."""
     options = settings.model_dump(include={"device", "batch_size", "threads", "lanes"})
-    return partial(Embedder, **options)
+    return partial(LocalEmbedder, **options)
 
 
 class Runtime:

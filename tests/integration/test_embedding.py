@@ -11,7 +11,7 @@ import torch
 from sentence_transformers import SentenceTransformer
 from threadpoolctl import threadpool_info
 
-from router.embedding import DEFAULT_MODEL, Embedder, Vectors, resolve_model
+from router.embedding import DEFAULT_MODEL, Embedder, LocalEmbedder, Vectors, resolve_model
 
 pytestmark = pytest.mark.integration
 
@@ -42,7 +42,7 @@ async def test_queries_documents_and_scripts_give_the_bare_librarys_vectors(embe
 
 
 async def test_queued_queries_run_on_lanes_of_fewer_threads_with_the_same_vectors(bare: Vectors) -> None:
-    embedder = Embedder(DEFAULT_MODEL, threads=2, lanes=2)
+    embedder = LocalEmbedder(DEFAULT_MODEL, threads=2, lanes=2)
     calls: list[tuple[str, int, int]] = []
     embedder.observers.append(
         lambda _kind, texts, _seconds: calls.append((threading.current_thread().name, torch.get_num_threads(), texts))
