@@ -219,7 +219,7 @@ def warm(settings: Settings) -> int:
     """Load the embedding model once (offline), to check it loads and to have its files read."""
     from router.server.runtime import embedder_loader
 
-    embedder = embedder_loader(settings.embedding)(settings.embedding.model)
+    embedder = embedder_loader(settings.embedding)(settings.embedding.identity)
     try:
         print(json.dumps(embedder.describe()))
     finally:

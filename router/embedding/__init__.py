@@ -1,18 +1,25 @@
-"""Embedding models: loading, query micro-batching on lanes and the query cache."""
+"""Embedding models: local or a remote service, query micro-batching on lanes and the query cache."""
 
 from router.embedding.base import Embedder, EncodeObserver, Progress, RequestObserver
 from router.embedding.batching import QueryBatcher, Vectors
+from router.embedding.endpoint import EmbeddingInvalid, EmbeddingUnavailable, Endpoint, is_remote
 from router.embedding.model import DEFAULT_MODEL, EmbedderPool, LocalEmbedder, resolve_model
+from router.embedding.remote import RemoteEmbedder
 
 __all__ = [
     "DEFAULT_MODEL",
     "Embedder",
     "EmbedderPool",
+    "EmbeddingInvalid",
+    "EmbeddingUnavailable",
     "EncodeObserver",
+    "Endpoint",
     "LocalEmbedder",
     "Progress",
     "QueryBatcher",
+    "RemoteEmbedder",
     "RequestObserver",
     "Vectors",
+    "is_remote",
     "resolve_model",
 ]

@@ -7,10 +7,9 @@ import contextlib
 import logging
 from collections.abc import Callable, Coroutine
 from dataclasses import fields
-from functools import partial
 from typing import TYPE_CHECKING, Any
 
-from router.embedding import Embedder, EmbedderPool, LocalEmbedder
+from router.embedding import Embedder, EmbedderPool, Endpoint, LocalEmbedder, RemoteEmbedder, is_remote
 from router.retrieval.catalogs import Catalogs
 from router.routing.turns import TurnRouter
 from router.server.metrics import Metrics
@@ -49,9 +48,29 @@ def open_server(settings: StorageSettings) -> ClientStorage:
 
 
 def embedder_loader(settings: EmbeddingSettings) -> Callable[[str], Embedder]:
-    """Builds embedders for any model name with the configured device, batch size and threads."""
+    """Builds embedders by model name: local ones with the configured device, batch size and threads,
+    remote ones (a service's identity) with the configured key, timeout, retries and concurrency."""
     options = settings.model_dump(include={"device", "batch_size", "threads", "lanes"})
-    return partial(LocalEmbedder, **options)
+
+    def load(model: str) -> Embedder:
+        return remote_embedder(settings, Endpoint.parse(model)) if is_remote(model) else LocalEmbedder(model, **options)
+
+    return load
+
+
+def remote_embedder(settings: EmbeddingSettings, endpoint: Endpoint) -> RemoteEmbedder:
+    """An embedder of ``endpoint`` (the configured one, or the one an older generation names).
+
+    The configured dimension holds for the configured endpoint only; any other asks the service.
+    """
+    configured = endpoint == settings.endpoint()
+    return RemoteEmbedder(
+        endpoint,
+        api_key=settings.key(),
+        api_version=settings.api_version,
+        dimension=settings.dimensions if configured else endpoint.dimensions,
+        **settings.model_dump(include={"batch_size", "concurrency", "timeout", "retries", "backoff"}),
+    )
 
 
 class Runtime:
@@ -136,7 +155,7 @@ class Runtime:
             service = CatalogService(
                 self._storage,
                 self.embedders,
-                model=embedding.model,
+                model=embedding.identity,
                 text=embedding.text,
                 progress=self._progress,
                 counters=self.metrics,

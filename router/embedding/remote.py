@@ -1,0 +1,241 @@
+"""Embeddings from an OpenAI-compatible ``/embeddings`` service (OpenAI, Azure, Ollama, TEI, vLLM...).
+
+Requests run on worker threads of one HTTP client (``concurrency`` at once), so the event loop
+never waits on the network. A 429 or 5xx answer, a timeout or a refused connection is retried
+with exponential backoff, after ``Retry-After`` when the service sends one; what still fails
+raises ``EmbeddingUnavailable`` naming the service. Answers are checked before use: one vector
+per text, in the order of ``index``, each of the expected dimension and finite. Vectors are
+normalised here, as the local model's are.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+import time
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+import httpx
+import numpy as np
+
+from router.embedding.answers import checked, reason, retry_after, tokens_counted
+from router.embedding.base import Embedder, EncodeObserver, Progress, RequestObserver
+from router.embedding.batching import QueryBatcher, Vectors
+from router.embedding.endpoint import EmbeddingInvalid, EmbeddingUnavailable, Endpoint
+
+log = logging.getLogger(__name__)
+RETRIED = frozenset({408, 409, 425, 429}) | frozenset(range(500, 600))
+# A Retry-After longer than this is not waited for: the request fails and the caller retries later.
+MAX_RETRY_AFTER = 60.0
+
+
+class RemoteEmbedder(Embedder):
+    """An embedding model behind an OpenAI-compatible HTTP API.
+
+    Args:
+        endpoint: the service, the model and how texts are given to it.
+        api_key: sent as a bearer token (``api-key`` header for Azure); never logged.
+        api_version: Azure's ``api-version`` query parameter.
+        dimension: the vectors' expected dimension; asked of the service (one short text) when None.
+        batch_size: texts per request.
+        concurrency: requests at once.
+        timeout: seconds a request may take.
+        retries: further attempts of a request that failed in a way worth retrying.
+        backoff: seconds before the first retry without ``Retry-After``; doubles each time.
+        cache_size: query vectors cached by exact text.
+        transport: the HTTP transport (default: the network).
+    """
+
+    def __init__(
+        self,
+        endpoint: Endpoint,
+        *,
+        api_key: str | None = None,
+        api_version: str | None = None,
+        dimension: int | None = None,
+        batch_size: int = 64,
+        concurrency: int = 4,
+        timeout: float = 30.0,
+        retries: int = 4,
+        backoff: float = 0.5,
+        cache_size: int = 4096,
+        transport: httpx.BaseTransport | None = None,
+    ) -> None:
+        if endpoint.provider == "azure" and not api_version:
+            raise ValueError("an Azure OpenAI deployment needs an api-version (ROUTER_EMBEDDING_API_VERSION)")
+        self.endpoint = endpoint
+        self.model_name = endpoint.identity
+        self.batch_size = batch_size
+        self.concurrency = concurrency
+        self._retries = retries
+        self._backoff = backoff
+        self.observers: list[EncodeObserver] = []
+        self.request_observers: list[RequestObserver] = []
+        self._closed = threading.Event()
+        headers = {"Content-Type": "application/json"}
+        if api_key:
+            headers["api-key" if endpoint.provider == "azure" else "Authorization"] = (
+                api_key if endpoint.provider == "azure" else f"Bearer {api_key}"
+            )
+        params = {"api-version": api_version} if endpoint.provider == "azure" and api_version else None
+        self._http = httpx.Client(
+            headers=headers,
+            params=params,
+            timeout=timeout,
+            transport=transport,
+            limits=httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency),
+        )
+        self._pool = ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="embed-remote")
+        self._documents = asyncio.Semaphore(max(1, concurrency - 1))  # one request stays free for queries
+        self.dimension = dimension if dimension is not None else self._probe()
+        self._queries = QueryBatcher(
+            self._encode_queries, dimension=self.dimension, lanes=concurrency, cache_size=cache_size
+        )
+        log.info("embedding service ready", extra={"service": endpoint.embeddings_url, "model": endpoint.model})
+
+    def _probe(self) -> int:
+        # An unset dimension: one short text tells it, and checks the service answers at all.
+        vector = self._request(["dimension"], "probe", query=True, check_dimension=False)
+        return int(vector.shape[1])
+
+    async def _encode_queries(self, texts: Sequence[str], alone: bool) -> Vectors:  # noqa: ARG002
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._pool, self._request, list(texts), "query", True)
+
+    def encode(self, texts: Sequence[str], *, progress: Progress | None = None, kind: str = "catalog") -> Vectors:
+        """Document vectors on the calling thread, one request after another."""
+        out = np.zeros((len(texts), self.dimension), dtype=np.float32)
+        for start in range(0, len(texts), self.batch_size):
+            out[start : start + self.batch_size] = self._request(list(texts[start : start + self.batch_size]), kind)
+            if progress is not None:
+                progress(min(start + self.batch_size, len(texts)), len(texts))
+        return out
+
+    async def embed(self, texts: Sequence[str], *, progress: Progress | None = None, kind: str = "catalog") -> Vectors:
+        """Document vectors, ``concurrency - 1`` requests at once so queries keep a connection.
+
+        A failed request fails the whole call: no text gets a vector unless every one does.
+        """
+        out = np.zeros((len(texts), self.dimension), dtype=np.float32)
+        loop = asyncio.get_running_loop()
+        done = 0
+
+        async def one(start: int) -> None:
+            nonlocal done
+            batch = list(texts[start : start + self.batch_size])
+            async with self._documents:
+                out[start : start + len(batch)] = await loop.run_in_executor(self._pool, self._request, batch, kind)
+            done += len(batch)
+            if progress is not None:
+                progress(done, len(texts))
+
+        requests = [asyncio.create_task(one(start)) for start in range(0, len(texts), self.batch_size)]
+        try:
+            await asyncio.gather(*requests)
+        except BaseException:
+            for request in requests:
+                request.cancel()
+            await asyncio.gather(*requests, return_exceptions=True)
+            raise
+        return out
+
+    async def query(self, texts: Sequence[str]) -> Vectors:
+        """Query vectors through the cache; concurrent queries share requests."""
+        return await self._queries.embed(texts)
+
+    def describe(self) -> dict[str, Any]:
+        """The provider, service URL, model, dimension, text options and concurrency (no secret)."""
+        endpoint = self.endpoint
+        return {
+            "provider": endpoint.provider,
+            "url": endpoint.url,
+            "model": endpoint.model,
+            "dimension": self.dimension,
+            "query_prefix": endpoint.query_prefix,
+            "document_prefix": endpoint.document_prefix,
+            "query_input_type": endpoint.query_input_type,
+            "document_input_type": endpoint.document_input_type,
+            "batch_size": self.batch_size,
+            "concurrency": self.concurrency,
+        }
+
+    def close(self) -> None:
+        """Stop waiting retries, the worker threads and the connections."""
+        self._closed.set()
+        self._pool.shutdown(wait=False, cancel_futures=True)
+        self._http.close()
+
+    def _request(self, texts: list[str], kind: str, query: bool = False, *, check_dimension: bool = True) -> Vectors:
+        """One request (retried as needed) for ``texts``: their checked, normalised vectors."""
+        endpoint = self.endpoint
+        prefix = endpoint.query_prefix if query else endpoint.document_prefix
+        body: dict[str, Any] = {"model": endpoint.model, "input": [prefix + t for t in texts]}
+        input_type = endpoint.query_input_type if query else endpoint.document_input_type
+        if input_type:
+            body["input_type"] = input_type
+        if endpoint.dimensions is not None:
+            body["dimensions"] = endpoint.dimensions
+        start = time.perf_counter()
+        answer = self._post(body, kind, len(texts))
+        vectors = self._vectors(answer, len(texts), check_dimension, kind)
+        seconds = time.perf_counter() - start
+        tokens = tokens_counted(answer)
+        for observe_request in tuple(self.request_observers):
+            observe_request(kind, "ok", len(texts), tokens)
+        for observe in tuple(self.observers):
+            observe(kind, len(texts), seconds)
+        return vectors
+
+    def _post(self, body: dict[str, Any], kind: str, count: int) -> Any:
+        url, name = self.endpoint.embeddings_url, self.endpoint.describe()
+        for attempt in range(self._retries + 1):
+            if self._closed.is_set():
+                raise EmbeddingUnavailable(f"{name}: the embedder is closed")
+            wait: float | None = None
+            try:
+                response = self._http.post(url, json=body)
+            except httpx.TimeoutException:
+                problem = f"no answer within {self._http.timeout.read} s"
+            except httpx.TransportError as exc:
+                problem = f"cannot be reached ({type(exc).__name__}: {exc})"
+            else:
+                if response.status_code == 200:
+                    try:
+                        return response.json()
+                    except ValueError as exc:
+                        self._failed(kind, count)
+                        raise EmbeddingInvalid(f"{name} answered 200 with a body that is not JSON") from exc
+                problem = f"answered HTTP {response.status_code}: {reason(response)}"
+                if response.status_code not in RETRIED:
+                    self._failed(kind, count)
+                    raise EmbeddingUnavailable(f"{name} {problem}")
+                wait = retry_after(response)
+                if wait is not None and wait > MAX_RETRY_AFTER:
+                    self._failed(kind, count)
+                    raise EmbeddingUnavailable(f"{name} {problem}; it asks to retry after {wait:.0f} s")
+            if attempt == self._retries:
+                break
+            delay = wait if wait is not None else self._backoff * 2**attempt
+            for observe_request in tuple(self.request_observers):
+                observe_request(kind, "retried", count, 0)
+            log.warning(
+                "embedding request failed; retrying",
+                extra={"service": url, "problem": problem, "attempt": attempt + 1, "delay": round(delay, 3)},
+            )
+            self._closed.wait(delay)
+        self._failed(kind, count)
+        raise EmbeddingUnavailable(f"{name} {problem} (tried {self._retries + 1} times)")
+
+    def _failed(self, kind: str, count: int) -> None:
+        for observe_request in tuple(self.request_observers):
+            observe_request(kind, "failed", count, 0)
+
+    def _vectors(self, answer: Any, count: int, check_dimension: bool, kind: str) -> Vectors:
+        try:
+            return checked(answer, count, self.dimension if check_dimension else None)
+        except EmbeddingInvalid as exc:
+            self._failed(kind, count)
+            raise EmbeddingInvalid(f"{self.endpoint.describe()} {exc.detail}") from None
