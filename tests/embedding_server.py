@@ -10,8 +10,10 @@ the client waits, vectors of another dimension, data in the wrong order or of th
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
+import socket
 import threading
 import time
 import zlib
@@ -83,6 +85,7 @@ class EmbeddingServer:
         self._lock = threading.Lock()
         self._httpd: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
+        self._connections: set[socket.socket] = set()
         self.port = 0
 
     @property
@@ -106,7 +109,12 @@ class EmbeddingServer:
         return self
 
     def stop(self) -> None:
-        """Stop answering and close the socket: connections are refused."""
+        """Stop answering, close the socket and every open connection: connections are refused."""
+        with self._lock:
+            open_connections, self._connections = list(self._connections), set()
+        for connection in open_connections:
+            with contextlib.suppress(OSError):
+                connection.shutdown(socket.SHUT_RDWR)
         if self._httpd is not None:
             self._httpd.shutdown()
             self._httpd.server_close()
@@ -159,6 +167,18 @@ class EmbeddingServer:
 class _Handler(BaseHTTPRequestHandler):
     server_owner: EmbeddingServer
     protocol_version = "HTTP/1.1"
+
+    def setup(self) -> None:
+        super().setup()
+        owner = self.server_owner
+        with owner._lock:
+            owner._connections.add(self.connection)
+
+    def finish(self) -> None:
+        with self.server_owner._lock:
+            self.server_owner._connections.discard(self.connection)
+        with contextlib.suppress(OSError):
+            super().finish()
 
     def log_message(self, format: str, *args: Any) -> None:  # quiet
         pass

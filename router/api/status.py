@@ -20,6 +20,7 @@ from router.api.auth import AccessDep, RuntimeDep, get_access
 from router.api.errors import responses
 from router.api.schemas import HealthOut
 from router.catalog.records import CatalogRecord
+from router.embedding import is_remote
 from router.server.metrics import CONTENT_TYPE, Traffic
 from router.storage.base import StorageUnavailable
 from sync.reconcile import SyncProgress, SyncResult
@@ -39,7 +40,8 @@ async def healthz() -> HealthOut:
 
 @health_router.get("/readyz", responses={503: {"model": HealthOut, "description": "Not ready yet"}})
 async def readyz(runtime: RuntimeDep) -> JSONResponse:
-    """Model loaded, storage open, first catalog sync done."""
+    """Model loaded, storage open, first catalog sync done, and an embedding service answering (when one is set)."""
+    await runtime.check_embedding()
     checks = runtime.readiness()
     ready = all(checks.values())
     body = HealthOut(status="ready" if ready else "starting", checks=checks)
@@ -62,10 +64,13 @@ class StatusOut(BaseModel):
     checks: dict[str, bool] = Field(description="the readiness conditions of /readyz")
     storage: dict[str, Any] = Field(description="`mode` (embedded or server), `up`, and `detail` when down")
     generation: dict[str, Any] | None = Field(
-        description="the active generation: `model`, `text` template, `dimension`, `id`, `rebuild_pending`"
+        description="the active generation: `provider`, `model` (a service's identity: provider:model@url and "
+        "its text options), `text` template, `dimension`, `id`, `rebuild_pending`"
     )
     embedding: dict[str, Any] | None = Field(
-        description="the served model: `model`, `dimension`, `device`, `threads` and query `lanes`"
+        description="the served model: `provider` (local, openai, azure), `model`, `dimension`; a local model's "
+        "`device`, `threads` and query `lanes`; a service's `url`, prefixes, input types, `batch_size`, "
+        "`concurrency` and `failure` (why its last request failed, null when it succeeded)"
     )
     catalogs: list[dict[str, Any]] = Field(
         description="the catalogs this API key may use, each with `last_sync` (this process's last sync of it: "
@@ -85,6 +90,7 @@ def _generation(service: CatalogService) -> dict[str, Any] | None:
         return None
     generation = service.index.generation
     return {
+        "provider": generation.model.partition(":")[0] if is_remote(generation.model) else "local",
         "model": generation.model,
         "text": generation.text,
         "dimension": generation.dimension,

@@ -36,6 +36,10 @@ class Embedder(ABC):
     observers: list[EncodeObserver]
     request_observers: list[RequestObserver]
 
+    async def check(self) -> str | None:
+        """What keeps the model from embedding now, or None when it can (a local model always can)."""
+        return None
+
     @abstractmethod
     async def embed(self, texts: Sequence[str], *, progress: Progress | None = None, kind: str = "catalog") -> Vectors:
         """Document vectors, off the event loop; ``kind`` names the texts (``catalog``, ``memory``, ``example``)."""

@@ -11,11 +11,13 @@ normalised here, as the local model's are.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import threading
 import time
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
+from functools import partial
 from typing import Any
 
 import httpx
@@ -30,6 +32,10 @@ log = logging.getLogger(__name__)
 RETRIED = frozenset({408, 409, 425, 429}) | frozenset(range(500, 600))
 # A Retry-After longer than this is not waited for: the request fails and the caller retries later.
 MAX_RETRY_AFTER = 60.0
+# Texts given as queries: a usage example is a past request, searched by the turns' query vectors.
+QUERY_KINDS = frozenset({"query", "example", "probe"})
+# After a failure, readiness asks the service again at most this often (one short text each time).
+CHECK_EVERY = 5.0
 
 
 class RemoteEmbedder(Embedder):
@@ -75,6 +81,8 @@ class RemoteEmbedder(Embedder):
         self.observers: list[EncodeObserver] = []
         self.request_observers: list[RequestObserver] = []
         self._closed = threading.Event()
+        self.failure: str | None = None  # why the last request failed, until one succeeds
+        self._checked_at = 0.0
         headers = {"Content-Type": "application/json"}
         if api_key:
             headers["api-key" if endpoint.provider == "azure" else "Authorization"] = (
@@ -98,12 +106,23 @@ class RemoteEmbedder(Embedder):
 
     def _probe(self) -> int:
         # An unset dimension: one short text tells it, and checks the service answers at all.
-        vector = self._request(["dimension"], "probe", query=True, check_dimension=False)
+        vector = self._request(["dimension"], "probe", check_dimension=False)
         return int(vector.shape[1])
+
+    async def check(self) -> str | None:
+        """None when the last request succeeded; after a failure, ask again (one short text, once per
+        ``CHECK_EVERY`` seconds, no retry) so readiness comes back with the service."""
+        if self.failure is None or time.monotonic() - self._checked_at < CHECK_EVERY:
+            return self.failure
+        self._checked_at = time.monotonic()
+        loop = asyncio.get_running_loop()
+        with contextlib.suppress(EmbeddingUnavailable):  # the failure is kept in self.failure
+            await loop.run_in_executor(self._pool, partial(self._request, ["ready"], "probe", attempts=1))
+        return self.failure
 
     async def _encode_queries(self, texts: Sequence[str], alone: bool) -> Vectors:  # noqa: ARG002
         loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self._pool, self._request, list(texts), "query", True)
+        return await loop.run_in_executor(self._pool, self._request, list(texts), "query")
 
     def encode(self, texts: Sequence[str], *, progress: Progress | None = None, kind: str = "catalog") -> Vectors:
         """Document vectors on the calling thread, one request after another."""
@@ -147,7 +166,7 @@ class RemoteEmbedder(Embedder):
         return await self._queries.embed(texts)
 
     def describe(self) -> dict[str, Any]:
-        """The provider, service URL, model, dimension, text options and concurrency (no secret)."""
+        """The provider, service URL, model, dimension, text options, concurrency and the last failure (no secret)."""
         endpoint = self.endpoint
         return {
             "provider": endpoint.provider,
@@ -160,6 +179,7 @@ class RemoteEmbedder(Embedder):
             "document_input_type": endpoint.document_input_type,
             "batch_size": self.batch_size,
             "concurrency": self.concurrency,
+            "failure": self.failure,
         }
 
     def close(self) -> None:
@@ -168,9 +188,10 @@ class RemoteEmbedder(Embedder):
         self._pool.shutdown(wait=False, cancel_futures=True)
         self._http.close()
 
-    def _request(self, texts: list[str], kind: str, query: bool = False, *, check_dimension: bool = True) -> Vectors:
-        """One request (retried as needed) for ``texts``: their checked, normalised vectors."""
+    def _request(self, texts: list[str], kind: str, *, check_dimension: bool = True, attempts: int = 0) -> Vectors:
+        """One request (retried as needed) for ``texts`` of ``kind``: their checked, normalised vectors."""
         endpoint = self.endpoint
+        query = kind in QUERY_KINDS
         prefix = endpoint.query_prefix if query else endpoint.document_prefix
         body: dict[str, Any] = {"model": endpoint.model, "input": [prefix + t for t in texts]}
         input_type = endpoint.query_input_type if query else endpoint.document_input_type
@@ -179,8 +200,9 @@ class RemoteEmbedder(Embedder):
         if endpoint.dimensions is not None:
             body["dimensions"] = endpoint.dimensions
         start = time.perf_counter()
-        answer = self._post(body, kind, len(texts))
+        answer = self._post(body, kind, len(texts), attempts or self._retries + 1)
         vectors = self._vectors(answer, len(texts), check_dimension, kind)
+        self.failure = None
         seconds = time.perf_counter() - start
         tokens = tokens_counted(answer)
         for observe_request in tuple(self.request_observers):
@@ -189,9 +211,9 @@ class RemoteEmbedder(Embedder):
             observe(kind, len(texts), seconds)
         return vectors
 
-    def _post(self, body: dict[str, Any], kind: str, count: int) -> Any:
+    def _post(self, body: dict[str, Any], kind: str, count: int, attempts: int) -> Any:
         url, name = self.endpoint.embeddings_url, self.endpoint.describe()
-        for attempt in range(self._retries + 1):
+        for attempt in range(attempts):
             if self._closed.is_set():
                 raise EmbeddingUnavailable(f"{name}: the embedder is closed")
             wait: float | None = None
@@ -206,17 +228,17 @@ class RemoteEmbedder(Embedder):
                     try:
                         return response.json()
                     except ValueError as exc:
-                        self._failed(kind, count)
-                        raise EmbeddingInvalid(f"{name} answered 200 with a body that is not JSON") from exc
+                        raise self._failed(
+                            kind, count, EmbeddingInvalid(f"{name} answered 200 with a body that is not JSON")
+                        ) from exc
                 problem = f"answered HTTP {response.status_code}: {reason(response)}"
                 if response.status_code not in RETRIED:
-                    self._failed(kind, count)
-                    raise EmbeddingUnavailable(f"{name} {problem}")
+                    raise self._failed(kind, count, EmbeddingUnavailable(f"{name} {problem}"))
                 wait = retry_after(response)
                 if wait is not None and wait > MAX_RETRY_AFTER:
-                    self._failed(kind, count)
-                    raise EmbeddingUnavailable(f"{name} {problem}; it asks to retry after {wait:.0f} s")
-            if attempt == self._retries:
+                    late = EmbeddingUnavailable(f"{name} {problem}; it asks to retry after {wait:.0f} s")
+                    raise self._failed(kind, count, late)
+            if attempt == attempts - 1:
                 break
             delay = wait if wait is not None else self._backoff * 2**attempt
             for observe_request in tuple(self.request_observers):
@@ -226,16 +248,17 @@ class RemoteEmbedder(Embedder):
                 extra={"service": url, "problem": problem, "attempt": attempt + 1, "delay": round(delay, 3)},
             )
             self._closed.wait(delay)
-        self._failed(kind, count)
-        raise EmbeddingUnavailable(f"{name} {problem} (tried {self._retries + 1} times)")
+        raise self._failed(kind, count, EmbeddingUnavailable(f"{name} {problem} (tried {attempts} times)"))
 
-    def _failed(self, kind: str, count: int) -> None:
+    def _failed(self, kind: str, count: int, error: EmbeddingUnavailable) -> EmbeddingUnavailable:
+        """Count a failed request, remember why (for readiness), and give the error back to raise."""
+        self.failure = error.detail
         for observe_request in tuple(self.request_observers):
             observe_request(kind, "failed", count, 0)
+        return error
 
     def _vectors(self, answer: Any, count: int, check_dimension: bool, kind: str) -> Vectors:
         try:
             return checked(answer, count, self.dimension if check_dimension else None)
         except EmbeddingInvalid as exc:
-            self._failed(kind, count)
-            raise EmbeddingInvalid(f"{self.endpoint.describe()} {exc.detail}") from None
+            raise self._failed(kind, count, EmbeddingInvalid(f"{self.endpoint.describe()} {exc.detail}")) from None

@@ -16,7 +16,7 @@ from router.catalog.functions import FunctionDef
 from router.catalog.records import CatalogRecord
 from router.common.errors import InvalidRequest, Unavailable
 from router.common.messages import context_texts
-from router.embedding import Vectors
+from router.embedding import EmbeddingUnavailable, Vectors
 from router.retrieval.candidates import candidates, resolved
 from router.retrieval.catalogs import ActiveIndex, Catalogs
 from router.retrieval.context import Explanation, explain, rank_turn
@@ -113,18 +113,18 @@ class TurnRouter:
     async def route(self, turn: Turn) -> Routed:
         """The functions that matter for ``turn``, plus history and memories.
 
-        When storage cannot be reached and routes fail open, the answer is the pinned
-        functions known for the namespace, flagged ``degraded``.
+        When storage or the embedding service cannot be reached and routes fail open, the
+        answer is the pinned functions known for the namespace, flagged ``degraded``.
         """
         try:
             routed = await self._route(turn)
-        except StorageUnavailable as exc:
+        except (StorageUnavailable, EmbeddingUnavailable) as exc:
             pins = self._catalogs.pins
             known = pins.answer(turn.namespace, turn.pinned) if pins is not None else None
             if known is None:
                 raise
             context = "\n".join(self._new_texts(turn))
-            log.warning("storage unavailable; routed to the pinned functions", extra={"detail": str(exc)})
+            log.warning("storage or embedding unavailable; routed to the pinned functions", extra={"detail": str(exc)})
             if self._degraded is not None:
                 self._degraded()
             return Routed([], [ScoredFunction(f, 0.0) for f in known], context, "", degraded=True)

@@ -112,6 +112,19 @@ class Metrics(SyncCounters):
         self.batch = histogram(
             "router_encode_batch_size", "Texts per model call, by kind.", ["kind"], buckets=BATCH_BUCKETS
         )
+        # Remote embeddings cost money: what was asked of the service, by kind, and what it counted.
+        self.embedding_requests = counter(
+            "router_embedding_requests",
+            "Requests to the embedding service by kind (query, catalog, facet, memory, example, probe) and "
+            "outcome (ok, retried, failed).",
+            ["kind", "outcome"],
+        )
+        self.embedding_texts = counter(
+            "router_embedding_texts", "Texts the embedding service embedded, by kind.", ["kind"]
+        )
+        self.embedding_tokens = counter(
+            "router_embedding_tokens", "Tokens the embedding service says it read (its usage), by kind.", ["kind"]
+        )
         self.applies = counter(
             "router_sync_applies",
             "Catalog reconciles by source kind and outcome (changed, unchanged, failed, rejected).",
@@ -164,6 +177,13 @@ class Metrics(SyncCounters):
         """Record one model call (an ``Embedder`` observer)."""
         self.encode.labels(kind).observe(seconds)
         self.batch.labels(kind).observe(texts)
+
+    def requested(self, kind: str, outcome: str, texts: int, tokens: int) -> None:
+        """Record one request to an embedding service (an ``Embedder`` request observer)."""
+        self.embedding_requests.labels(kind, outcome).inc()
+        if outcome == "ok":
+            self.embedding_texts.labels(kind).inc(texts)
+            self.embedding_tokens.labels(kind).inc(tokens)
 
     def synced(self, source: str, summary: Summary) -> None:
         """Record a completed reconcile."""

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from router.storage.client import ClientStorage
 
 log = logging.getLogger(__name__)
+REBUILD_RETRY_CAP = 60.0  # seconds between attempts of a failing generation rebuild, at most
 
 
 def open_storage(settings: StorageSettings) -> Storage:
@@ -138,12 +139,27 @@ class Runtime:
         return self._turns
 
     def readiness(self) -> dict[str, bool]:
-        """Each readiness condition: model loaded, storage open, first sync done."""
-        return {
+        """Each readiness condition: model loaded, storage open, first sync done, and with an
+        embedding service, ``embedding``: its last request succeeded."""
+        checks = {
             "storage": self._storage is not None,
             "model": self._service is not None and self._service.catalogs.ready,
             "first_sync": self.started.is_set() and (self.worker is None or self.worker.first_pass_done.is_set()),
         }
+        if self.settings.embedding.remote:
+            embedder = self._served_embedder()
+            checks["embedding"] = embedder is not None and getattr(embedder, "failure", None) is None
+        return checks
+
+    def _served_embedder(self) -> Embedder | None:
+        service = self._service
+        return service.index.embedder if service is not None and service.catalogs.ready else None
+
+    async def check_embedding(self) -> None:
+        """Ask a failing embedding service again (at most every few seconds), so readiness can recover."""
+        embedder = self._served_embedder()
+        if embedder is not None:
+            await embedder.check()
 
     async def start(self) -> None:
         """Open storage, load the model, start the worker and any pending rebuild."""
@@ -152,6 +168,7 @@ class Runtime:
                 self._storage = await asyncio.to_thread(open_storage, self.settings.storage)
             embedding = self.settings.embedding
             self.embedders.observers.append(self.metrics.encoded)
+            self.embedders.request_observers.append(self.metrics.requested)
             service = CatalogService(
                 self._storage,
                 self.embedders,
@@ -176,7 +193,7 @@ class Runtime:
                 counted=self.metrics.checked,
             )
             if service.rebuild_pending:
-                self._spawn(service.rebuild(), "rebuild")
+                self._spawn(self._rebuild(service), "rebuild")
             catalog = self.settings.sync.catalog
             if catalog is not None and not catalog.is_dir():
                 raise FileNotFoundError(f"catalog directory {catalog} does not exist")
@@ -200,6 +217,19 @@ class Runtime:
             if self.error is not None:
                 raise self.error
             await asyncio.sleep(0.02)
+
+    async def _rebuild(self, service: CatalogService) -> None:
+        # The new model may fail for a while (an embedding service down, a storage outage): the
+        # old generation keeps serving, and the rebuild resumes from what it already wrote.
+        delay = self.settings.sync.retry_seconds
+        while True:
+            try:
+                await service.rebuild()
+                return
+            except Exception as exc:
+                log.warning("generation rebuild failed; will retry", extra={"detail": str(exc), "delay": delay})
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, max(REBUILD_RETRY_CAP, self.settings.sync.retry_seconds))
 
     async def _follow(self) -> None:
         while True:
@@ -227,6 +257,8 @@ class Runtime:
             await self._turns.checks.settle()
         if self.metrics.encoded in self.embedders.observers:
             self.embedders.observers.remove(self.metrics.encoded)
+        if self.metrics.requested in self.embedders.request_observers:
+            self.embedders.request_observers.remove(self.metrics.requested)
         if self._owns_embedders:
             self.embedders.close()
         if self._owns_storage and self._storage is not None:
