@@ -14,7 +14,8 @@ function describeSync(sync) {
 export function renderCatalogs(status) {
   const generation = status.generation;
   $("generation").textContent = generation
-    ? `Active generation ${generation.id}: model ${generation.model}, text template "${generation.text}", ` +
+    ? `Active generation ${generation.id}: ${generation.provider} model ${generation.model}, ` +
+      `text template "${generation.text}", ` +
       `${generation.dimension} dimensions${generation.rebuild_pending ? " (a rebuild is pending)" : ""}`
     : "No generation is served yet.";
   const body = clear($("catalogs").tBodies[0]);
@@ -168,13 +169,27 @@ export function renderHealth(status) {
   pairs(
     $("health-embedding"),
     embedding
-      ? [
-          ["model", embedding.model],
-          ["dimension", String(embedding.dimension)],
-          ["device", embedding.device],
-          ["threads", String(embedding.threads)],
-          ["query lanes", String(embedding.lanes)],
-        ]
+      ? embedding.provider === "local"
+        ? [
+            ["provider", "local"],
+            ["model", embedding.model],
+            ["dimension", String(embedding.dimension)],
+            ["device", embedding.device],
+            ["threads", String(embedding.threads)],
+            ["query lanes", String(embedding.lanes)],
+          ]
+        : [
+            ["provider", embedding.provider],
+            ["service", embedding.url],
+            ["model", embedding.model],
+            ["dimension", String(embedding.dimension)],
+            ...(embedding.query_prefix ? [["query prefix", JSON.stringify(embedding.query_prefix)]] : []),
+            ...(embedding.document_prefix ? [["document prefix", JSON.stringify(embedding.document_prefix)]] : []),
+            ...(embedding.query_input_type ? [["query input_type", embedding.query_input_type]] : []),
+            ...(embedding.document_input_type ? [["document input_type", embedding.document_input_type]] : []),
+            ["requests at once", String(embedding.concurrency)],
+            ["state", embedding.failure ? `failing: ${embedding.failure}` : "answering"],
+          ]
       : [["model", "not loaded yet"]],
   );
   const body = clear($("health-traffic").tBodies[0]);

@@ -256,7 +256,7 @@ async def test_console_shows_health(router: RouterProcess, page: Any) -> None:
     assert await texts(page, "#health-storage dd") == ["embedded", "up"]
     embedding = await texts(page, "#health-embedding dd")
     described = status["embedding"]
-    assert embedding == [described["model"], "384", "cpu", str(described["threads"]), str(described["lanes"])]
+    assert embedding == ["local", described["model"], "384", "cpu", str(described["threads"]), str(described["lanes"])]
     since_start = await texts(page, "#health-traffic tbody tr:nth-child(2) td")
     assert int(since_start[1]) >= 1  # requests
     assert float(since_start[4]) > 0  # p50 ms
