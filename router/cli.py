@@ -41,7 +41,9 @@ def _common(parser: argparse.ArgumentParser) -> None:
     where = parser.add_mutually_exclusive_group()
     where.add_argument("--data", type=Path, help="embedded storage directory (default ./data)")
     where.add_argument("--qdrant-url", help="Qdrant server URL (server mode)")
-    parser.add_argument("--model", help="sentence-transformers model name or path")
+    parser.add_argument(
+        "--model", help="sentence-transformers model name or path, or a service's model with ROUTER_EMBEDDING_URL"
+    )
     parser.add_argument(
         "--text",
         help="function text template: readable_schema (default), name_description, name_description_parameters",
@@ -80,7 +82,9 @@ def parser() -> argparse.ArgumentParser:
     )
     logs.add_flags(migrate)
     warm = commands.add_parser("warm", help="load the embedding model once and print what it runs on")
-    warm.add_argument("--model", help="sentence-transformers model name or path")
+    warm.add_argument(
+        "--model", help="sentence-transformers model name or path, or a service's model with ROUTER_EMBEDDING_URL"
+    )
     logs.add_flags(warm)
     eval_cli.add_parser(commands)
     mcp_cli.add_parser(commands)

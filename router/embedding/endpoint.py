@@ -70,6 +70,11 @@ class Endpoint:
                 f"embedding service URL {self.url!r} must be http(s)://host[:port][/path] without a query "
                 "(e.g. https://api.openai.com/v1)"
             )
+        if parts.username or parts.password:
+            raise ValueError(
+                f"embedding service URL of host {parts.hostname!r} holds credentials; give the key in "
+                "ROUTER_EMBEDDING_API_KEY or ROUTER_EMBEDDING_API_KEY_FILE instead"
+            )
         if not self.model or "@" in self.model:
             raise ValueError(f"embedding model name {self.model!r} must be set and must not contain '@'")
 

@@ -95,7 +95,7 @@ class EmbeddingSettings(BaseSettings):
         if self.provider == "local" and self.url is not None:
             raise ValueError("ROUTER_EMBEDDING_PROVIDER=local does not use ROUTER_EMBEDDING_URL; remove one of them")
         if not self.remote:
-            given = [f"ROUTER_EMBEDDING_{name.upper()}" for name in _REMOTE_ONLY if self._given(name)]
+            given = [f"ROUTER_EMBEDDING_{name.upper()}" for name in _REMOTE_ONLY if name in self.model_fields_set]
             if given:
                 raise ValueError(
                     f"{', '.join(given)} only apply to an embedding service; set ROUTER_EMBEDDING_URL or remove them"
@@ -118,10 +118,6 @@ class EmbeddingSettings(BaseSettings):
             raise ValueError(f"ROUTER_EMBEDDING_API_KEY_FILE={self.api_key_file} is not a readable file")
         self.endpoint()  # a malformed URL or model name fails here, at start-up
         return self
-
-    def _given(self, name: str) -> bool:
-        value = getattr(self, name)
-        return value not in (None, "", False) and not (name == "concurrency" and value == 4)
 
     @property
     def remote(self) -> bool:
@@ -158,7 +154,7 @@ class EmbeddingSettings(BaseSettings):
         return None
 
 
-# Options of an embedding service, refused with a local model ("concurrency" when not its default).
+# Options of an embedding service, refused with a local model when given.
 _REMOTE_ONLY = (
     "api_key",
     "api_key_file",
@@ -166,6 +162,9 @@ _REMOTE_ONLY = (
     "dimensions",
     "request_dimensions",
     "concurrency",
+    "timeout",
+    "retries",
+    "backoff",
     "query_prefix",
     "document_prefix",
     "query_input_type",

@@ -78,6 +78,8 @@ def test_identities_read_back_and_tell_every_vector_changing_option_apart() -> N
         ({"url": URL, "model": "m", "api_key": "a", "api_key_file": "/etc/hostname"}, "keep one"),
         ({"url": URL, "model": "m", "api_key_file": "/nonexistent/key"}, "not a readable file"),
         ({"url": URL, "model": "m", "concurrency": 0}, "concurrency"),
+        ({"timeout": 5}, "ROUTER_EMBEDDING_TIMEOUT only apply to an embedding service"),
+        ({"url": "https://user:sk-secret@example.com/v1", "model": "m"}, "holds credentials"),
     ],
 )
 def test_conflicting_or_missing_options_are_refused_with_what_to_change(
