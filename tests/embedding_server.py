@@ -57,6 +57,7 @@ class Fault:
     delay: float = 0.0
     dimension: int | None = None
     order: str | None = None
+    model: str | None = None
 
 
 @dataclass
@@ -132,14 +133,18 @@ class EmbeddingServer:
         """Every input text received, in order."""
         return [t for r in self.received for t in r.body.get("input", [])]
 
-    def _next_fault(self) -> Fault | None:
+    def _next_fault(self, model: Any) -> Fault | None:
         with self._lock:
-            return self.faults.popleft() if self.faults else None
+            for fault in self.faults:
+                if fault.model is None or fault.model == model:
+                    self.faults.remove(fault)
+                    return fault
+            return None
 
     def answer(self, path: str, headers: dict[str, str], body: dict[str, Any]) -> tuple[int, dict[str, str], Any]:
         """Status, headers and body for one request."""
         self.received.append(Received(path, headers, body))
-        fault = self._next_fault() or Fault()
+        fault = self._next_fault(body.get("model")) or Fault()
         if fault.delay:
             time.sleep(fault.delay)
         if fault.status is not None:

@@ -228,3 +228,36 @@ async def test_a_wrong_answer_is_never_stored(
         assert "expected 64" in response.json()["detail"]
         missing = await served.client.get("/v1/catalogs/other")
         assert missing.status_code == 404
+
+
+async def test_another_model_of_the_service_is_built_while_the_first_one_serves(
+    serve: Callable[..., Any],
+    catalog_dir: Path,
+    pool: EmbedderPool,
+    server: EmbeddingServer,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    use_service(monkeypatch, server)
+    write_catalog(catalog_dir, "tools", [WEATHER, STOCKS, TIMEZONE])
+    async with serve(catalog=catalog_dir, pool=pool) as served:
+        first = served.runtime.service.index.generation
+
+    use_service(monkeypatch, server, MODEL="hash-embed-2", DOCUMENT_PREFIX="document: ")
+    server.received.clear()
+    # The new model fails for a while: the first rebuilds fail, and the first model serves meanwhile.
+    # Two rebuilds fail (a request and its retry each), 1 s then 2 s apart.
+    monkeypatch.setenv("ROUTER_SYNC_RETRY_SECONDS", "1")
+    server.inject(*[Fault(status=503, model="hash-embed-2")] * 4)
+    async with serve(catalog=catalog_dir, pool=pool) as served:
+        during = await served.client.post("/v1/route", json=route("the weather in Oslo"))
+        assert during.status_code == 200, during.text
+        assert served.runtime.service.index.generation == first
+        assert (await served.client.get("/v1/status")).json()["generation"]["rebuild_pending"] is True
+        await rebuilt(served)
+        second = served.runtime.service.index.generation
+        assert second.model == EmbeddingSettings().identity != first.model
+        assert not served.runtime.storage.exists(first.spec.name)
+    models = {r.body["model"] for r in server.received}
+    assert models == {"hash-embed", "hash-embed-2"}, "the first model served while the second was built"
+    documents = [t for r in server.received if r.body["model"] == "hash-embed-2" for t in r.body["input"]]
+    assert sum(t.startswith("document: ") for t in documents) >= 3
