@@ -43,7 +43,7 @@ async def readyz(runtime: RuntimeDep) -> JSONResponse:
     """Model loaded, storage open, first catalog sync done, and an embedding service answering (when one is set)."""
     await runtime.check_embedding()
     checks = runtime.readiness()
-    ready = all(checks.values())
+    ready = runtime.ready(checks)
     body = HealthOut(status="ready" if ready else "starting", checks=checks)
     return JSONResponse(body.model_dump(), status_code=200 if ready else 503)
 
@@ -148,7 +148,7 @@ async def status(request: Request, access: AccessDep, runtime: RuntimeDep) -> St
     traffic: Traffic = request.app.state.traffic
     return StatusOut(
         version=request.app.version,
-        ready=all(checks.values()),
+        ready=runtime.ready(checks),
         checks=checks,
         storage=storage,
         generation=generation,

@@ -151,6 +151,15 @@ class Runtime:
             checks["embedding"] = embedder is not None and getattr(embedder, "failure", None) is None
         return checks
 
+    def ready(self, checks: dict[str, bool]) -> bool:
+        """Whether ``checks`` (of ``readiness``) make the process ready.
+
+        A failing embedding service does not when routes fail open: every replica shares the
+        service, and a route answers the pinned functions meanwhile, as with storage down.
+        """
+        failing_open = self.settings.route.fail_open
+        return all(held or (name == "embedding" and failing_open) for name, held in checks.items())
+
     def _served_embedder(self) -> Embedder | None:
         service = self._service
         return service.index.embedder if service is not None and service.catalogs.ready else None

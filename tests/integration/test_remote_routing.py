@@ -210,6 +210,10 @@ async def test_routes_fail_open_to_the_pinned_functions_while_the_service_is_dow
         assert [f["name"] for f in answer["functions"]] == ["get_local_time"]
         metrics = (await served.client.get("/metrics")).text
         assert "router_route_degraded_total 1.0" in metrics
+        server.stop()  # down for the readiness check too: failing open, the process stays ready
+        ready = await served.client.get("/readyz")
+        assert ready.status_code == 200
+        assert ready.json()["checks"]["embedding"] is False
 
 
 async def test_a_wrong_answer_is_never_stored(
