@@ -81,7 +81,7 @@ ERRORS: dict[int | str, dict[str, Any]] = {
     404: {"model": ErrorOut, "description": "Unknown namespace"},
     413: {"model": ErrorOut, "description": "The body exceeds its size limit"},
     422: {"model": ErrorOut, "description": "Invalid request; the detail names the field"},
-    503: {"model": ErrorOut, "description": "Storage unavailable or the service is starting"},
+    503: {"model": ErrorOut, "description": "Storage or the embedding service unavailable, or the service is starting"},
 }
 
 
