@@ -98,7 +98,11 @@ class RemoteEmbedder(Embedder):
         )
         self._pool = ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="embed-remote")
         self._documents = asyncio.Semaphore(max(1, concurrency - 1))  # one request stays free for queries
-        self.dimension = dimension if dimension is not None else self._probe()
+        try:
+            self.dimension = dimension if dimension is not None else self._probe()
+        except BaseException:
+            self.close()  # its threads and connections, since nothing will own it
+            raise
         self._queries = QueryBatcher(
             self._encode_queries, dimension=self.dimension, lanes=concurrency, cache_size=cache_size
         )

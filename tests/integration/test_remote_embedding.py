@@ -253,3 +253,19 @@ def test_closing_stops_a_retry_that_waits() -> None:
         assert time.monotonic() - started < 5
     finally:
         server.stop()
+
+
+def test_an_unset_dimension_is_asked_of_the_service_which_must_answer(server: EmbeddingServer) -> None:
+    server.stop()
+    with pytest.raises(EmbeddingUnavailable, match="cannot be reached") as failed:
+        make(server, retries=0)
+    assert server.url in failed.value.detail
+    server.start()
+    server.inject(Fault(dimension=12))
+    embedder = make(server)
+    try:
+        assert embedder.dimension == 12  # the first answer's, then held to it
+        with pytest.raises(EmbeddingInvalid, match="expected 12"):
+            embedder.encode(["x"])
+    finally:
+        embedder.close()
