@@ -9,7 +9,15 @@ from collections.abc import Callable, Coroutine
 from dataclasses import fields
 from typing import TYPE_CHECKING, Any
 
-from router.embedding import Embedder, EmbedderPool, Endpoint, LocalEmbedder, RemoteEmbedder, is_remote
+from router.embedding import (
+    Embedder,
+    EmbedderPool,
+    EmbeddingUnavailable,
+    Endpoint,
+    LocalEmbedder,
+    RemoteEmbedder,
+    is_remote,
+)
 from router.retrieval.catalogs import Catalogs
 from router.routing.turns import TurnRouter
 from router.server.metrics import Metrics
@@ -236,7 +244,9 @@ class Runtime:
                 await service.rebuild()
                 return
             except Exception as exc:
-                log.warning("generation rebuild failed; will retry", extra={"detail": str(exc), "delay": delay})
+                expected = isinstance(exc, (EmbeddingUnavailable, StorageUnavailable))  # else a traceback
+                detail = {"detail": str(exc), "delay": delay}
+                log.warning("generation rebuild failed; will retry", extra=detail, exc_info=not expected)
             await asyncio.sleep(delay)
             delay = min(delay * 2, max(REBUILD_RETRY_CAP, self.settings.sync.retry_seconds))
 
