@@ -157,7 +157,7 @@ export function renderNamespaces(status) {
 export function renderHealth(status) {
   pairs(
     $("health-ready"),
-    [["ready", status.ready ? "yes" : "no"], ...Object.entries(status.checks).map(([k, v]) => [k, v ? "ok" : "waiting"])],
+    [["ready", status.ready ? "yes" : "no"], ...Object.entries(status.checks).map(([k, v]) => [k, v ? "ok" : k === "embedding" ? "failing" : "waiting"])],
   );
   const storage = status.storage;
   pairs($("health-storage"), [
