@@ -4,11 +4,11 @@
   message and the names of the functions its ground truth calls (``cd(folder='x')`` -> ``cd``).
   ``benchmarks.bfcl`` loads single-turn questions only; this adds the multi-turn ones.
 - ``split``: the seeded 50/50 train/test split of questions for usage learning.
-- ``Scores``: R@k, MRR@10, nDCG@5 and Complete@10 by function *name*.
+- ``Scores``: R@k, MRR@10, nDCG@5, Complete@5 and Complete@10 by function *name*.
 
 Recall@k counts a question as found when any function it expects is in the top k (one right
-tool in view is what lets the model start); Complete@10 asks for all of them, and is reported
-for multi-function questions only.
+tool in view is what lets the model start); Complete@k asks for all of them in the top k, and
+is reported for multi-function questions only.
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from typing import Any
 from benchmarks.bfcl import FILE_PREFIX, BfclQuestion, data_dir, sanitise_name
 
 KS = (1, 3, 5, 10)
+COMPLETE_KS = (5, 10)
 MULTI_TURN = "multi_turn_base"
 _CALL = re.compile(r"^\s*([A-Za-z_][\w.]*)\s*\(")
 
@@ -88,7 +89,7 @@ class Scores:
     reciprocal: float = 0.0
     ndcg: float = 0.0
     multi: int = 0
-    complete: int = 0
+    complete: dict[int, int] = field(default_factory=lambda: dict.fromkeys(COMPLETE_KS, 0))
 
     def add(self, ranked: Sequence[str], expected: Sequence[str]) -> None:
         """Score one ranking (names, best first) against the expected names."""
@@ -103,19 +104,25 @@ class Scores:
         self.ndcg += dcg / ideal if ideal else 0.0
         if len(wanted) > 1:
             self.multi += 1
-            self.complete += wanted <= set(ranked[:10])
+            for k in COMPLETE_KS:
+                self.complete[k] += wanted <= set(ranked[:k])
 
     def recall(self, k: int) -> float:
         """Share of questions with an expected function in the top ``k``."""
         return self.hits[k] / self.count if self.count else 0.0
 
+    def completed(self, k: int) -> float | None:
+        """Share of multi-function questions with every expected function in the top ``k`` (None without any)."""
+        return self.complete[k] / self.multi if self.multi else None
+
     def row(self) -> dict[str, float | None]:
-        """Every metric by column name (Complete@10 is None without multi-function questions)."""
+        """Every metric by column name (Complete@k is None without multi-function questions)."""
         n = self.count or 1
         figures: dict[str, float | None] = {f"R@{k}": self.recall(k) for k in KS}
         figures["MRR@10"] = self.reciprocal / n
         figures["nDCG@5"] = self.ndcg / n
-        figures["Complete@10"] = self.complete / self.multi if self.multi else None
+        for k in COMPLETE_KS:
+            figures[f"Complete@{k}"] = self.completed(k)
         return figures
 
 

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 from benchmarks.quality_data import KS, Scores
 
-COLUMNS = (*(f"R@{k}" for k in KS), "MRR@10", "nDCG@5", "Complete@10")
+COLUMNS = (*(f"R@{k}" for k in KS), "MRR@10", "nDCG@5", "Complete@5", "Complete@10")
 
 
 @dataclass

@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import statistics
 import sys
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
 import numpy as np
@@ -173,16 +173,39 @@ async def multi_turn(
     return merged
 
 
-async def learn(router: TurnRouter, questions: Sequence[BfclQuestion], *, namespace: str = NAMESPACE) -> None:
-    """Store each question as a finished run: its user messages, then the calls it expects."""
+def run_of(question: BfclQuestion, called: Sequence[str] | None = None) -> list[Mapping[str, Any]]:
+    """A finished run of one request: its user messages, then one assistant message calling
+    ``called`` (default: the functions it expects) in order, each call answered by a result.
+
+    A request needing several tools is one run of several calls, so that what goes together is in it.
+    """
+    names = question.expected if called is None else called
+    calls = [
+        {"id": f"call_{i}", "type": "function", "function": {"name": name, "arguments": "{}"}}
+        for i, name in enumerate(names)
+    ]
+    results = [{"role": "tool", "tool_call_id": call["id"], "content": '{"status": "ok"}'} for call in calls]
+    return [*question.messages, {"role": "assistant", "content": "", "tool_calls": calls}, *results]
+
+
+async def learn(
+    router: TurnRouter,
+    questions: Sequence[BfclQuestion],
+    *,
+    namespace: str = NAMESPACE,
+    wrong: Mapping[str, str] | None = None,
+) -> None:
+    """Store each question as a finished run (``run_of``).
+
+    ``wrong`` maps a question id to a function its run calls in place of its first expected one
+    (a mistake whose call succeeds); the run's other calls stay.
+    """
+    wrong = wrong or {}
 
     def job(question: BfclQuestion) -> Callable[[], Awaitable[None]]:
         async def go() -> None:
-            calls = [
-                {"id": f"call_{i}", "type": "function", "function": {"name": name, "arguments": "{}"}}
-                for i, name in enumerate(question.expected)
-            ]
-            run = [*question.messages, {"role": "assistant", "content": "", "tool_calls": calls}]
+            mistake = wrong.get(question.id)
+            run = run_of(question, None if mistake is None else [mistake, *question.expected[1:]])
             await router.record(f"train-{question.id}", run, user_id=None, namespace=namespace)
 
         return go

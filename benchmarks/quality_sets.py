@@ -5,6 +5,8 @@
   ``multi_turn_base`` conversations.
 - ``apibench``: Gorilla APIBench (``benchmarks.apibench``): 1,066 model APIs of three hubs
   and their 1,776 instructions; no held-out part and no conversations.
+- ``sealtools``: Seal-Tools' development split (``benchmarks.sealtools``): 4,076 generated tools
+  and 700 requests, 500 of them needing several tools (expected in call order).
 
 Every set is split 50/50 by question (seeded) for usage learning.
 """
@@ -14,12 +16,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
-from benchmarks import apibench
+from benchmarks import apibench, sealtools
 from benchmarks.bfcl import BfclFunction, BfclQuestion, dedupe_by_name, load_functions, load_questions
 from benchmarks.quality_data import Conversation, load_conversations
 from router.catalog.functions import FunctionDef
 
-SETS = ("bfcl", "apibench")
+SETS = ("bfcl", "apibench", "sealtools")
 _SMALL_CATALOG = 20
 
 
@@ -72,6 +74,16 @@ def _load(name: str, sample: int | None) -> DevSet:
             _every(sample, bench.questions),
             note=f"instructions of the three hubs ({bench.unmatched} whose answer matches no catalog API left out); "
             "description = `domain. functionality. description`",
+        )
+    if name == "sealtools":
+        seal = sealtools.load()
+        several = sum(len(q.expected) > 1 for q in seal.questions)
+        return DevSet(
+            "sealtools",
+            "Seal-Tools",
+            seal.functions,
+            _every(sample, seal.questions),
+            note=f"development split ({several} of {len(seal.questions)} requests need several tools)",
         )
     raise ValueError(f"unknown set {name!r}; choose from {', '.join(SETS)}")
 
