@@ -39,7 +39,13 @@ from benchmarks.quality_report import Report, Table, set_targets
 from benchmarks.quality_runs import fusion_rankings, learn, route_questions
 from benchmarks.quality_sets import SETS, DevSet, load_set
 from router.embedding import Embedder, Vectors
-from router.evaluate.peers import Bm25Baseline, DenseBaseline, bigtool_text, semantic_kernel_text
+from router.evaluate.peers import (
+    Bm25Baseline,
+    DenseBaseline,
+    PerSentenceBaseline,
+    bigtool_text,
+    semantic_kernel_text,
+)
 from router.routing.turns import TurnRouter
 from router.server.runtime import Runtime
 from router.server.settings import Settings, StorageSettings
@@ -51,6 +57,7 @@ STEPS = (0.1, 0.25, 0.5, 1.0)
 SK = "Semantic Kernel default (`Function name: X, description: Y`; last 2 + new joined)"
 BIGTOOL = "langgraph-bigtool (`name: description`)"
 BM25 = "BM25 over name + description"
+PER_SENTENCE = "dense per sentence, interleaved (`name: description`)"
 
 
 @dataclass
@@ -61,16 +68,19 @@ class Peers:
     sk: DenseBaseline
     bigtool: DenseBaseline
     bm25: Bm25Baseline
+    sentences: PerSentenceBaseline
 
-    def side_by_side(
+    async def side_by_side(
         self, table: Table, questions: Sequence[BfclQuestion], vectors: Vectors, routed: dict[str, list[str]]
-    ) -> tuple[Scores, Scores, Scores]:
-        """Add the three peers and the router; returns (bigtool, BM25, router) scores."""
+    ) -> tuple[Scores, Scores, Scores, Scores]:
+        """Add the four peers and the router; returns (bigtool, BM25, per sentence, router) scores."""
         ids = [q.id for q in questions]
         table.add(score_all(dict(zip(ids, self.sk.rank(vectors), strict=True)), questions), SK)
         dense = table.add(score_all(dict(zip(ids, self.bigtool.rank(vectors), strict=True)), questions), BIGTOOL)
         lexical = table.add(score_all({q.id: self.bm25.rank(q.text) for q in questions}, questions), BM25)
-        return dense, lexical, table.add(score_all(routed, questions), "**router, cold (defaults)**")
+        split = await self.sentences.rank([q.text for q in questions])
+        sentences = table.add(score_all(dict(zip(ids, split, strict=True)), questions), PER_SENTENCE)
+        return dense, lexical, sentences, table.add(score_all(routed, questions), "**router, cold (defaults)**")
 
 
 async def measure_set(report: Report, runtime: Runtime, data: DevSet) -> None:
@@ -82,11 +92,13 @@ async def measure_set(report: Report, runtime: Runtime, data: DevSet) -> None:
     index = service.index
     embedder = index.embedder
     n = len(data.functions)
+    bigtool = DenseBaseline(embedder, data.functions, bigtool_text, progress=progress(f"{namespace} bigtool texts", n))
     peers = Peers(
         embedder,
         DenseBaseline(embedder, data.functions, semantic_kernel_text, progress=progress(f"{namespace} SK texts", n)),
-        DenseBaseline(embedder, data.functions, bigtool_text, progress=progress(f"{namespace} bigtool texts", n)),
+        bigtool,
         Bm25Baseline(data.functions),
+        PerSentenceBaseline(bigtool, embedder),
     )
     dev = data.dev
     cold_router = TurnRouter(runtime.catalogs, settings.model_copy(update={"learn_from_usage": False}))
@@ -94,7 +106,7 @@ async def measure_set(report: Report, runtime: Runtime, data: DevSet) -> None:
     # The router embedded these very texts: its query cache hands the same vectors back.
     vectors = await embedder.query([q.text for q in dev])
     title = f"{data.title}: {data.note} ({len(dev):,} requests), catalog of {n:,} functions"
-    dense, lexical, cold = peers.side_by_side(report.table(title), dev, vectors, routed)
+    dense, lexical, _, cold = await peers.side_by_side(report.table(title), dev, vectors, routed)
 
     limit = max(settings.candidates, 40)
     fusions = await asyncio.to_thread(
@@ -153,7 +165,7 @@ async def measure_set(report: Report, runtime: Runtime, data: DevSet) -> None:
     report.notes += set_targets(data.title, dense, lexical, cold, steps, cold_test=cold_test)
     if data.name == "bfcl":
         await bfcl_extras(report, runtime, data, peers, routed, cold)
-    else:
+    elif data.name == "apibench":
         bounding(report, data.title, train, train_vectors, test, test_vectors, peers.bigtool)
 
 

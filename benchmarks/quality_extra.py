@@ -110,7 +110,7 @@ async def bfcl_extras(
         f"BFCL: held-out live categories ({len(live):,} questions): final check, nothing tuned on them"
     )
     live_vectors = await embedder.query([q.text for q in live])
-    _, _, live_scores = peers.side_by_side(table, live, live_vectors, live_cold)
+    _, _, _, live_scores = await peers.side_by_side(table, live, live_vectors, live_cold)
     learned = table.add(score_all(live_learned, live), "router, after learning from the development training half")
     steady = all(learned.recall(k) >= live_scores.recall(k) for k in (1, 5))
     report.notes.append(

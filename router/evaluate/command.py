@@ -25,9 +25,10 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     """Add ``eval`` to the commands."""
     command = commands.add_parser(
         "eval",
-        help="measure routing on your catalog and cases against dense and BM25 peers",
+        help="measure routing on your catalog and cases against dense, BM25 and per-sentence peers",
         description="Route every case with the current settings (embedded, no server needed) and print "
-        "R@k, all@k and MRR beside dense name: description and BM25 on the same catalog.",
+        "R@k, all@k and MRR beside dense name: description, BM25 and dense per sentence (interleaved) "
+        "on the same catalog.",
     )
     cases = command.add_mutually_exclusive_group(required=True)
     cases.add_argument("--cases", type=Path, help='JSONL: {"request" or "messages", "expected": [names]} per line')

@@ -6,6 +6,9 @@
   ``"Function name: X, description: Y"`` and searches with the last two messages plus the new
   one, joined.
 - **langgraph-bigtool**: embeds ``"name: description"`` and searches with the request.
+- **dense per sentence, interleaved**: the request split into sentences, each ranked like
+  langgraph-bigtool's (``name: description``, cosine), the rankings interleaved round-robin
+  with repeats dropped; a request of one sentence ranks as the dense peer does.
 - **BM25** over name and description: Okapi BM25 (k1 1.5, b 0.75, the common defaults) on
   lower-cased alphanumeric words, with no stemming or identifier splitting beyond ``_``/``.``.
 
@@ -26,6 +29,8 @@ from router.catalog.functions import FunctionDef
 from router.embedding import Embedder
 
 _WORDS = re.compile(r"[a-z0-9]+")
+# A sentence ends at . ! or ? before white space, or at a line break.
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\s*\n\s*")
 
 
 def semantic_kernel_text(function: FunctionDef) -> str:
@@ -73,6 +78,46 @@ class DenseBaseline:
         top = np.argpartition(-scores, k - 1, axis=1)[:, :k]
         order = np.take_along_axis(scores, top, axis=1).argsort(axis=1)[:, ::-1]
         return [[self.names[j] for j in row] for row in np.take_along_axis(top, order, axis=1)]
+
+
+def sentences(text: str) -> list[str]:
+    """The request's sentences, in order (the whole text, stripped, when it has one)."""
+    parts = [part.strip() for part in _SENTENCE_END.split(text)]
+    return [part for part in parts if part] or [text.strip()]
+
+
+def interleave(rankings: Sequence[Sequence[str]], *, k: int = 10) -> list[str]:
+    """Round-robin over ``rankings`` (first of each, then second of each...), repeats dropped, ``k`` at most."""
+    merged: dict[str, None] = {}
+    for rank in range(max(map(len, rankings), default=0)):
+        for ranking in rankings:
+            if rank < len(ranking):
+                merged.setdefault(ranking[rank])
+    return list(merged)[:k]
+
+
+class PerSentenceBaseline:
+    """The dense peer applied to each sentence of a request, the rankings interleaved.
+
+    Args:
+        dense: the ``name: description`` peer whose embeddings it ranks.
+        embedder: the model that embeds the sentences (the router's own instance).
+    """
+
+    def __init__(self, dense: DenseBaseline, embedder: Embedder) -> None:
+        self.dense = dense
+        self._embedder = embedder
+
+    async def rank(self, requests: Sequence[str], *, k: int = 10) -> list[list[str]]:
+        """The ``k`` best function names for each request."""
+        split = [sentences(request) for request in requests]
+        flat = [sentence for parts in split for sentence in parts]
+        ranked = self.dense.rank(await self._embedder.query(flat), k=k) if flat else []
+        rows, start = [], 0
+        for parts in split:
+            rows.append(interleave(ranked[start : start + len(parts)], k=k))
+            start += len(parts)
+        return rows
 
 
 def _words(text: str) -> list[str]:

@@ -18,7 +18,7 @@ from router.embedding import EmbedderPool, Progress
 from router.evaluate import catalogs as sources
 from router.evaluate.cases import Case, assign
 from router.evaluate.metrics import Ranks
-from router.evaluate.peers import Bm25Baseline, DenseBaseline, bigtool_text
+from router.evaluate.peers import Bm25Baseline, DenseBaseline, PerSentenceBaseline, bigtool_text
 from router.evaluate.replay import StoredRun, build_cases, read_runs
 from router.routing.turns import Turn, TurnRouter
 from router.server.runtime import Runtime, open_storage
@@ -32,6 +32,7 @@ COLD = "router, cold"
 LEARNED = "router, replayed"
 DENSE = "dense name: description"
 BM25 = "BM25"
+SENTENCES = "dense per sentence"
 
 
 @dataclass(frozen=True)
@@ -119,21 +120,24 @@ async def route_one(turns: TurnRouter, case: Case) -> Ranks:
 async def peers(
     runtime: Runtime, cases: Sequence[Case], catalogs: dict[str, CatalogDocument]
 ) -> dict[str, list[Ranks]]:
-    """The dense and BM25 peers' ranks for ``cases``, each on its own catalog."""
+    """The dense, BM25 and per-sentence peers' ranks for ``cases``, each on its own catalog."""
     embedder = runtime.catalogs.index.embedder
-    dense: list[Ranks | None] = [None] * len(cases)
-    lexical: list[Ranks | None] = [None] * len(cases)
+    methods = (DENSE, BM25, SENTENCES)
+    ranks: dict[str, list[Ranks | None]] = {method: [None] * len(cases) for method in methods}
     for namespace, document in catalogs.items():
         rows = [i for i, case in enumerate(cases) if case.namespace == namespace]
         if not rows:
             continue
         peer = await asyncio.to_thread(DenseBaseline, embedder, document.functions, bigtool_text)
-        vectors = await embedder.query([cases[i].request for i in rows])
+        requests = [cases[i].request for i in rows]
+        vectors = await embedder.query(requests)
         bm25 = Bm25Baseline(document.functions)
-        for i, names in zip(rows, peer.rank(vectors, k=DEPTH), strict=True):
-            dense[i] = _ranks(cases[i], names)
-            lexical[i] = _ranks(cases[i], bm25.rank(cases[i].request, k=DEPTH))
-    return {DENSE: [r for r in dense if r is not None], BM25: [r for r in lexical if r is not None]}
+        split = await PerSentenceBaseline(peer, embedder).rank(requests, k=DEPTH)
+        for i, dense, sentences in zip(rows, peer.rank(vectors, k=DEPTH), split, strict=True):
+            ranks[DENSE][i] = _ranks(cases[i], dense)
+            ranks[BM25][i] = _ranks(cases[i], bm25.rank(cases[i].request, k=DEPTH))
+            ranks[SENTENCES][i] = _ranks(cases[i], sentences)
+    return {method: [r for r in ranks[method] if r is not None] for method in methods}
 
 
 @contextlib.asynccontextmanager

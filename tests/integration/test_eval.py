@@ -23,7 +23,17 @@ from router.catalog.records import MetaStore
 from router.embedding import EmbedderPool
 from router.evaluate.cases import CasesInvalid, load_cases
 from router.evaluate.catalogs import CatalogUnavailable, from_router
-from router.evaluate.run import BM25, COLD, DENSE, LEARNED, ROUTER, Options, evaluate_cases, evaluate_sessions
+from router.evaluate.run import (
+    BM25,
+    COLD,
+    DENSE,
+    LEARNED,
+    ROUTER,
+    SENTENCES,
+    Options,
+    evaluate_cases,
+    evaluate_sessions,
+)
 from router.retrieval.index import FunctionStore
 from router.server.settings import AuthSettings, Settings, StorageSettings
 from router.sessions.history import MESSAGES
@@ -80,8 +90,8 @@ def test_the_documented_commands_print_the_table_and_pass_the_floor() -> None:
         f"10 cases in 4 catalogs ({catalogs}; {functions} functions), routing as configured (max_functions 3)"
     )
     assert lines[2].split() == HEADS
-    rows = {line.split("  ")[0]: line for line in lines[3:6]}
-    assert list(rows) == [ROUTER, DENSE, BM25]
+    rows = {line.split("  ")[0]: line for line in lines[3:7]}
+    assert list(rows) == [ROUTER, DENSE, BM25, SENTENCES]
     for row in rows.values():
         assert all(0 <= float(v) <= 1 for v in row.split()[-len(HEADS) :])
     assert "Most often missed by the router (not in its top 5):" in lines or (
@@ -99,7 +109,7 @@ def test_json_output_and_the_gate_failing_below_its_floor() -> None:
 
     assert result.returncode == 1, result.stderr
     report = json.loads(result.stdout)
-    assert list(report["methods"]) == [ROUTER, DENSE, BM25]
+    assert list(report["methods"]) == [ROUTER, DENSE, BM25, SENTENCES]
     assert set(report["methods"][ROUTER]) == set(HEADS)
     assert len(report["cases"]) == 10
     assert report["cases"][0]["expected"] == ["search_flights"]
@@ -244,7 +254,7 @@ async def test_stored_sessions_become_cases_replayed_in_time_order(
     assert cold[1]["send_email"] >= 3
     assert learned[1] == {"send_email": 1}
     assert evaluation.router == LEARNED
-    assert list(evaluation.methods) == [COLD, LEARNED, DENSE, BM25]
+    assert list(evaluation.methods) == [COLD, LEARNED, DENSE, BM25, SENTENCES]
     assert evaluation.notes == [
         "3 of 4 stored runs called functions of the catalog; each request behind their calls is a case",
         "calls of functions no longer in the catalog were left out: retired_tool",
@@ -261,7 +271,7 @@ async def test_from_sessions_on_the_command_line(tmp_path: Path, serve: Callable
 
     assert result.returncode == 0, result.stderr
     report = json.loads(result.stdout)
-    assert list(report["methods"]) == [COLD, LEARNED, DENSE, BM25]
+    assert list(report["methods"]) == [COLD, LEARNED, DENSE, BM25, SENTENCES]
     assert report["router"] == LEARNED
     assert [c["expected"] for c in report["cases"]] == [
         ["send_email"],

@@ -17,6 +17,7 @@ from router.evaluate.metrics import (
     recall_at,
     smallest_complete,
 )
+from router.evaluate.peers import interleave, sentences
 from router.evaluate.replay import build_cases, group_runs
 from router.evaluate.report import Gate, as_json, table
 from router.evaluate.run import Evaluation
@@ -267,3 +268,19 @@ def test_the_json_has_the_figures_ranks_misses_and_gate() -> None:
         "complete_share": 0.95,
     }
     assert report["gate"] == {"k": 3, "min_recall": 0.6, "recall": 0.5, "passed": False}
+
+
+def test_a_request_splits_into_its_sentences_and_lines() -> None:
+    text = "Get the pharmacodynamics of Aspirin. Then get its tablets' properties!\nLastly, validate batch BA1.2?"
+    assert sentences(text) == [
+        "Get the pharmacodynamics of Aspirin.",
+        "Then get its tablets' properties!",
+        "Lastly, validate batch BA1.2?",
+    ]
+    assert sentences("  one request  ") == ["one request"]
+
+
+def test_rankings_interleave_round_robin_without_repeats() -> None:
+    assert interleave([["a", "b", "c"], ["b", "d"], ["e"]], k=10) == ["a", "b", "e", "d", "c"]
+    assert interleave([["a", "b", "c"], ["b", "d"], ["e"]], k=3) == ["a", "b", "e"]
+    assert interleave([], k=3) == []
