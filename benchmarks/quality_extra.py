@@ -1,7 +1,8 @@
 """The set-specific parts of the quality benchmark.
 
-- ``bfcl_extras``: the router per category, multi-turn (``multi_turn_base``) and the held-out
-  live categories (cold and after learning), a final check never tuned on.
+- ``bfcl_extras``: the router per category, multi-turn (``multi_turn_base``, in
+  ``benchmarks.quality_turns``) and the held-out live categories (cold and after learning), a
+  final check never tuned on.
 - ``bounding``: what bounding the usage examples per function costs, on a set with many
   requests per function: the latest ``cap`` against the router's rule (near-duplicates merge;
   at the cap a new request replaces the kept one nearest to it), ranked by the
@@ -14,11 +15,12 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from benchmarks.bfcl import BfclQuestion
-from benchmarks.quality_data import Scores, Turn, score_all
+from benchmarks.quality_data import Scores, score_all
 from benchmarks.quality_learning import keep, nearest_example
 from benchmarks.quality_limits import limits
 from benchmarks.quality_report import Report
-from benchmarks.quality_runs import multi_turn, route_questions
+from benchmarks.quality_runs import route_questions
+from benchmarks.quality_turns import multi_turn_tables
 from router.embedding import Vectors
 from router.evaluate.peers import DenseBaseline
 from router.retrieval.examples import MAX_EXAMPLES
@@ -31,31 +33,12 @@ if TYPE_CHECKING:
 
 
 CAPS = (1, 4, 16, 64, 256)
-# Context on every turn (clear = 1: a new turn is never clear enough to go without it), or only
-# on turns whose best similarity is below the clear mark (the router's way).
-CONTEXT_VARIANTS: tuple[tuple[float, float, float], ...] = ((0.3, 0.99, 1.0),)
-
-
-def _context_label(weight: float, vague: float, clear: float) -> str:
-    if clear >= 1.0:
-        return f"history on every turn, w={weight:g}"
-    return f"history when the new turn's best similarity < {clear:g} (full below {vague:g}), w={weight:g}"
-
-
-def _turns(rows: Sequence[Sequence[str]], turns: Sequence[Turn]) -> Scores:
-    scores = Scores()
-    for ranked, turn in zip(rows, turns, strict=True):
-        if turn.expected:
-            scores.add(ranked, turn.expected)
-    return scores
 
 
 async def bfcl_extras(
     report: Report, runtime: Runtime, data: DevSet, peers: Peers, routed: dict[str, list[str]], cold: Scores
 ) -> None:
     """Per category, multi-turn and the held-out live questions (after the learning steps ran)."""
-    from benchmarks.quality import BIGTOOL, SK
-
     service, router = runtime.service, runtime.turns
     settings = router.settings
     embedder = service.index.embedder
@@ -68,40 +51,7 @@ async def bfcl_extras(
     def variant(**changes: float | bool) -> TurnRouter:
         return TurnRouter(runtime.catalogs, settings.model_copy(update=changes))
 
-    conversations = data.conversations
-    turns = [t for c in conversations for t in c.turns]
-    default = (settings.context_weight, settings.context_vague, settings.context_clear)
-    chosen = _context_label(*default)
-    quiet = {"learn_from_usage": False}
-    routers = {
-        _context_label(*v): variant(context_weight=v[0], context_vague=v[1], context_clear=v[2], **quiet)
-        for v in dict.fromkeys((*CONTEXT_VARIANTS, default))
-    }
-    rows = await multi_turn(routers, conversations, recent=settings.recent_messages, namespace=namespace)
-    joined = [
-        "\n".join(t.text for t in c.turns[max(0, i - 2) : i + 1]) for c in conversations for i in range(len(c.turns))
-    ]
-    table = report.table(
-        f"BFCL: multi-turn (`multi_turn_base`: {len(conversations)} conversations, turns with a call)",
-        note="History = the session's earlier user turns, stored with `record`, read back by `route` "
-        f"(last {settings.recent_messages}), fused as (s_new + w s_recent) / (1 + w), w scaled down "
-        "to 0 as the new turn's best similarity rises from the full-weight mark to the clear mark, and by "
-        "(best_recent - best_new) / best_new (the recent query's best match against the new turn's, full from "
-        f"twice as good). Default: {chosen}. "
-        "Routed without usage examples (the sessions' own calls are not stored).",
-    )
-    alone = table.add(_turns(rows.pop("alone"), turns), "router, new turn alone")
-    table.add(_turns(rows.pop("joined"), turns), "router, last 2 + new turn joined (one query)")
-    with_history = {label: table.add(_turns(r, turns), f"router, {label}") for label, r in rows.items()}
-    table.add(_turns(peers.sk.rank(await embedder.query(joined)), turns), SK)
-    table.add(_turns(peers.bigtool.rank(await embedder.query([t.text for t in turns])), turns), BIGTOOL + ", new turn")
-    history = with_history[chosen]
-    steady = all(history.recall(k) >= alone.recall(k) for k in (1, 3, 5, 10))
-    report.notes += [
-        f"- BFCL multi-turn: with history ({chosen}) R@1 {history.recall(1):.3f}, R@5 {history.recall(5):.3f} "
-        f"against the new turn alone R@1 {alone.recall(1):.3f}, R@5 {alone.recall(5):.3f}: "
-        + ("never worse at R@1, R@3, R@5, R@10 (met)." if steady else "**worse at some k (not met)**."),
-    ]
+    await multi_turn_tables(report, runtime, data, peers)
 
     live = data.live
     live_cold = await route_questions(variant(learn_from_usage=False), live, "bfcl live cold", namespace=namespace)

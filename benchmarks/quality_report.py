@@ -8,6 +8,8 @@ from dataclasses import dataclass, field
 from benchmarks.quality_data import KS, Scores
 
 COLUMNS = (*(f"R@{k}" for k in KS), "MRR@10", "nDCG@5", "Complete@5", "Complete@10")
+# The per-set summary: what the issue's targets read.
+SUMMARY = ("R@1", "R@5", "R@10", "MRR@10", "Complete@5", "Complete@10")
 
 
 @dataclass
@@ -51,9 +53,11 @@ class Report:
     tables: list[Table] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
 
-    def table(self, title: str, *, lead: Sequence[str] = ("method",), note: str = "") -> Table:
+    def table(
+        self, title: str, *, lead: Sequence[str] = ("method",), note: str = "", columns: Sequence[str] = COLUMNS
+    ) -> Table:
         """Start a new table."""
-        table = Table(title, lead=lead, note=note)
+        table = Table(title, lead=lead, note=note, columns=columns)
         self.tables.append(table)
         return table
 
@@ -61,44 +65,3 @@ class Report:
         """The whole section body."""
         parts = ["\n".join(self.header), *(t.markdown() for t in self.tables), "\n".join(self.notes)]
         return "\n\n".join(p for p in parts if p.strip())
-
-
-def set_targets(
-    title: str,
-    dense: Scores,
-    lexical: Scores,
-    cold: Scores,
-    learned: Sequence[tuple[str, Scores, Scores]],
-    *,
-    cold_test: Scores | None = None,
-) -> list[str]:
-    """The issue's targets on one set: cold 0.02 above the better simple method; learned at the baseline.
-
-    ``learned`` holds, per step of stored runs, its label, the router's scores and the baseline's;
-    with ``cold_test`` (the router cold on the same routed requests), learning must not rank worse.
-    """
-
-    def check(ok: bool) -> str:
-        return "met" if ok else "**not met**"
-
-    lines = []
-    for k in (1, 5):
-        floor = max(dense.recall(k), lexical.recall(k))
-        lines.append(
-            f"- {title}: cold R@{k} {cold.recall(k):.3f} against the better of dense `name: description` and BM25 "
-            f"{floor:.3f} (+0.02 wanted): {cold.recall(k) - floor:+.3f}, {check(cold.recall(k) >= floor + 0.02)}."
-        )
-    for label, router, baseline in learned:
-        gaps = ", ".join(f"R@{k} {router.recall(k) - baseline.recall(k):+.3f}" for k in (1, 5, 10))
-        reached = all(router.recall(k) >= baseline.recall(k) for k in (1, 5))
-        lines.append(
-            f"- {title}: learned, stored runs {label}, against the nearest-example baseline: {gaps}, {check(reached)}."
-        )
-        if cold_test is not None:
-            gaps = ", ".join(f"R@{k} {router.recall(k) - cold_test.recall(k):+.3f}" for k in (1, 5))
-            steady = all(router.recall(k) >= cold_test.recall(k) for k in (1, 5))
-            lines.append(
-                f"- {title}: learned, stored runs {label}, against the router cold on the same requests: {gaps}, "
-                f"{check(steady)}."
-            )
-    return lines

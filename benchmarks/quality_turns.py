@@ -1,0 +1,100 @@
+"""Multi-turn (BFCL ``multi_turn_base``): the peers on the new turn, the router cold and learned, and vague turns.
+
+Every turn with a call is ranked by the peers (Semantic Kernel on the last two turns and the new
+one joined; dense ``name: description``, BM25 and the per-sentence reference on the new turn),
+and by the router: on the new turn alone, on the last turns joined into one query, with the
+session's history (its way, cold), and with history after the BFCL training half was stored
+(learned).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from benchmarks.quality_data import Scores, Turn
+from benchmarks.quality_report import SUMMARY, Report
+from benchmarks.quality_runs import multi_turn
+from benchmarks.quality_targets import cold_targets
+from router.routing.turns import TurnRouter
+from router.server.runtime import Runtime
+
+if TYPE_CHECKING:
+    from benchmarks.quality import Peers
+    from benchmarks.quality_sets import DevSet
+
+# Context on every turn (clear = 1: a new turn is never clear enough to go without it), or only
+# on turns whose best similarity is below the clear mark (the router's way).
+CONTEXT_VARIANTS: tuple[tuple[float, float, float], ...] = ((0.3, 0.99, 1.0),)
+LEARNED = "**router, learned** (history; BFCL training half stored)"
+
+
+def _context_label(weight: float, vague: float, clear: float) -> str:
+    if clear >= 1.0:
+        return f"history on every turn, w={weight:g}"
+    return f"history when the new turn's best similarity < {clear:g} (full below {vague:g}), w={weight:g}"
+
+
+def _turns(rows: Sequence[Sequence[str]], turns: Sequence[Turn], keep: Sequence[bool] | None = None) -> Scores:
+    scores = Scores()
+    for i, (ranked, turn) in enumerate(zip(rows, turns, strict=True)):
+        if turn.expected and (keep is None or keep[i]):
+            scores.add(ranked, turn.expected)
+    return scores
+
+
+async def multi_turn_tables(report: Report, runtime: Runtime, data: DevSet, peers: Peers) -> None:
+    """The multi-turn table and its targets."""
+    from benchmarks.quality import BIGTOOL, BM25, PER_SENTENCE, SK
+
+    settings = runtime.turns.settings
+    namespace = data.name
+    conversations = data.conversations
+    turns = [t for c in conversations for t in c.turns]
+
+    def variant(**changes: float | bool) -> TurnRouter:
+        return TurnRouter(runtime.catalogs, settings.model_copy(update=changes))
+
+    default = (settings.context_weight, settings.context_vague, settings.context_clear)
+    chosen = _context_label(*default)
+    quiet = {"learn_from_usage": False}
+    routers = {
+        _context_label(*v): variant(context_weight=v[0], context_vague=v[1], context_clear=v[2], **quiet)
+        for v in dict.fromkeys((*CONTEXT_VARIANTS, default))
+    }
+    routers[LEARNED] = runtime.turns
+    rows = await multi_turn(routers, conversations, recent=settings.recent_messages, namespace=namespace)
+    joined = [
+        "\n".join(t.text for t in c.turns[max(0, i - 2) : i + 1]) for c in conversations for i in range(len(c.turns))
+    ]
+    texts = [t.text for t in turns]
+    vectors = await peers.embedder.query(texts)
+    table = report.table(
+        f"BFCL: multi-turn (`multi_turn_base`: {len(conversations)} conversations, turns with a call)",
+        columns=SUMMARY,
+        note="History = the session's earlier user turns, stored with `record`, read back by `route` "
+        f"(last {settings.recent_messages}), weighted by the router's context rule. Default: {chosen}. "
+        "Cold routers store no usage examples (the sessions' own calls are not stored); the learned one "
+        "routes after the BFCL training half was stored (no multi-turn run).",
+    )
+    table.add(_turns(peers.sk.rank(await peers.embedder.query(joined)), turns), SK)
+    dense = table.add(_turns(peers.bigtool.rank(vectors), turns), BIGTOOL + ", new turn")
+    lexical = table.add(_turns([peers.bm25.rank(t) for t in texts], turns), BM25 + ", new turn")
+    split = table.add(_turns(await peers.sentences.rank(texts), turns), PER_SENTENCE + ", new turn")
+    alone_rows, joined_rows = rows.pop("alone"), rows.pop("joined")
+    alone = table.add(_turns(alone_rows, turns), "router, new turn alone")
+    table.add(_turns(joined_rows, turns), "router, last 2 + new turn joined (one query)")
+    learned_rows = rows.pop(LEARNED)
+    labelled = {label: table.add(_turns(r, turns), f"router, {label}") for label, r in rows.items()}
+    table.add(_turns(learned_rows, turns), LEARNED)
+    history = labelled[chosen]
+    title = "BFCL multi-turn"
+    report.notes += cold_targets(
+        "multi_turn_base", title, {BIGTOOL: dense, BM25: lexical, PER_SENTENCE: split}, history
+    )
+    steady = all(history.recall(k) >= alone.recall(k) for k in (1, 3, 5, 10))
+    report.notes.append(
+        f"- {title}: with history ({chosen}) R@1 {history.recall(1):.3f}, R@5 {history.recall(5):.3f} "
+        f"against the new turn alone R@1 {alone.recall(1):.3f}, R@5 {alone.recall(5):.3f}: "
+        + ("never worse at R@1, R@3, R@5, R@10 (met)." if steady else "**worse at some k (not met)**.")
+    )
