@@ -8,14 +8,16 @@ requests are routed through ``TurnRouter.route``. Measured per set, in order:
 1. the summary: Semantic Kernel's default, langgraph-bigtool's (dense ``name: description``),
    BM25 over name and description, the per-sentence reference (dense per sentence,
    interleaved), the router cold; then, on the test half of a seeded 50/50 split, the router
-   cold and learned (the whole training half stored as runs);
+   cold, learned (the whole training half stored as runs) and learned from noisy runs;
 2. the fusion choice: the router's adaptive fusion beside fixed convex mixes, RRF and DBSF as Qdrant fuses;
 3. usage learning in growing steps: the training half is stored as finished runs
    (``TurnRouter.record``), and after each step the test half is routed and ranked by the
    plain nearest-example baseline over the same stored requests;
-4. (BFCL) the router per category, multi-turn (``multi_turn_base``, with its vague turns on
+4. noisy usage (``benchmarks.quality_noisy``): the training half stored again in a copy of the
+   catalog with a tenth of the runs calling a wrong function, and the share of the learned gain kept;
+5. (BFCL) the router per category, multi-turn (``multi_turn_base``, with its vague turns on
    their own) and the held-out live questions, cold and after learning: a final check, never tuned on;
-5. (APIBench) how bounding the examples per function costs, latest-k against the router's rule.
+6. (APIBench) how bounding the examples per function costs, latest-k against the router's rule.
 
 The issue's targets (``benchmarks.quality_targets``) are printed per set, each met or not.
 Tables go to stdout and to ``benchmarks/RESULTS.md`` under "## Retrieval quality (make bench-quality)",
@@ -38,10 +40,11 @@ from benchmarks.harness import Header, progress, record
 from benchmarks.quality_data import Scores, score_all, split
 from benchmarks.quality_extra import bfcl_extras, bounding
 from benchmarks.quality_learning import nearest_example
+from benchmarks.quality_noisy import noisy_pass, reuse_catalog_vectors
 from benchmarks.quality_report import SUMMARY, Report, Table
 from benchmarks.quality_runs import fusion_rankings, learn, route_questions
 from benchmarks.quality_sets import SETS, DevSet, load_set
-from benchmarks.quality_targets import cold_targets, learned_targets
+from benchmarks.quality_targets import cold_targets, learned_targets, noisy_targets
 from router.embedding import Embedder, Vectors
 from router.evaluate.peers import (
     Bm25Baseline,
@@ -125,8 +128,11 @@ async def measure_set(report: Report, runtime: Runtime, data: DevSet) -> None:
     clean = steps[-1][1]
     summary.add(cold_test, "router, cold (test half)")
     summary.add(clean, "**router, learned** (test half)")
+    noisy, wrong = await noisy_pass(runtime, namespace, data.functions, train, train_vectors, test, peers.bigtool)
+    summary.add(noisy, f"router, learned with {wrong:,} of {len(train):,} runs wrong (test half)")
     report.notes += cold_targets(data.name, data.title, {BIGTOOL: dense, BM25: lexical, PER_SENTENCE: sentences}, cold)
     report.notes += learned_targets(data.title, steps, cold_test=cold_test)
+    report.notes += noisy_targets(data.title, cold_test, clean, noisy, wrong=wrong, stored=len(train))
     if data.name == "bfcl":
         await bfcl_extras(report, runtime, data, peers, routed, cold)
     elif data.name == "apibench":
@@ -212,6 +218,7 @@ async def measure(report: Report, sets: Sequence[str], *, sample: int | None = N
     with tempfile.TemporaryDirectory(prefix="bench-quality-") as tmp:
         runtime = Runtime(Settings(storage=StorageSettings(data=Path(tmp) / "data")), progress=progress)
         await runtime.start()
+        reuse_catalog_vectors(runtime.service.index.embedder)
         try:
             for name in sets:
                 await measure_set(report, runtime, load_set(name, sample=sample))

@@ -4,7 +4,8 @@ Cold, on every development set: the router at least ``MARGIN`` above the best of
 ``name: description`` peer, BM25 and the per-sentence reference on R@5 and on Complete@10 (n/a
 where no request needs several tools), and never below ``TODAY_R1``. On Seal-Tools, also
 Complete@10 and Complete@5 at least ``SEALTOOLS_COMPLETE``. Learned: at least the
-nearest-example baseline at every step.
+nearest-example baseline at every step. Noisy usage: the learned ranking keeps at least
+``KEPT`` of its gain over cold when a tenth of the stored runs call a wrong function.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ MARGIN = 0.03
 # multi-turn; Seal-Tools measured at that commit with `--sets sealtools --no-record`.
 TODAY_R1 = {"bfcl": 0.789, "apibench": 0.111, "multi_turn_base": 0.518, "sealtools": 0.0}
 SEALTOOLS_COMPLETE = {10: 0.90, 5: 0.80}
+KEPT = 0.9
 
 
 def _check(ok: bool) -> str:
@@ -90,3 +92,27 @@ def learned_targets(
                 f"{_check(steady)}."
             )
     return lines
+
+
+def kept_gain(cold: Scores, clean: Scores, noisy: Scores, k: int) -> float | None:
+    """(noisy - cold) / (clean - cold) on R@k: the share of the learned gain that wrong runs leave (None: no gain)."""
+    gain = clean.recall(k) - cold.recall(k)
+    return None if gain <= 0 else (noisy.recall(k) - cold.recall(k)) / gain
+
+
+def noisy_targets(title: str, cold: Scores, clean: Scores, noisy: Scores, *, wrong: int, stored: int) -> list[str]:
+    """The noisy-usage figure: the learned gain over cold kept with ``wrong`` of ``stored`` runs wrong."""
+    parts, verdicts = [], []
+    for k in (1, 5):
+        kept = kept_gain(cold, clean, noisy, k)
+        figures = f"cold {cold.recall(k):.3f}, clean {clean.recall(k):.3f}, noisy {noisy.recall(k):.3f}"
+        if kept is None:
+            parts.append(f"R@{k} n/a (no gain to keep: {figures})")
+            continue
+        verdicts.append(kept >= KEPT)
+        parts.append(f"R@{k} {kept:.0%} ({figures})")
+    verdict = _check(all(verdicts)) if verdicts else "n/a"
+    return [
+        f"- {title}: noisy usage ({wrong:,} of {stored:,} stored runs call a wrong function that succeeds): "
+        f"gain over cold kept {'; '.join(parts)}; at least {KEPT:.0%} wanted: {verdict}."
+    ]
