@@ -4,11 +4,14 @@ Every turn with a call is ranked by the peers (Semantic Kernel on the last two t
 one joined; dense ``name: description``, BM25 and the per-sentence reference on the new turn),
 and by the router: on the new turn alone, on the last turns joined into one query, with the
 session's history (its way, cold), and with history after the BFCL training half was stored
-(learned).
+(learned). Follow-ups are measured on their own: the vague turns, whose new turn's best
+similarity to any function (the router's dense search, cold) is below the router's clear mark,
+where the context may count, and below its vague mark, where it counts in full.
 """
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -44,10 +47,11 @@ def _turns(rows: Sequence[Sequence[str]], turns: Sequence[Turn], keep: Sequence[
 
 
 async def multi_turn_tables(report: Report, runtime: Runtime, data: DevSet, peers: Peers) -> None:
-    """The multi-turn table and its targets."""
+    """The multi-turn table, its targets, and the vague turns' table."""
     from benchmarks.quality import BIGTOOL, BM25, PER_SENTENCE, SK
 
     settings = runtime.turns.settings
+    index = runtime.service.index
     namespace = data.name
     conversations = data.conversations
     turns = [t for c in conversations for t in c.turns]
@@ -98,3 +102,28 @@ async def multi_turn_tables(report: Report, runtime: Runtime, data: DevSet, peer
         f"against the new turn alone R@1 {alone.recall(1):.3f}, R@5 {alone.recall(5):.3f}: "
         + ("never worse at R@1, R@3, R@5, R@10 (met)." if steady else "**worse at some k (not met)**.")
     )
+
+    # The new turn's best similarity, as the router's context rule reads it (cold: no usage examples).
+    store = index.store
+    best = [
+        hits[0].score if (hits := await asyncio.to_thread(store.search, namespace, v.tolist(), limit=1)) else 0.0
+        for v in vectors
+    ]
+    marks = (
+        (f"below the vague mark {settings.context_vague:g} (context in full)", settings.context_vague),
+        (f"below the clear mark {settings.context_clear:g} (context counts)", settings.context_clear),
+    )
+    called = [bool(t.expected) for t in turns]
+    table = report.table(
+        "BFCL: multi-turn, vague turns on their own (the new turn's best cosine to any function is low)",
+        lead=("turns", "method"),
+        columns=SUMMARY,
+        note=f"{sum(called):,} turns with a call; best cosine = the router's dense search of the new turn, cold.",
+    )
+    for label, mark in marks:
+        keep = [b < mark for b in best]
+        lead = f"{sum(k and c for k, c in zip(keep, called, strict=True)):,} {label}"
+        table.add(_turns(alone_rows, turns, keep), lead, "router, new turn alone")
+        table.add(_turns(joined_rows, turns, keep), lead, "router, last 2 + new turn joined (one query)")
+        table.add(_turns(rows[chosen], turns, keep), lead, f"router with context, {chosen}")
+        table.add(_turns(learned_rows, turns, keep), lead, LEARNED)
