@@ -19,10 +19,12 @@ from typing import Any
 import httpx
 import pytest
 
+from router.catalog.functions import parse_document
 from router.catalog.records import MetaStore
-from router.embedding import EmbedderPool
+from router.embedding import Embedder, EmbedderPool
 from router.evaluate.cases import CasesInvalid, load_cases
 from router.evaluate.catalogs import CatalogUnavailable, from_router
+from router.evaluate.peers import DenseBaseline, PerSentenceBaseline, bigtool_text
 from router.evaluate.run import (
     BM25,
     COLD,
@@ -281,3 +283,14 @@ async def test_from_sessions_on_the_command_line(tmp_path: Path, serve: Callable
     assert report["cases"][1]["ranks"][LEARNED] == {"send_email": 1}
     assert missing.returncode == 2
     assert "does not exist" in missing.stderr
+
+
+async def test_the_per_sentence_peer_brings_each_sentences_function(embedder: Embedder) -> None:
+    functions = parse_document(json.loads((EXAMPLES / "travel.json").read_text()), source="travel.json").functions
+    dense = await asyncio.to_thread(DenseBaseline, embedder, functions, bigtool_text)
+    request = "Find flights from Boston to Lisbon on May 3. Then check whether I need a visa for Portugal."
+
+    (ranked,) = await PerSentenceBaseline(dense, embedder).rank([request], k=4)
+
+    assert {"search_flights", "check_visa_requirements"} <= set(ranked[:2])
+    assert len(ranked) == len(set(ranked)) == 4
