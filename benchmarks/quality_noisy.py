@@ -31,7 +31,8 @@ def wrong_calls(train: Sequence[BfclQuestion], vectors: Vectors, dense: DenseBas
     chosen = sorted(random.Random(SEED).sample(range(len(train)), round(WRONG_SHARE * len(train))))
     if not chosen:
         return {}
-    ranked = dense.rank(vectors[chosen], k=len(train[0].expected) + 10)
+    # One more than a request expects always holds a function it does not need.
+    ranked = dense.rank(vectors[chosen], k=1 + max(len(train[row].expected) for row in chosen))
     wrong = {}
     for row, names in zip(chosen, ranked, strict=True):
         question = train[row]
