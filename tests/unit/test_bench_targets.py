@@ -17,6 +17,7 @@ def test_the_kept_gain_is_the_noisy_share_of_the_clean_gain_over_cold() -> None:
     cold, clean, noisy = _scores(2), _scores(6), _scores(5)
     assert kept_gain(cold, clean, noisy, 1) == 0.75
     assert kept_gain(cold, cold, noisy, 1) is None
+    assert kept_gain(_scores(200, 1000), _scores(205, 1000), noisy, 1) is None  # a few requests: noise
     line = noisy_targets("Set", cold, clean, noisy, wrong=1, stored=10)[0]
     assert "R@1 75%" in line
     assert line.endswith("**not met**.")
