@@ -16,7 +16,6 @@ request overrule the words only where they had missed.
 from __future__ import annotations
 
 import asyncio
-import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -27,15 +26,12 @@ from router.retrieval.catalogs import ActiveIndex
 from router.retrieval.examples import Example
 from router.retrieval.fusion import adaptive
 from router.retrieval.index import HIT_FIELDS, FunctionStore
+from router.retrieval.parts import parts as clauses
 from router.retrieval.sparse import query_vector
 from router.storage.base import Search
 
 # Earlier messages read to find the request behind a call posted after it (one turn and then some).
 CONTEXT_MESSAGES = 20
-_ABBREVIATIONS = r"(?<!\bMr\.)(?<!\bMrs\.)(?<!\bMs\.)(?<!\bDr\.)(?<!\bSt\.)(?<!\bvs\.)(?<!\be\.g\.)(?<!\bi\.e\.)"
-_CONNECTIVE = r"(?:and\s+)?(?:also|then|after that|additionally|finally|next|lastly|furthermore|moreover)\b[,:]?"
-_CLAUSE = re.compile(_ABBREVIATIONS + r"(?<=[.?!;])\s+(?=[A-Z\"'(])|\n+|,?\s+" + _CONNECTIVE + r"\s+", re.IGNORECASE)
-_LEADING = re.compile(r"^" + _CONNECTIVE + r"\s*", re.IGNORECASE)
 
 
 def called_functions(message: Mapping[str, Any]) -> list[str]:
@@ -109,13 +105,6 @@ def _results_only(message: Mapping[str, Any]) -> bool:
         and bool(content)
         and all(isinstance(p, Mapping) and p.get("type") == "tool_result" for p in content)
     )
-
-
-def clauses(text: str) -> list[str]:
-    """The clauses of a request that may ask for several things (sentences, "also ...", "then ...")."""
-    parts = [_LEADING.sub("", part.strip(" \"'")) for part in _CLAUSE.split(text) if part and part.strip(" \"'")]
-    kept = [part for part in parts if len(part.split()) >= 3]
-    return kept or [text]
 
 
 async def learn(
