@@ -9,7 +9,7 @@ requests are routed through ``TurnRouter.route``. Measured per set, in order:
    BM25 over name and description, the per-sentence reference (dense per sentence,
    interleaved), the router cold; then, on the test half of a seeded 50/50 split, the router
    cold, learned (the whole training half stored as runs) and learned from noisy runs;
-2. the fusion choice: the router's adaptive fusion beside fixed convex mixes, RRF and DBSF as Qdrant fuses;
+2. the fusion choice: the router's fixed convex mix beside other lexical weights, RRF and DBSF as Qdrant fuses;
 3. usage learning in growing steps: the training half is stored as finished runs
    (``TurnRouter.record``), and after each step the test half is routed and ranked by the
    plain nearest-example baseline over the same stored requests;
@@ -228,10 +228,9 @@ async def measure(report: Report, sets: Sequence[str], *, sample: int | None = N
                 f"Whole run {time.perf_counter() - started:.0f} s."
                 + (f" **Sample of {sample} per set.**" if sample else ""),
                 f"Model `{index.embedder.model_name}`; router defaults: text template `{index.generation.text}`, "
-                f"adaptive fusion (lexical share at most {settings.lexical_weight:g}), example weight "
-                f"b = {settings.example_weight:g}, context weight w = {settings.context_weight:g} (fading to 0 as the "
-                f"new turn's best similarity rises from {settings.context_vague:g} to {settings.context_clear:g}, "
-                "and scaled by how much better the recent context matches than the new turn, full from twice), "
+                f"lexical share a = {settings.lexical_weight:g}, example weight b = {settings.example_weight:g}, "
+                f"context weight w = {settings.context_weight:g} for a turn whose best similarity is under "
+                f"{settings.context_vague:g}, a turn's parts taking turns in the top-N, "
                 f"candidates {settings.candidates} per signal. "
                 "R@k counts a request when any function it expects is in the top k (by name); Complete@k "
                 "asks for all of them in the top k (multi-function requests only).",

@@ -21,7 +21,7 @@ from tqdm import tqdm
 from benchmarks.bfcl import BfclQuestion
 from benchmarks.quality_data import Conversation
 from router.retrieval.candidates import candidates
-from router.retrieval.fusion import adaptive, hybrid
+from router.retrieval.fusion import hybrid
 from router.retrieval.index import FunctionStore
 from router.retrieval.scored import Candidate
 from router.retrieval.sparse import query_vector
@@ -92,8 +92,6 @@ def fusion_rankings(
         dense = vector.tolist()
         sparse = query_vector(question.text)
         found = candidates(store, namespace, dense, sparse, limit=limit)
-        ranked, _ = adaptive(found, example_weight=example_weight)
-        methods.setdefault("adaptive (the router's)", {})[question.id] = [f.name for f in ranked[:K]]
         for weight in weights:
             ranked = hybrid(found, lexical_weight=weight, example_weight=example_weight)
             methods.setdefault(f"convex a={weight:g}", {})[question.id] = [f.name for f in ranked[:K]]

@@ -5,8 +5,8 @@ one joined; dense ``name: description``, BM25 and the per-sentence reference on 
 and by the router: on the new turn alone, on the last turns joined into one query, with the
 session's history (its way, cold), and with history after the BFCL training half was stored
 (learned). Follow-ups are measured on their own: the vague turns, whose new turn's best
-similarity to any function (the router's dense search, cold) is below the router's clear mark,
-where the context may count, and below its vague mark, where it counts in full.
+similarity to any function (the router's dense search, cold) is below the router's vague mark,
+where the context counts.
 """
 
 from __future__ import annotations
@@ -26,16 +26,16 @@ if TYPE_CHECKING:
     from benchmarks.quality import Peers
     from benchmarks.quality_sets import DevSet
 
-# Context on every turn (clear = 1: a new turn is never clear enough to go without it), or only
-# on turns whose best similarity is below the clear mark (the router's way).
-CONTEXT_VARIANTS: tuple[tuple[float, float, float], ...] = ((0.3, 0.99, 1.0),)
+# Context on every turn (vague = 1: every turn is vague enough), or only on turns whose best
+# similarity is below the vague mark (the router's way).
+CONTEXT_VARIANTS: tuple[tuple[float, float], ...] = ((0.3, 1.0),)
 LEARNED = "**router, learned** (history; BFCL training half stored)"
 
 
-def _context_label(weight: float, vague: float, clear: float) -> str:
-    if clear >= 1.0:
+def _context_label(weight: float, vague: float) -> str:
+    if vague >= 1.0:
         return f"history on every turn, w={weight:g}"
-    return f"history when the new turn's best similarity < {clear:g} (full below {vague:g}), w={weight:g}"
+    return f"history when the new turn's best similarity < {vague:g}, w={weight:g}"
 
 
 def _turns(rows: Sequence[Sequence[str]], turns: Sequence[Turn], keep: Sequence[bool] | None = None) -> Scores:
@@ -59,11 +59,11 @@ async def multi_turn_tables(report: Report, runtime: Runtime, data: DevSet, peer
     def variant(**changes: float | bool) -> TurnRouter:
         return TurnRouter(runtime.catalogs, settings.model_copy(update=changes))
 
-    default = (settings.context_weight, settings.context_vague, settings.context_clear)
+    default = (settings.context_weight, settings.context_vague)
     chosen = _context_label(*default)
     quiet = {"learn_from_usage": False}
     routers = {
-        _context_label(*v): variant(context_weight=v[0], context_vague=v[1], context_clear=v[2], **quiet)
+        _context_label(*v): variant(context_weight=v[0], context_vague=v[1], **quiet)
         for v in dict.fromkeys((*CONTEXT_VARIANTS, default))
     }
     routers[LEARNED] = runtime.turns
@@ -109,10 +109,7 @@ async def multi_turn_tables(report: Report, runtime: Runtime, data: DevSet, peer
         hits[0].score if (hits := await asyncio.to_thread(store.search, namespace, v.tolist(), limit=1)) else 0.0
         for v in vectors
     ]
-    marks = (
-        (f"below the vague mark {settings.context_vague:g} (context in full)", settings.context_vague),
-        (f"below the clear mark {settings.context_clear:g} (context counts)", settings.context_clear),
-    )
+    marks = ((f"below the vague mark {settings.context_vague:g} (context counts)", settings.context_vague),)
     called = [bool(t.expected) for t in turns]
     table = report.table(
         "BFCL: multi-turn, vague turns on their own (the new turn's best cosine to any function is low)",

@@ -158,24 +158,38 @@ class ExampleMatch(BaseModel):
 
 
 class SignalWeights(BaseModel):
-    """How much each signal counted for this turn (they sum to 1)."""
+    """How much each signal counted for this turn."""
 
-    dense: float = Field(description="the cosine to the function's text")
-    lexical: float = Field(description="the relative BM25 score")
-    usage: float = Field(description="the similarity to the function's closest usage example")
+    dense: float = Field(description="the share of the semantic score (the cosine, or the usage example's)")
+    lexical: float = Field(description="the share of the relative BM25 score")
+    usage: float = Field(description="the weight of a usage example's similarity inside the semantic score")
+
+
+class ScoreTerms(BaseModel):
+    """The terms summed into a function's score: they add up to it."""
+
+    dense: float = Field(description="(1 - a) x the cosine, when it beat the usage example")
+    usage: float = Field(description="(1 - a) x b x the usage example's similarity, when it beat the cosine")
+    lexical: float = Field(description="a x the BM25 score relative to the best candidate's")
+    context: float = Field(description="the recent context's share, for a vague turn (0 otherwise)")
+    unseen: float = Field(
+        description="for a function only the recent context found: the turn's lowest score, standing in for its own"
+    )
 
 
 class Explanation(BaseModel):
     """The parts of a function's score for this turn."""
 
-    dense: float = Field(description="cosine similarity of the new turn to the function's text")
+    dense: float = Field(description="cosine similarity of the turn (or its part) to the function's text")
     lexical: float = Field(description="BM25 score relative to the best candidate's, 0..1")
     lexical_raw: float = Field(description="the BM25 score itself")
     example: ExampleMatch | None = Field(None, description="the usage example that matched, when one did")
     context_weight: float = Field(description="the weight the recent context had for this turn")
     recent: float | None = Field(None, description="the function's score for the recent-context query, when used")
     weights: SignalWeights
-    score_new: float = Field(description="the function's score for the new turn alone, before the context")
+    score_new: float = Field(description="the function's score for its query alone, before the context")
+    part: str | None = Field(None, description="the part of the turn the function was found for (null: the whole turn)")
+    terms: ScoreTerms = Field(description="the terms summed into the score")
 
 
 class RoutedFunction(BaseModel):

@@ -7,7 +7,7 @@ keeps working when the sidecar adds fields: unknown fields are ignored.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, cast
 
 
@@ -81,7 +81,9 @@ class Explanation:
         context_weight: the weight the recent context had for the turn.
         recent: the function's score for the recent-context query, when it was used.
         weights: how much each signal counted for the turn.
-        score_new: the function's score for the new turn alone, before the context.
+        score_new: the function's score for its query alone, before the context.
+        part: the part of the turn the function was found for (None: the whole turn).
+        terms: the terms summed into the score, by name (they add up to it).
     """
 
     dense: float
@@ -92,6 +94,8 @@ class Explanation:
     recent: float | None
     weights: SignalWeights
     score_new: float | None = None
+    part: str | None = None
+    terms: dict[str, float] = field(default_factory=dict)
 
     @classmethod
     def from_json(cls, body: Any) -> Explanation:
@@ -112,6 +116,8 @@ class Explanation:
             recent=_optional_float(item, "recent"),
             weights=SignalWeights(*(_float(weights, k) for k in ("dense", "lexical", "usage"))),
             score_new=_optional_float(item, "score_new"),
+            part=item.get("part") if isinstance(item.get("part"), str) else None,
+            terms={k: float(v) for k, v in (item.get("terms") or {}).items() if isinstance(v, int | float)},
         )
 
 

@@ -62,6 +62,7 @@ function explanation(info) {
     part("context weight", fixed(info.context_weight, 2)),
   );
   if (info.recent !== null && info.recent !== undefined) box.append(part("recent context", fixed(info.recent)));
+  if (info.part) box.append(part("found for", `“${info.part}”`));
   box.append(part("weights", `dense ${fixed(weights.dense, 2)} · lexical ${fixed(weights.lexical, 2)} · usage ${fixed(weights.usage, 2)}`));
   const example = info.example
     ? el("span", {}, `“${info.example.text}” `, el("span", { class: "muted", text: `similarity ${fixed(info.example.similarity)}` }))

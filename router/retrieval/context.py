@@ -1,17 +1,73 @@
-"""A turn's ranking: the new turn's own, nudged by its recent context where the turn is vague.
+"""A turn's ranking: its whole text and each of its parts ranked by one rule, sharing the top-N.
 
-How much the context counts is decided per turn (``context_weight``); the new turn's signals are
-fused by ``router.retrieval.fusion.adaptive``. Why a function was chosen (``explain``) is built
-only when a route asks for it, from what fusion already computed, so other routes pay nothing.
+A turn is searched as several queries (``TurnQueries``): its whole text, each part it asks
+(``router.retrieval.parts``) when it asks several things, and, with a session, its recent
+context. Each query's candidates are ranked by ``router.retrieval.fusion.scored``. Then:
+
+- **context** only for a vague turn: when the whole turn's best similarity (to a function or
+  a usage example) is under ``vague``, its ranking becomes ``(s_new + w * s_recent) / (1 + w)``
+  over the union of both queries' candidates (a function missing from one gets that query's
+  lowest score, an upper bound of its own), and its words count half (``s_new`` with ``a / 2``);
+- **parts share the top-N**: the rankings take turns, the whole turn's first, then each part's
+  in order; round ``r`` adds each one's ``r``-th best unless another already took it. One part
+  cannot crowd out another, and a request that only reads as one thing together keeps its place
+  through the whole turn's ranking. A function's score is its score for the query it was taken
+  for. A one-part turn is its whole turn's ranking alone.
+
+Companions (functions usually called with a routed one) join as one more ranking in the turns.
+Everything is arithmetic over a few hundred candidates: no extra search, no model call. Why a
+function was chosen (``explain``) is built only when a route asks for it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-from router.retrieval.fusion import Weights, adaptive
+from router.retrieval.fusion import Terms, Weights, scored, weights
 from router.retrieval.scored import Candidate, Ranked, ScoredFunction
+
+
+@dataclass(frozen=True)
+class TurnQueries:
+    """The candidates of each query of a turn.
+
+    Attributes:
+        whole: the whole new turn's.
+        parts: each part's text and candidates, in order (empty when the turn asks one thing).
+        recent: the recent context's (the last messages and the new turn), when there is a session.
+    """
+
+    whole: Sequence[Candidate]
+    parts: Sequence[tuple[str, Sequence[Candidate]]] = ()
+    recent: Sequence[Candidate] | None = None
+
+
+@dataclass(frozen=True)
+class Found:
+    """Why a function is in a turn's ranking.
+
+    Attributes:
+        terms: its terms for the query it was taken for (divided by ``1 + w`` under context).
+        part: the part of the turn it was taken for (None: the whole turn).
+        context: the recent context's term, ``w * s_recent / (1 + w)`` (0 without context).
+        unseen: for a function the whole turn's search missed, that query's lowest score
+            (divided like the terms): the stand-in for its own score under context.
+        recent: its score for the recent-context query, when the context counted.
+        alone: its score for its own query, before the context.
+    """
+
+    terms: Terms
+    part: str | None = None
+    context: float = 0.0
+    unseen: float = 0.0
+    recent: float | None = None
+    alone: float | None = None
+
+    @property
+    def score(self) -> float:
+        """What the route returns as the function's score."""
+        return self.terms.score + self.context + self.unseen
 
 
 @dataclass(frozen=True)
@@ -19,110 +75,92 @@ class TurnRanking:
     """A turn's ranking, with what produced it.
 
     Attributes:
-        functions: the final ranking, best first.
-        new: the new turn's own ranking.
-        recent: the recent-context query's ranking (empty when there was none).
-        weights: the signal weights of the new turn.
-        context_weight: the weight the recent context had.
+        functions: the final ranking (the turns of the queries' rankings).
+        found: why each function of ``functions`` is there, by name.
+        weights: the signal weights of the rule.
+        context_weight: ``w``, the weight the recent context had (0 when the turn is clear).
     """
 
     functions: list[Ranked]
-    new: list[Ranked]
-    recent: list[Ranked]
+    found: dict[str, Found]
     weights: Weights
-    context_weight: float
+    context_weight: float = 0.0
 
 
-def context_weight(
-    new: Sequence[Candidate],
-    *,
-    weight: float,
-    clear: float,
-    vague: float,
-    recent: Sequence[Candidate] | None = None,
-) -> float:
-    """How much the recent context counts for a turn, given what the new turn alone found.
-
-    A turn that names what it wants ("email Dana the report") needs no history, and letting
-    history in only blurs it; a follow-up ("undo that", "same for Paris") matches nothing well
-    and needs it. So the context gets all of ``weight`` when the new turn's best similarity
-    (to a function or to a usage example) is at most ``vague``, none from ``clear`` up, and a
-    share in between.
-
-    And the context must know more than the turn: with ``recent`` (the recent-context query's
-    candidates), that share is scaled by how much better the context's best match is than the
-    new turn's, relative to the new turn's (``(best_recent - best_new) / best_new``, full from
-    twice as good). Earlier turns that match no better than the new one only blur it.
-    """
-    best = _best(new)
-    if best <= vague:
-        share = weight
-    elif best >= clear:
-        return 0.0
-    else:
-        share = weight * (clear - best) / (clear - vague)
-    if recent is None or best <= 0:
-        return share
-    return share * min(1.0, max(0.0, (_best(recent) - best) / best))
-
-
-def _best(found: Sequence[Candidate]) -> float:
+def best_similarity(found: Sequence[Candidate]) -> float:
     """The best similarity of a query's candidates, to a function or to a usage example."""
     return max((max(c.cosine, c.example or -1.0) for c in found), default=-1.0)
 
 
-def fuse(new: Sequence[Ranked], recent: Sequence[Ranked], *, weight: float) -> list[Ranked]:
-    """Rank by the new turn's similarity, nudged by the recent context's.
-
-    Each function scores ``(s_new + weight * s_recent) / (1 + weight)``: a weighted mean of
-    cosine similarities, so scores keep their scale. The new turn leads; the recent
-    context breaks near-ties and lifts functions a follow-up only implies. A function
-    missing from one candidate list gets that list's lowest score (an upper bound of its own).
-    """
-    if not recent or weight == 0:
-        return list(new)
+def with_context(new: Sequence[Terms], recent: Sequence[Terms], *, weight: float) -> list[Found]:
+    """The whole turn's ranking nudged by its recent context's: ``(s_new + w * s_recent) / (1 + w)``, best first."""
+    if not recent or weight <= 0:
+        return [Found(t) for t in new]
     floor_new = new[-1].score if new else 0.0
     floor_recent = recent[-1].score
-    s_new = {found.name: found.score for found in new}
-    s_recent = {found.name: found.score for found in recent}
-    fused = [
-        Ranked(name, (s_new.get(name, floor_new) + weight * s_recent.get(name, floor_recent)) / (1 + weight))
-        for name in dict.fromkeys([*s_new, *s_recent])
-    ]
-    return sorted(fused, key=lambda f: f.score, reverse=True)
+    own = {t.name: t for t in new}
+    context = {t.name: t.score for t in recent}
+    share = 1.0 / (1.0 + weight)
+    fused: list[Found] = []
+    for name in dict.fromkeys([*own, *context]):
+        terms = own.get(name)
+        s_recent = context.get(name, floor_recent)
+        scaled = Terms(name, terms.dense * share, terms.usage * share, terms.lexical * share) if terms else None
+        fused.append(
+            Found(
+                scaled or Terms(name, 0.0, 0.0, 0.0),
+                context=weight * share * s_recent,
+                unseen=0.0 if terms else floor_new * share,
+                recent=s_recent,
+                alone=terms.score if terms else floor_new,
+            )
+        )
+    fused.sort(key=lambda f: (-f.score, f.terms.name))
+    return fused
+
+
+def take_turns(rankings: Sequence[Sequence[Found]]) -> list[Found]:
+    """The rankings taking turns, in order: round ``r`` adds each ranking's ``r``-th best unless already taken.
+
+    A part whose best another ranking already took is served for that round: it does not
+    take its next one ahead of the other parts (doing so put Seal-Tools' Complete@5 at 0.60
+    instead of 0.83).
+    """
+    taken: dict[str, Found] = {}
+    for rank in range(max((len(r) for r in rankings), default=0)):
+        for ranking in rankings:
+            if rank < len(ranking):
+                taken.setdefault(ranking[rank].terms.name, ranking[rank])
+    return list(taken.values())
 
 
 def rank_turn(
-    found: Sequence[Sequence[Candidate]],
-    *,
-    lexical_weight: float,
-    example_weight: float,
-    context_weight: float,
-    clear: float,
-    vague: float,
+    queries: TurnQueries, *, lexical_weight: float, example_weight: float, context_weight: float, vague: float
 ) -> TurnRanking:
-    """A turn's ranking from the candidates of its new turn and (second, when given) of its recent context.
-
-    A turn vague enough for the context to count ("book the first one for John") is vague in
-    its words too: they point at the context ("the first one"), not at a function, so the
-    new turn's lexical share shrinks as the context's weight grows (to half at the full
-    ``context_weight``: a vague turn may still name its action, "book TP 840").
-    """
-    recent = (
-        adaptive(found[1], example_weight=example_weight, lexical_weight=lexical_weight)[0] if len(found) > 1 else []
+    """A turn's ranking from the candidates of its queries (see the module's description)."""
+    rule = {"lexical_weight": lexical_weight, "example_weight": example_weight}
+    vague_turn = queries.recent is not None and best_similarity(queries.whole) < vague
+    weight = context_weight if vague_turn else 0.0
+    # A vague turn's words point at its context ("book the first one"), yet may name the action: they count half.
+    share = lexical_weight / 2 if weight else lexical_weight
+    new = scored(queries.whole, lexical_weight=share, example_weight=example_weight)
+    recent = scored(queries.recent, **rule) if queries.recent and weight else []
+    whole = with_context(new, recent, weight=weight)
+    rankings = [whole]
+    rankings += [[Found(t, part=text) for t in scored(found, **rule)] for text, found in queries.parts]
+    chosen = take_turns(rankings) if len(rankings) > 1 else whole
+    every = [*queries.whole, *(c for _, found in queries.parts for c in found)]
+    return TurnRanking(
+        [Ranked(f.terms.name, f.score) for f in chosen],
+        {f.terms.name: f for f in chosen},
+        weights(every, lexical_weight=share, example_weight=example_weight),
+        weight,
     )
-    weight = _context(found[0], weight=context_weight, clear=clear, vague=vague, recent=found[1]) if recent else 0.0
-    share = lexical_weight * (1.0 - 0.5 * weight / context_weight) if weight > 0 else lexical_weight
-    new, weights = adaptive(found[0], example_weight=example_weight, lexical_weight=share)
-    return TurnRanking(fuse(new, recent, weight=weight), new, recent, weights, weight)
-
-
-_context = context_weight
 
 
 @dataclass(frozen=True)
 class ExampleMatch:
-    """The usage example closest to the turn, and the turn's cosine similarity to it."""
+    """The usage example closest to the query, and the query's cosine similarity to it."""
 
     text: str
     similarity: float
@@ -133,14 +171,17 @@ class Explanation:
     """The parts of one function's score.
 
     Attributes:
-        dense: cosine similarity of the new turn to the function's text.
-        lexical: its BM25 score relative to the best candidate's (0..1).
+        dense: cosine similarity of the query it was found for to the function's text.
+        lexical: its BM25 score relative to the best candidate's of that query (0..1).
         lexical_raw: the BM25 score itself.
-        example: the usage example closest to the turn, when one counted.
+        example: the usage example closest to that query, when one counted.
         context_weight: the weight the recent context had for this turn.
         recent: the function's score for the recent-context query, when the context counted.
-        weights: how much each signal counted for the new turn.
-        score_new: the function's score for the new turn alone.
+        weights: how much each signal counted.
+        score_new: the function's score for its query alone, before the context.
+        part: the part of the turn the function was found for (None: the whole turn).
+        terms: the terms summed into the score (``dense``, ``usage``, ``lexical``, ``context``,
+            ``unseen``): they add up to it.
     """
 
     dense: float
@@ -151,36 +192,41 @@ class Explanation:
     recent: float | None
     weights: Weights
     score_new: float
+    part: str | None = None
+    terms: dict[str, float] = field(default_factory=dict)
 
 
-def explain(chosen: Sequence[ScoredFunction], new: Sequence[Candidate], ranking: TurnRanking) -> dict[str, Explanation]:
-    """The explanation of each chosen function, by name.
-
-    Args:
-        chosen: the functions routed, best first.
-        new: the new turn's candidates (every signal's raw score).
-        ranking: what fusion made of them (and of the recent context's).
-    """
-    by_name = {c.name: c for c in new}
-    best = max((c.lexical for c in new), default=0.0)
-    own = {f.name: f.score for f in ranking.new}
-    context = {f.name: f.score for f in ranking.recent} if ranking.context_weight > 0 else {}
-    found: dict[str, Explanation] = {}
+def explain(chosen: Sequence[ScoredFunction], queries: TurnQueries, ranking: TurnRanking) -> dict[str, Explanation]:
+    """The explanation of each chosen function, by name."""
+    parts = dict(queries.parts)
+    explained: dict[str, Explanation] = {}
     for function in chosen:
         name = function.function.name
-        # One found by the recent context only: the new turn's signals never saw it.
-        candidate = by_name.get(name) or Candidate(name, 0.0)
+        found = ranking.found[name]
+        pool = parts[found.part] if found.part is not None else queries.whole
+        best = max((c.lexical for c in pool), default=0.0)
+        # One found by the recent context only: the turn's own search never saw it.
+        candidate = next((c for c in pool if c.name == name), None) or Candidate(name, 0.0)
         example = None
         if candidate.example is not None and candidate.example_text is not None:
             example = ExampleMatch(candidate.example_text, candidate.example)
-        found[name] = Explanation(
+        terms = found.terms
+        explained[name] = Explanation(
             dense=candidate.cosine,
             lexical=candidate.lexical / best if best > 0 else 0.0,
             lexical_raw=candidate.lexical,
             example=example,
             context_weight=ranking.context_weight,
-            recent=context.get(name) if context else None,
+            recent=found.recent,
             weights=ranking.weights,
-            score_new=own.get(name, 0.0),
+            score_new=found.alone if found.alone is not None else terms.score,
+            part=found.part,
+            terms={
+                "dense": terms.dense,
+                "usage": terms.usage,
+                "lexical": terms.lexical,
+                "context": found.context,
+                "unseen": found.unseen,
+            },
         )
-    return found
+    return explained

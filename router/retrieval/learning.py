@@ -24,7 +24,7 @@ from router.embedding import Vectors
 from router.retrieval.candidates import named
 from router.retrieval.catalogs import ActiveIndex
 from router.retrieval.examples import Example
-from router.retrieval.fusion import adaptive
+from router.retrieval.fusion import hybrid
 from router.retrieval.index import HIT_FIELDS, FunctionStore
 from router.retrieval.parts import parts as clauses
 from router.retrieval.sparse import query_vector
@@ -204,7 +204,7 @@ def _assign(
     best: dict[str, tuple[float, str]] = {}
     for part in parts:
         found = named(store, namespace, vectors[row[part]].tolist(), query_vector(part), names)
-        for scored in adaptive(found, lexical_weight=lexical_weight, example_weight=0.0)[0]:
+        for scored in hybrid(found, lexical_weight=lexical_weight, example_weight=0.0):
             name = scored.name
             if name not in best or scored.score > best[name][0]:
                 best[name] = (scored.score, part)

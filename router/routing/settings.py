@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pydantic import Field, model_validator
+from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
@@ -15,21 +15,18 @@ class RouteSettings(BaseSettings):
     recent_messages: int = Field(2, ge=0, le=100, description="earlier messages that add context to the new turn")
     roles: tuple[str, ...] = Field(("user",), min_length=1, description="roles whose messages count for routing")
     context_weight: float = Field(
-        0.3, ge=0.0, le=1.0, description="weight of the recent context against a new turn that matches nothing well"
-    )
-    context_clear: float = Field(
-        0.3, ge=-1.0, le=1.0, description="best similarity of the new turn from which the recent context stops counting"
+        0.3, ge=0.0, le=1.0, description="weight of the recent context against a vague new turn"
     )
     context_vague: float = Field(
-        0.2, ge=-1.0, le=1.0, description="best similarity of the new turn up to which the context counts fully"
+        0.3,
+        ge=-1.0,
+        le=1.0,
+        description="a new turn whose best similarity (to a function or a usage example) is below this is vague: "
+        "its recent context counts",
     )
     candidates: int = Field(20, ge=1, le=1000, description="candidates searched per query vector before fusion")
     lexical_weight: float = Field(
-        0.35,
-        ge=0.0,
-        le=1.0,
-        description="largest share of the BM25 score (relative to the best) in a function's score; each request "
-        "gets a part of it by how much its BM25 scores single a function out",
+        0.25, ge=0.0, le=1.0, description="share of the BM25 score (relative to the best) in a function's score"
     )
     example_weight: float = Field(
         0.9, ge=0.0, le=1.0, description="how much similarity to a usage example counts against the function's own"
@@ -56,12 +53,3 @@ class RouteSettings(BaseSettings):
         600, ge=0, le=100_000, description="... when they hold at most this many characters"
     )
     fail_open: bool = Field(False, description="storage down: answer routes with the pinned functions, not 503")
-
-    @model_validator(mode="after")
-    def _context_ramp(self) -> RouteSettings:
-        if self.context_vague >= self.context_clear:
-            raise ValueError(
-                f"ROUTER_ROUTE_CONTEXT_VAGUE={self.context_vague} must be below "
-                f"ROUTER_ROUTE_CONTEXT_CLEAR={self.context_clear}"
-            )
-        return self

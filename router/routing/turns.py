@@ -19,8 +19,9 @@ from router.common.messages import context_texts
 from router.embedding import EmbeddingUnavailable, Vectors
 from router.retrieval.candidates import candidates, resolved
 from router.retrieval.catalogs import ActiveIndex, Catalogs
-from router.retrieval.context import Explanation, explain, rank_turn
+from router.retrieval.context import Explanation, TurnQueries, explain, rank_turn
 from router.retrieval.learning import CONTEXT_MESSAGES, called_functions, learn
+from router.retrieval.parts import parts
 from router.retrieval.scored import ScoredFunction
 from router.retrieval.sparse import query_vector
 from router.routing.checks import CallChecks, Counted
@@ -170,10 +171,14 @@ class TurnRouter:
         index = self._catalogs.index
         new_text, recent_text = "\n".join(new), "\n".join(recent + new) if recent else ""
         texts = [new_text, recent_text] if recent_text else [new_text]
-        vectors = await index.embedder.query(texts)
+        asked = parts(new_text)
+        # One model call for every query: the whole turn, its recent context and each part it asks.
+        vectors = await index.embedder.query([*texts, *asked] if len(asked) > 1 else texts)
         scope = scope_of(session_id=turn.session_id, user_id=turn.user_id)
         memory_store = await self.memories(index) if scope is not None and self.settings.max_memories else None
-        catalog, routed = await asyncio.to_thread(self._search, index, turn, record, texts, vectors, memory_store)
+        catalog, routed = await asyncio.to_thread(
+            self._search, index, turn, record, texts, asked if len(asked) > 1 else [], vectors, memory_store
+        )
         if not routed.functions and catalog.count > len(routed.pinned) and not routed.below_min_score:
             # The record counts functions the index served lacks: another process switched
             # generations, or wrote the catalog there. An empty answer would hide it.
@@ -203,6 +208,7 @@ class TurnRouter:
         turn: Turn,
         record: CatalogRecord | None,
         texts: Sequence[str],
+        asked: Sequence[str],
         matrix: Vectors,
         memory_store: MemoryStore | None,
     ) -> tuple[CatalogRecord, Routed]:
@@ -218,17 +224,22 @@ class TurnRouter:
         # from coming back empty when the nearest functions are all pinned.
         limit = max(self.settings.candidates, turn.max_functions * 4) + len(pinned_names)
         examples = self.settings.learn_from_usage
+        queries = [*texts, *asked]
         found = [
             candidates(index.store, turn.namespace, v, query_vector(t), limit=limit, examples=examples)
-            for v, t in zip(vectors, texts, strict=True)
+            for v, t in zip(vectors, queries, strict=True)
         ]
+        whole = TurnQueries(
+            found[0],
+            parts=list(zip(asked, found[len(texts) :], strict=True)),
+            recent=found[1] if len(texts) > 1 else None,
+        )
         pinned = index.store.score_names(turn.namespace, vectors[0], pinned_names)
         ranking = rank_turn(
-            found,
+            whole,
             lexical_weight=self.settings.lexical_weight,
             example_weight=self.settings.example_weight,
             context_weight=self.settings.context_weight,
-            clear=self.settings.context_clear,
             vague=self.settings.context_vague,
         )
         left_out, floor = set(pinned_names), turn.min_score
@@ -240,8 +251,8 @@ class TurnRouter:
         memories: list[Memory] = []
         if memory_store is not None and scope is not None:
             rows = memory_store.rows(scope, [turn.namespace])
-            memories = self.remembering.recall(index, turn.namespace, rows, chosen, matrix, self.settings)
-        explanations = explain(chosen, found[0], ranking) if turn.explain else {}
+            memories = self.remembering.recall(index, turn.namespace, rows, chosen, matrix[: len(texts)], self.settings)
+        explanations = explain(chosen, whole, ranking) if turn.explain else {}
         recent = texts[1] if len(texts) > 1 else ""
         return record, Routed(
             chosen, pinned, texts[0], recent, memories=memories, explanations=explanations, below_min_score=below

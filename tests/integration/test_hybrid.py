@@ -70,14 +70,10 @@ FLIPS = [
         "db_fetch_records",
         "get_adriel_education",
     ),
-    pytest.param(
+    (
         "Who was the King of France in 1510?",
         "historic_leader_search",
         "european_history.get_monarchs",
-        # On this 7-function catalog the flip needs a lexical share above 0.20 and the rule gives 0.18 (a fixed
-        # 0.25 did): both signals stand out about equally (peaks 2.45 and 2.27). Peaks taken as best minus
-        # second would flip it but cost cold R@1 on both development sets.
-        marks=pytest.mark.xfail(strict=True, reason="adaptive lexical share below the flip on a tiny catalog"),
     ),
 ]
 
