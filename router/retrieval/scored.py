@@ -34,8 +34,6 @@ class Candidate:
         example: cosine similarity of the request to the closest usage example of the
             function, or None when it has none near the request.
         example_text: that example's request text.
-        example_words: how well the words found the function for that example's request:
-            its BM25 score relative to the best function's, 0..1 (0 when not known).
         hash: the content hash of the version the search found ("" when not known).
     """
 
@@ -44,5 +42,4 @@ class Candidate:
     lexical: float = 0.0
     example: float | None = None
     example_text: str | None = None
-    example_words: float = 0.0
     hash: str = ""
