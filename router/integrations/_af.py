@@ -116,8 +116,9 @@ def _arguments(arguments: Any) -> str:
 def to_router(messages: Sequence[Message], *, source: str) -> list[dict[str, Any]]:
     """Agent Framework messages in the OpenAI shape the sidecar stores, stamped and with ids.
 
-    Function results become one ``tool`` message each; messages with neither text, calls
-    nor results (usage, reasoning) are left out. Ids make a retried post store them once.
+    Function results become one ``tool`` message each (``is_error`` when the function raised);
+    messages with neither text, calls nor results (usage, reasoning) are left out. Ids make a
+    retried post store them once.
     """
     converted: list[dict[str, Any]] = []
     for message in messages:
@@ -140,7 +141,9 @@ def to_router(messages: Sequence[Message], *, source: str) -> list[dict[str, Any
         for result in message.contents:
             if result.type == "function_result" and result.call_id:
                 output = result.result if isinstance(result.result, str) else json.dumps(result.result, default=str)
-                converted.append({"role": "tool", "tool_call_id": result.call_id, "content": output})
+                item = {"role": "tool", "tool_call_id": result.call_id, "content": output}
+                # A function that raised: its call teaches the router nothing.
+                converted.append({**item, "is_error": True} if result.exception else item)
     return [{**item, "source": source, "id": uuid.uuid4().hex} for item in converted]
 
 

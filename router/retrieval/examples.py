@@ -33,6 +33,7 @@ _BATCH = 256
 _IDS = uuid.UUID("5d2e8f61-7a3c-4b9e-a1d4-0c6b8e2f9a73")
 # Every payload field of an example: all small, so embedded storage may keep them in memory.
 _FIELDS = ("namespace", "name", "text", "hash", "seq", "words")
+_LISTED = ("namespace", "name", "text", "seq")
 
 
 @dataclass(frozen=True)
@@ -118,7 +119,7 @@ class ExampleStore:
             if nearest and self.collection.count(match) >= MAX_EXAMPLES:
                 self.collection.delete([nearest[0].id])
             fit = float(words[i]) if words is not None else 0.0
-            point = str(uuid.uuid5(_IDS, f"{namespace}\x00{example.name}\x00{example.text}"))
+            point = _point(namespace, example)
             payload: dict[str, object] = {"namespace": namespace, "name": example.name, "text": example.text}
             payload.update(hash=content_hash, seq=seq + i, words=fit)
             self.collection.upsert([PointData(id=point, payload=payload, dense=vector)])
@@ -149,6 +150,39 @@ class ExampleStore:
         """Delete every example of the named functions."""
         self.collection.delete_where({"namespace": namespace, "name": list(names)})
 
+    def remove(self, namespace: str, examples: Sequence[Example]) -> None:
+        """Delete the examples kept for exactly these requests (a run's superseded calls)."""
+        self.collection.delete([_point(namespace, e) for e in examples])
+
+    def page(self, namespace: str, *, name: str | None = None, limit: int, after: str | None = None) -> list[Record]:
+        """Up to ``limit`` examples of ``namespace`` (of one function when ``name``), oldest first, after a cursor.
+
+        The cursor is ``cursor(record)`` of the last example of the previous page.
+        """
+        match: dict[str, str] = {"namespace": namespace} if name is None else {"namespace": namespace, "name": name}
+        found: list[Record] = []
+        for record in self.collection.scroll(match, order_by="seq", fields=_LISTED):
+            if after is None or cursor(record) > after:
+                found.append(record)
+                if len(found) == limit:
+                    break
+        return found
+
+    def delete(self, namespace: str, example_id: str) -> bool:
+        """Delete one example of ``namespace`` by id; False when it holds none of that id."""
+        found = self.collection.retrieve([example_id], fields=("namespace",)) if _is_uuid(example_id) else []
+        if not found or found[0].payload.get("namespace") != namespace:
+            return False
+        self.collection.delete([example_id])
+        return True
+
+    def clear(self, namespace: str, *, name: str | None = None) -> int:
+        """Delete every example of ``namespace`` (of one function when ``name``); returns how many."""
+        match: dict[str, str] = {"namespace": namespace} if name is None else {"namespace": namespace, "name": name}
+        count = self.collection.count(match)
+        self.collection.delete_where(match)
+        return count
+
     def records(self, *, after: int = -1) -> list[Record]:
         """Every example kept, oldest first (only those stored after ``seq`` ``after`` when given)."""
         return [r for r in self.collection.scroll(order_by="seq") if int(r.payload.get("seq", 0)) > after]
@@ -157,6 +191,23 @@ class ExampleStore:
         """Write examples read from another store with new vectors, ids and payloads kept."""
         points = [PointData(id=r.id, payload=dict(r.payload), dense=vectors[i].tolist()) for i, r in enumerate(records)]
         self.collection.upsert(points)
+
+
+def cursor(record: Record) -> str:
+    """Where a page of examples ends: the example's order and id, comparable as text."""
+    return f"{int(record.payload.get('seq', 0)):020d}.{record.id}"
+
+
+def _point(namespace: str, example: Example) -> str:
+    return str(uuid.uuid5(_IDS, f"{namespace}\x00{example.name}\x00{example.text}"))
+
+
+def _is_uuid(value: str) -> bool:
+    try:
+        uuid.UUID(value)
+    except ValueError:
+        return False
+    return True
 
 
 async def reembed(source: ExampleStore, target: ExampleStore, embedder: Embedder, *, after: int = -1) -> int:

@@ -27,6 +27,7 @@ from router.retrieval.examples import Example
 from router.retrieval.fusion import hybrid
 from router.retrieval.index import HIT_FIELDS, FunctionStore
 from router.retrieval.parts import parts as clauses
+from router.retrieval.runs import RunCall, run_calls
 from router.retrieval.sparse import query_vector
 from router.storage.base import Search
 
@@ -116,9 +117,14 @@ async def learn(
     start: int = 0,
     lexical_weight: float = 0.35,
 ) -> int:
-    """Keep the requests behind the calls made from ``messages[start:]`` as examples.
+    """Keep the requests behind the calls whose results arrived in ``messages[start:]`` as examples.
 
-    Calls of functions that ``namespace`` does not hold are ignored.
+    A call teaches once its result is seen, and only when the result is not an error
+    (``router.retrieval.runs``): a call still waiting for its result teaches nothing yet.
+    Within one turn, a call of a later message replaces the calls of earlier messages that
+    served the same part of the request (the model corrected itself): the earlier ones'
+    examples of that request are deleted if they were already kept. Calls of functions that
+    ``namespace`` does not hold are ignored.
 
     Args:
         index: the function index in use.
@@ -134,30 +140,68 @@ async def learn(
     store = index.store
     if store.examples is None:
         return 0
-    found = usage_examples(messages, roles=roles, start=start)
-    known = await asyncio.to_thread(store.existing, namespace, [e.name for e in found]) if found else {}
-    found = [e for e in found if e.name in known]
-    if not found:
+    calls = run_calls(messages, roles=roles)
+    turns = {c.turn for c in calls if c.answered >= start and c.outcome == "succeeded"}
+    done = [c for c in calls if c.turn in turns and c.outcome == "succeeded"]
+    known = await asyncio.to_thread(store.existing, namespace, [c.name for c in done]) if done else {}
+    done = [c for c in done if c.name in known]
+    if not done:
         return 0
-    by_request: dict[str, list[str]] = {}
-    for example in found:
-        by_request.setdefault(example.text, []).append(example.name)
-    texts = list(by_request)
-    parts = {text: clauses(text) if len(names) > 1 else [text] for text, names in by_request.items()}
-    pieces = list(dict.fromkeys(p for text in texts for p in parts[text]))
+    by_turn: dict[int, list[RunCall]] = {}
+    for call in done:
+        by_turn.setdefault(call.turn, []).append(call)
+    parts = {turn: _parts(found) for turn, found in by_turn.items()}
+    pieces = list(dict.fromkeys(p for found in parts.values() for p in found))
     # A request is usually the turn just routed: through the query cache its vector costs no model call.
     vectors = await index.embedder.query(pieces)
     row = {piece: i for i, piece in enumerate(pieces)}
     kept: list[tuple[Example, str]] = []
     rows: list[int] = []
-    for text, names in by_request.items():
-        chosen = await asyncio.to_thread(_assign, store, namespace, names, parts[text], vectors, row, lexical_weight)
-        for name, piece in chosen.items():
-            kept.append((Example(name, piece), known[name]))
-            rows.append(row[piece])
+    dropped: list[Example] = []
+    for turn, found in by_turn.items():
+        names = list(dict.fromkeys(c.name for c in found))
+        chosen = await asyncio.to_thread(_assign, store, namespace, names, parts[turn], vectors, row, lexical_weight)
+        teach, superseded = corrected(found, chosen, start=start)
+        for name in teach:
+            kept.append((Example(name, chosen[name]), known[name]))
+            rows.append(row[chosen[name]])
+        dropped += [Example(name, text) for name in superseded for text in {chosen[name], found[0].request}]
+    if dropped:
+        await asyncio.to_thread(store.examples.remove, namespace, dropped)
+    if not kept:
+        return 0
     words = await asyncio.to_thread(words_fit, store, namespace, [(e.name, e.text) for e, _ in kept])
     await asyncio.to_thread(store.examples.add, namespace, kept, vectors[rows], words=words)
     return len(kept)
+
+
+def _parts(found: Sequence[RunCall]) -> list[str]:
+    """The parts of a turn's request its calls are matched to (the whole request for one function)."""
+    text = found[0].request
+    return clauses(text) if len({c.name for c in found}) > 1 else [text]
+
+
+def corrected(found: Sequence[RunCall], chosen: Mapping[str, str], *, start: int) -> tuple[list[str], list[str]]:
+    """Which of a turn's succeeded calls teach, and which were superseded after they had taught.
+
+    Each part of the request (``chosen`` maps each function to its part) is taught by the
+    functions of the latest message that called one for it: calls made together serve
+    several parts, a later call for the same part replaces an earlier one. A function
+    teaches when one of its calls was answered from ``start`` on; a superseded one that was
+    answered before ``start`` had taught, and is returned to be forgotten.
+    """
+    latest: dict[str, int] = {}
+    fresh: set[str] = set()
+    for call in found:
+        latest[call.name] = max(latest.get(call.name, -1), call.position)
+        if call.answered >= start:
+            fresh.add(call.name)
+    last_of_part: dict[str, int] = {}
+    for name, position in latest.items():
+        last_of_part[chosen[name]] = max(last_of_part.get(chosen[name], -1), position)
+    teach = [n for n, p in latest.items() if p == last_of_part[chosen[n]] and n in fresh]
+    superseded = [n for n, p in latest.items() if p < last_of_part[chosen[n]] and n not in fresh]
+    return teach, superseded
 
 
 def words_fit(store: FunctionStore, namespace: str, requests: Sequence[tuple[str, str]]) -> list[float]:

@@ -22,6 +22,7 @@ from router.retrieval.catalogs import ActiveIndex, Catalogs
 from router.retrieval.context import Explanation, TurnQueries, explain, rank_turn
 from router.retrieval.learning import CONTEXT_MESSAGES, called_functions, learn
 from router.retrieval.parts import parts
+from router.retrieval.runs import results
 from router.retrieval.scored import ScoredFunction
 from router.retrieval.sparse import query_vector
 from router.routing.checks import CallChecks, Counted
@@ -275,8 +276,9 @@ class TurnRouter:
             await self._catalogs.record(namespace)
         store = await self.history()
         stored = await asyncio.to_thread(store.append, session_id, messages, user_id=user_id, namespace=namespace)
-        if any(called_functions(m) for m in stored):
-            # The session's earlier turns give calls posted after their request that request.
+        if any(called_functions(m) or results(m) for m in stored):
+            # The session's earlier turns give calls posted after their request that request, and
+            # results posted after their call that call.
             window = await asyncio.to_thread(store.messages, session_id, limit=len(stored) + CONTEXT_MESSAGES)
             start = max(0, len(window) - len(stored))
             await self.checks.check(session_id, namespace or "default", window, start=start)

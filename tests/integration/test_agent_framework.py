@@ -328,7 +328,10 @@ def test_messages_convert_both_ways() -> None:
         Message("assistant", [Content.from_function_call("c1", "search_flights", arguments={"origin": "LIS"})]),
         Message(
             "tool",
-            [Content.from_function_result("c1", result="3 found"), Content.from_function_result("c2", result="x")],
+            [
+                Content.from_function_result("c1", result="3 found"),
+                Content.from_function_result("c2", result="Error: Function failed.", exception="ValueError"),
+            ],
         ),
         Message("assistant", ["Found 3."], author_name="travel-bot"),
     ]
@@ -336,6 +339,8 @@ def test_messages_convert_both_ways() -> None:
     assert [m["role"] for m in stored] == ["user", "assistant", "tool", "tool", "assistant"]
     assert stored[1]["tool_calls"][0]["function"] == {"name": "search_flights", "arguments": '{"origin": "LIS"}'}
     assert stored[4]["name"] == "travel-bot"
+    # A function that raised is flagged, so that its call teaches nothing.
+    assert [m.get("is_error", False) for m in stored[2:4]] == [False, True]
     # A window that cut calls from results: orphans on either side are left out.
     back = from_router([stored[2], *stored[:2], stored[3], stored[4]])
     assert [(m.role, [c.type for c in m.contents]) for m in back] == [("user", ["text"]), ("assistant", ["text"])]

@@ -43,7 +43,11 @@ def runtime(data: Path, model: str, pool: EmbedderPool) -> Runtime:
 
 def run(text: str, name: str) -> list[dict[str, Any]]:
     call = {"id": "call_0", "type": "function", "function": {"name": name, "arguments": "{}"}}
-    return [{"role": "user", "content": text}, {"role": "assistant", "content": None, "tool_calls": [call]}]
+    return [
+        {"role": "user", "content": text},
+        {"role": "assistant", "content": None, "tool_calls": [call]},
+        {"role": "tool", "tool_call_id": "call_0", "content": "sent"},
+    ]
 
 
 async def test_a_new_model_keeps_the_examples_learned_with_the_old_one(tmp_path: Path, embedder: Embedder) -> None:

@@ -42,6 +42,12 @@ def calls(*names: str) -> dict[str, Any]:
     }
 
 
+def answered(*names: str, content: str = "done") -> list[dict[str, Any]]:
+    """A message calling ``names`` and a successful result for each (a call teaches once its result is seen)."""
+    results = [{"role": "tool", "tool_call_id": f"call_{i}", "content": content} for i in range(len(names))]
+    return [calls(*names), *results]
+
+
 async def ranking(client: httpx.AsyncClient, text: str) -> list[str]:
     body = {"namespace": "ops", "messages": [user(text)], "max_functions": len(CATALOG)}
     response = await client.post("/v1/route", json=body)
@@ -81,6 +87,8 @@ async def test_a_called_function_rises_for_similar_requests(ops: Served) -> None
 async def test_the_request_may_come_in_an_earlier_post_of_the_session(ops: Served) -> None:
     await post_run(ops.client, "s2", [user(ASKED)])
     await post_run(ops.client, "s2", [calls("send_email")])
+    assert examples(ops) == 0  # its result is not known yet
+    await post_run(ops.client, "s2", [{"role": "tool", "tool_call_id": "call_0", "content": "sent"}])
 
     assert (await ranking(ops.client, LATER))[0] == "send_email"
     store = ops.runtime.service.index.store.examples
@@ -99,7 +107,7 @@ async def test_examples_never_count_as_functions(ops: Served) -> None:
 
 
 async def test_a_changed_or_removed_function_forgets_its_examples(ops: Served) -> None:
-    await post_run(ops.client, "s4", [user(ASKED), calls("send_email", "create_jira_issue")])
+    await post_run(ops.client, "s4", [user(ASKED), *answered("send_email", "create_jira_issue")])
     assert examples(ops) == 2
 
     changed = {**EMAIL, "description": "Send an email message to one recipient."}
@@ -110,14 +118,14 @@ async def test_a_changed_or_removed_function_forgets_its_examples(ops: Served) -
 
 
 async def test_unknown_functions_and_runs_without_calls_teach_nothing(ops: Served) -> None:
-    await post_run(ops.client, "s5", [user(ASKED), calls("no_such_function")])
+    await post_run(ops.client, "s5", [user(ASKED), *answered("no_such_function")])
     await post_run(ops.client, "s6", [user(ASKED), {"role": "assistant", "content": "Done."}])
     assert examples(ops) == 0
 
 
 async def test_each_function_of_a_multi_call_turn_learns_its_own_clause(ops: Served) -> None:
     request = "Email the quarterly numbers to Dana. Then open a ticket for the broken export button."
-    await post_run(ops.client, "s7", [user(request), calls("send_email", "create_jira_issue")])
+    await post_run(ops.client, "s7", [user(request), *answered("send_email", "create_jira_issue")])
 
     store = ops.runtime.service.index.store.examples
     assert store is not None
@@ -127,10 +135,10 @@ async def test_each_function_of_a_multi_call_turn_learns_its_own_clause(ops: Ser
 
 async def test_an_example_keeps_how_well_the_words_had_found_its_function(ops: Served) -> None:
     named = "send an email to Dana"
-    await post_run(ops.client, "w1", [user(named), calls("send_email")])
-    await post_run(ops.client, "w2", [user(ASKED), calls("send_email")])
+    await post_run(ops.client, "w1", [user(named), *answered("send_email")])
+    await post_run(ops.client, "w2", [user(ASKED), *answered("send_email")])
     # The words of this one point at the chat tool, not at the email the run called.
-    await post_run(ops.client, "w3", [user("post the message in the chat channel"), calls("send_email")])
+    await post_run(ops.client, "w3", [user("post the message in the chat channel"), *answered("send_email")])
 
     store = ops.runtime.service.index.store.examples
     assert store is not None
@@ -145,7 +153,7 @@ async def test_an_example_keeps_how_well_the_words_had_found_its_function(ops: S
 async def test_learning_can_be_turned_off(ops: Served) -> None:
     runtime = ops.runtime
     quiet = TurnRouter(runtime.service.catalogs, RouteSettings(learn_from_usage=False))
-    await quiet.record("s8", [user(ASKED), calls("send_email")], user_id=None, namespace="ops")
+    await quiet.record("s8", [user(ASKED), *answered("send_email")], user_id=None, namespace="ops")
     assert examples(ops) == 0
 
 
@@ -155,17 +163,17 @@ async def test_near_duplicate_requests_merge_and_a_full_function_replaces_its_ne
     store = ops.runtime.service.index.store.examples
     assert store is not None
     await post_run(
-        ops.client, "dup-0", [user("give the crew a heads-up about the maintenance window"), calls("send_email")]
+        ops.client, "dup-0", [user("give the crew a heads-up about the maintenance window"), *answered("send_email")]
     )
     await post_run(
-        ops.client, "dup-1", [user("give the crew a heads-up about the maintenance window!"), calls("send_email")]
+        ops.client, "dup-1", [user("give the crew a heads-up about the maintenance window!"), *answered("send_email")]
     )
     assert store.texts("ops", "send_email") == ["give the crew a heads-up about the maintenance window"]
 
     monkeypatch.setattr(examples_module, "MAX_EXAMPLES", 2)
-    await post_run(ops.client, "far-0", [user("email the invoice for March to accounting"), calls("send_email")])
+    await post_run(ops.client, "far-0", [user("email the invoice for March to accounting"), *answered("send_email")])
     await post_run(
-        ops.client, "far-1", [user("give the crew a heads-up about the network outage"), calls("send_email")]
+        ops.client, "far-1", [user("give the crew a heads-up about the network outage"), *answered("send_email")]
     )
     kept = store.texts("ops", "send_email")
     # The full function kept its invoice example and swapped the heads-up one for the newer, nearest one.
@@ -215,3 +223,48 @@ def test_clauses_split_requests_that_ask_for_several_things() -> None:
         "email the summary",
     ]
     assert clauses("hi") == ["hi"]
+
+
+def failed_result(call_id: str, text: str) -> dict[str, Any]:
+    return {"role": "tool", "tool_call_id": call_id, "content": text}
+
+
+async def test_a_failed_call_teaches_nothing(ops: Served) -> None:
+    await post_run(
+        ops.client,
+        "e1",
+        [user(ASKED), calls("page_oncall"), failed_result("call_0", "Error: Argument parsing failed.")],
+    )
+    anthropic = [
+        user(ASKED),
+        {
+            "role": "assistant",
+            "content": [{"type": "tool_use", "id": "tu_1", "name": "create_jira_issue", "input": {}}],
+        },
+        {
+            "role": "user",
+            "content": [{"type": "tool_result", "tool_use_id": "tu_1", "content": "no", "is_error": True}],
+        },
+    ]
+    await post_run(ops.client, "e2", anthropic)
+    await post_run(
+        ops.client, "e3", [user(ASKED), calls("get_weather"), {**failed_result("call_0", "boom"), "status": "error"}]
+    )
+    assert examples(ops) == 0
+    # "error" inside a normal answer is a success.
+    await post_run(
+        ops.client, "e4", [user(ASKED), *answered("send_email", content="Sent; the error rate note is attached.")]
+    )
+    assert examples(ops) == 1
+
+
+async def test_a_corrected_call_teaches_the_correction(ops: Served) -> None:
+    await post_run(ops.client, "c1", [user(ASKED), calls("post_slack_message"), failed_result("call_0", "posted")])
+    assert examples(ops) == 1
+    # The model thought better of it in the same turn: the later call for the same request is what it teaches.
+    await post_run(ops.client, "c1", [calls("send_email"), failed_result("call_0", "sent")])
+
+    store = ops.runtime.service.index.store.examples
+    assert store is not None
+    assert store.texts("ops", "send_email") == [ASKED]
+    assert store.texts("ops", "post_slack_message") == []

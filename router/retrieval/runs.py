@@ -1,0 +1,179 @@
+"""The calls of a run, each with its request and its outcome, as the stored messages show them.
+
+Every shape the router stores is read: OpenAI ``tool_calls`` and ``tool`` messages (and the
+older ``function_call`` with ``function`` messages), Responses API ``function_call`` and
+``function_call_output`` items, Anthropic ``tool_use`` and ``tool_result`` blocks.
+
+A result *failed* when the message says so (Anthropic's and MCP's ``is_error``/``isError``,
+LangGraph's ``status: "error"``, the ``is_error`` the Agent Framework integration writes for
+a function that raised) or when its text is an error report: it starts with ``Error:`` (as
+Agent Framework writes ``Error: Argument parsing failed.``), an exception's name and a colon
+(``ValueError: ...``), ``An error occurred`` or a traceback, or it is a JSON object with a
+non-empty ``error`` (or a true ``isError``). A normal answer that only mentions an error
+("no errors found", "the error rate fell") is a success.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from router.common.messages import message_text
+
+Outcome = Literal["succeeded", "failed", "pending"]
+_ERROR_TEXT = re.compile(
+    r"^\s*(?:error(?:\s+\d+)?\s*:|[A-Za-z_.]*(?:Error|Exception)\s*:|an error occurred\b|"
+    r"traceback \(most recent call last\))",
+    re.IGNORECASE,
+)
+
+
+@dataclass(frozen=True)
+class RunCall:
+    """One call of a run.
+
+    Attributes:
+        position: where the calling message is in the messages read.
+        name: the function called.
+        request: the request of the call's turn (its user text, lines joined).
+        turn: where that request begins (calls of one turn share it).
+        outcome: what its result said; ``pending`` while no result is seen.
+        answered: where its result is (-1 while pending).
+    """
+
+    position: int
+    name: str
+    request: str
+    turn: int
+    outcome: Outcome = "pending"
+    answered: int = -1
+
+
+@dataclass
+class _Open:
+    position: int
+    name: str
+    key: str | None
+    request: str
+    turn: int
+    outcome: Outcome = "pending"
+    answered: int = -1
+
+
+def run_calls(messages: Sequence[Mapping[str, Any]], *, roles: Sequence[str]) -> list[RunCall]:
+    """Every call made in ``messages`` after a request, in order, with its outcome.
+
+    A result naming a call id answers the latest unanswered call of that id before it; one
+    naming none answers the earliest unanswered call before it.
+    """
+    request: list[str] = []
+    turn = -1
+    in_request = False
+    calls: list[_Open] = []
+    for position, message in enumerate(messages):
+        for key, failed in results(message):
+            _answer(calls, key, failed, position)
+        text = message_text(message) if message.get("role") in roles else ""
+        if message.get("role") in roles and (text or not _results_only(message)):
+            if not in_request:
+                request, turn = [], position
+            if text:
+                request.append(text)
+            in_request = True
+            continue
+        in_request = False
+        if request:
+            calls += [_Open(position, name, key, "\n".join(request), turn) for name, key in _calls(message)]
+    return [RunCall(c.position, c.name, c.request, c.turn, c.outcome, c.answered) for c in calls]
+
+
+def _answer(calls: list[_Open], key: str | None, failed: bool, position: int) -> None:
+    waiting = [c for c in calls if c.outcome == "pending"]
+    if key is not None:
+        matched = [c for c in waiting if c.key == key]
+        chosen = matched[-1] if matched else None
+    else:
+        chosen = waiting[0] if waiting else None
+    if chosen is not None:
+        chosen.outcome = "failed" if failed else "succeeded"
+        chosen.answered = position
+
+
+def _calls(message: Mapping[str, Any]) -> list[tuple[str, str | None]]:
+    """The (function, call id) pairs a message calls."""
+    found: list[tuple[str, str | None]] = []
+    if message.get("type") == "function_call" and isinstance(message.get("name"), str):
+        found.append((message["name"], _key(message.get("call_id"))))
+    for call in message.get("tool_calls") or []:
+        function = call.get("function") if isinstance(call, Mapping) else None
+        if isinstance(function, Mapping) and isinstance(function.get("name"), str):
+            found.append((function["name"], _key(call.get("id"))))
+    legacy = message.get("function_call")
+    if isinstance(legacy, Mapping) and isinstance(legacy.get("name"), str):
+        found.append((legacy["name"], None))
+    content = message.get("content")
+    if isinstance(content, list):
+        for part in content:
+            if isinstance(part, Mapping) and part.get("type") == "tool_use" and isinstance(part.get("name"), str):
+                found.append((part["name"], _key(part.get("id"))))
+    return found
+
+
+def results(message: Mapping[str, Any]) -> list[tuple[str | None, bool]]:
+    """The results a message carries: (the call id it answers, whether it failed)."""
+    if message.get("role") in ("tool", "function"):
+        return [(_key(message.get("tool_call_id")), failed(message, message.get("content")))]
+    if message.get("type") == "function_call_output":
+        return [(_key(message.get("call_id")), failed(message, message.get("output")))]
+    content = message.get("content")
+    if not isinstance(content, list):
+        return []
+    return [
+        (_key(part.get("tool_use_id")), failed(part, part.get("content")))
+        for part in content
+        if isinstance(part, Mapping) and part.get("type") == "tool_result"
+    ]
+
+
+def failed(holder: Mapping[str, Any], content: Any) -> bool:
+    """Whether a result failed: flagged so by its message or block, or reporting an error in its content."""
+    if holder.get("is_error") is True or holder.get("isError") is True or holder.get("status") == "error":
+        return True
+    return _error_content(content)
+
+
+def _error_content(content: Any) -> bool:
+    if isinstance(content, Mapping):
+        if content.get("isError") is True or content.get("is_error") is True:
+            return True
+        return bool(content.get("error"))
+    if isinstance(content, list):
+        texts = [p.get("text") for p in content if isinstance(p, Mapping) and isinstance(p.get("text"), str)]
+        return bool(texts) and _error_content(texts[0])
+    if not isinstance(content, str):
+        return False
+    stripped = content.strip()
+    if stripped.startswith("{"):
+        try:
+            decoded = json.loads(stripped)
+        except ValueError:
+            decoded = None
+        if isinstance(decoded, Mapping):
+            return _error_content(decoded)
+    return _ERROR_TEXT.match(stripped) is not None
+
+
+def _results_only(message: Mapping[str, Any]) -> bool:
+    content = message.get("content")
+    return (
+        isinstance(content, list)
+        and bool(content)
+        and all(isinstance(p, Mapping) and p.get("type") == "tool_result" for p in content)
+    )
+
+
+def _key(value: Any) -> str | None:
+    return value if isinstance(value, str) and value else None

@@ -1,0 +1,94 @@
+"""A call's outcome, read from the result the stored messages hold for it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from router.retrieval.runs import failed, run_calls
+
+ROLES = ("user",)
+
+
+def outcomes(messages: list[dict[str, Any]]) -> list[tuple[str, str]]:
+    return [(c.name, c.outcome) for c in run_calls(messages, roles=ROLES)]
+
+
+def call(name: str, call_id: str) -> dict[str, Any]:
+    return {"role": "assistant", "tool_calls": [{"id": call_id, "function": {"name": name, "arguments": "{}"}}]}
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Error: Argument parsing failed.",
+        "error: no such city",
+        "Error 404: not found",
+        "ValueError: invalid date",
+        "An error occurred while running the tool. Please try again.",
+        "Traceback (most recent call last):\n  File ...",
+        '{"error": "rate limited"}',
+        '{"content": [{"type": "text", "text": "bad"}], "isError": true}',
+    ],
+)
+def test_error_reports_fail(text: str) -> None:
+    assert failed({"role": "tool"}, text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "No errors found in the config.",
+        "The error rate fell to 2% last week.",
+        "Errors: 0",
+        '{"error": null, "result": 3}',
+        '{"temperature": 21}',
+        "Sent.",
+    ],
+)
+def test_answers_that_mention_errors_succeed(text: str) -> None:
+    assert not failed({"role": "tool"}, text)
+
+
+def test_flags_fail_whatever_the_text() -> None:
+    assert failed({"type": "tool_result", "is_error": True}, "ok")
+    assert failed({"role": "tool", "status": "error"}, "ok")
+    assert failed({"role": "tool"}, {"content": [], "isError": True})
+    assert failed({"role": "tool"}, [{"type": "text", "text": "Error: Function failed."}])
+
+
+def test_each_shape_pairs_a_call_with_its_result() -> None:
+    messages: list[dict[str, Any]] = [
+        {"role": "user", "content": "find flights to Rome"},
+        call("search_flights", "a"),
+        call("get_prices", "b"),
+        {"role": "tool", "tool_call_id": "b", "content": "Error: timeout"},
+        {"role": "tool", "tool_call_id": "a", "content": "3 found"},
+        {"type": "function_call", "call_id": "r1", "name": "book_flight", "arguments": "{}"},
+        {"type": "function_call_output", "call_id": "r1", "output": "booked"},
+        {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "send_email", "input": {}}]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "x", "is_error": True}]},
+        {"role": "assistant", "function_call": {"name": "legacy", "arguments": "{}"}},
+        {"role": "function", "name": "legacy", "content": "fine"},
+        call("waiting", "w"),
+    ]
+    assert outcomes(messages) == [
+        ("search_flights", "succeeded"),
+        ("get_prices", "failed"),
+        ("book_flight", "succeeded"),
+        ("send_email", "failed"),
+        ("legacy", "succeeded"),
+        ("waiting", "pending"),
+    ]
+
+
+def test_a_reused_call_id_answers_the_latest_call() -> None:
+    messages = [
+        {"role": "user", "content": "what is the weather"},
+        call("get_weather", "call_0"),
+        {"role": "tool", "tool_call_id": "call_0", "content": "Error: no city"},
+        call("get_weather", "call_0"),
+        {"role": "tool", "tool_call_id": "call_0", "content": "sunny"},
+    ]
+    assert outcomes(messages) == [("get_weather", "failed"), ("get_weather", "succeeded")]
