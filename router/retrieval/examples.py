@@ -29,6 +29,11 @@ from router.storage.base import Collection, CollectionSpec, PointData, Record, S
 MAX_EXAMPLES = 256
 # Two requests this close are the same request in other words (all-MiniLM-L6-v2 cosine).
 MERGE_SIMILARITY = 0.95
+# A request this close to a stored one asks the same thing, perhaps of other values ("a hotel in Rome for
+# three nights" and "in Paris for two", all-MiniLM-L6-v2 cosine 0.64): one run speaks for it alone; each
+# further stored request that agrees widens the reach (``agree``). 0.6 kept APIBench's first learning
+# step at the ungated ranking; 0.7 and 0.8 cost it (benchmarks/RESULTS.md, docs/scoring.md).
+SAME = 0.6
 _BATCH = 256
 _IDS = uuid.UUID("5d2e8f61-7a3c-4b9e-a1d4-0c6b8e2f9a73")
 # Every payload field of an example: all small, so embedded storage may keep them in memory.
@@ -127,15 +132,22 @@ class ExampleStore:
         return kept
 
     def nearest(self, namespace: str, vector: Sequence[float], *, limit: int) -> dict[str, Nearest]:
-        """The functions with an example near ``vector``, each with its closest example."""
+        """The functions whose examples speak for a request at ``vector``, each with its closest example.
+
+        A function's examples speak for the request when its ``k`` closest ones (distinct
+        stored requests, near-duplicates being merged) all lie within ``SAME**k`` of it, for
+        some ``k`` (see ``agree``).
+        """
         hits = self.collection.search(dense=vector, match={"namespace": namespace}, limit=limit * 2, fields=_FIELDS)
         best: dict[str, Nearest] = {}
+        similar: dict[str, list[float]] = {}
         for hit in hits:
             name = hit.payload["name"]
+            similar.setdefault(name, []).append(hit.score)
             if name not in best:
                 words = float(hit.payload.get("words", 0.0))
                 best[name] = Nearest(hit.score, hit.payload["hash"], hit.payload["text"], words)
-        return dict(list(best.items())[:limit])
+        return dict([(name, found) for name, found in best.items() if agree(similar[name])][:limit])
 
     def texts(self, namespace: str, name: str) -> list[str]:
         """The example requests of one function, oldest first."""
@@ -191,6 +203,17 @@ class ExampleStore:
         """Write examples read from another store with new vectors, ids and payloads kept."""
         points = [PointData(id=r.id, payload=dict(r.payload), dense=vectors[i].tolist()) for i, r in enumerate(records)]
         self.collection.upsert(points)
+
+
+def agree(similarities: Sequence[float]) -> bool:
+    """Whether a function's stored requests speak for a request, from their similarities to it, closest first.
+
+    One stored request speaks only for requests that mean the same thing (``SAME``); ``k``
+    of them, all within ``SAME**k``, speak for a wider neighbourhood: one run (a mistake, or
+    a user steering the namespace) moves its function only for its own request, while a
+    function many runs called for a kind of request rises for that whole kind.
+    """
+    return any(s >= SAME ** (k + 1) for k, s in enumerate(similarities))
 
 
 def cursor(record: Record) -> str:

@@ -77,7 +77,7 @@ async def test_a_new_model_keeps_the_examples_learned_with_the_old_one(tmp_path:
         assert new.collection.spec.name == ExampleStore.spec(model=OTHER, dimension=embedder.dimension).name
         assert new.collection.spec.name != old.collection.spec.name
         assert new.texts("ops", "send_email") == [ASKED]
-        turn = Turn("ops", [{"role": "user", "content": "give the crew a heads-up about tonight's outage"}])
+        turn = Turn("ops", [{"role": "user", "content": "give the crew a heads up about tonight's maintenance window"}])
         routed = await second.turns.route(turn)
         candidates_seen = [f.function.name for f in routed.functions]
         assert candidates_seen[0] == "send_email"

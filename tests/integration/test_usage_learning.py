@@ -24,7 +24,8 @@ PAGE = bare("page_oncall", "Page the on-call engineer.", severity="Severity")
 WEATHER = bare("get_weather", "Current weather for a city.", city="City")
 CATALOG = [EMAIL, SLACK, JIRA, PAGE, WEATHER]
 ASKED = "give the crew a heads-up about the maintenance window"
-LATER = "give the crew a heads-up about tonight's outage"
+# The same request in other words: one stored run speaks for it (a wider neighbourhood needs runs that agree).
+LATER = "give the crew a heads up about tonight's maintenance window"
 
 
 def user(text: str) -> dict[str, Any]:
