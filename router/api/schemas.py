@@ -175,6 +175,9 @@ class ScoreTerms(BaseModel):
     unseen: float = Field(
         description="for a function only the recent context found: the turn's lowest score, standing in for its own"
     )
+    companion: float = Field(
+        0.0, description="for a companion: its anchor's score x how often stored runs call them together"
+    )
 
 
 class Explanation(BaseModel):
@@ -190,6 +193,9 @@ class Explanation(BaseModel):
     score_new: float = Field(description="the function's score for its query alone, before the context")
     part: str | None = Field(None, description="the part of the turn the function was found for (null: the whole turn)")
     terms: ScoreTerms = Field(description="the terms summed into the score")
+    companion_of: str | None = Field(
+        None, description="the routed function stored runs call it with, when it came as that one's companion"
+    )
 
 
 class RoutedFunction(BaseModel):

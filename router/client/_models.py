@@ -84,6 +84,7 @@ class Explanation:
         score_new: the function's score for its query alone, before the context.
         part: the part of the turn the function was found for (None: the whole turn).
         terms: the terms summed into the score, by name (they add up to it).
+        companion_of: the routed function stored runs call it with, when it came as that one's companion.
     """
 
     dense: float
@@ -96,6 +97,7 @@ class Explanation:
     score_new: float | None = None
     part: str | None = None
     terms: dict[str, float] = field(default_factory=dict)
+    companion_of: str | None = None
 
     @classmethod
     def from_json(cls, body: Any) -> Explanation:
@@ -118,6 +120,7 @@ class Explanation:
             score_new=_optional_float(item, "score_new"),
             part=item.get("part") if isinstance(item.get("part"), str) else None,
             terms={k: float(v) for k, v in (item.get("terms") or {}).items() if isinstance(v, int | float)},
+            companion_of=item["companion_of"] if isinstance(item.get("companion_of"), str) else None,
         )
 
 

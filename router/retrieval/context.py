@@ -21,7 +21,7 @@ function was chosen (``explain``) is built only when a route asks for it.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from router.retrieval.fusion import Terms, Weights, scored, weights
@@ -182,6 +182,8 @@ class Explanation:
         part: the part of the turn the function was found for (None: the whole turn).
         terms: the terms summed into the score (``dense``, ``usage``, ``lexical``, ``context``,
             ``unseen``): they add up to it.
+        companion_of: the routed function it came with as a companion, when that raised it
+            (its score is then that function's score times how often runs call them together).
     """
 
     dense: float
@@ -194,14 +196,28 @@ class Explanation:
     score_new: float
     part: str | None = None
     terms: dict[str, float] = field(default_factory=dict)
+    companion_of: str | None = None
 
 
-def explain(chosen: Sequence[ScoredFunction], queries: TurnQueries, ranking: TurnRanking) -> dict[str, Explanation]:
-    """The explanation of each chosen function, by name."""
+def explain(
+    chosen: Sequence[ScoredFunction],
+    queries: TurnQueries,
+    ranking: TurnRanking,
+    companions: Mapping[str, str] | None = None,
+) -> dict[str, Explanation]:
+    """The explanation of each chosen function, by name.
+
+    ``companions`` names, for each function that came as a companion, the routed function it
+    accompanies: its score is one term, ``companion``.
+    """
     parts = dict(queries.parts)
     explained: dict[str, Explanation] = {}
     for function in chosen:
         name = function.function.name
+        anchor = (companions or {}).get(name)
+        if anchor is not None:
+            explained[name] = _companion(function, anchor, ranking)
+            continue
         found = ranking.found[name]
         pool = parts[found.part] if found.part is not None else queries.whole
         best = max((c.lexical for c in pool), default=0.0)
@@ -230,3 +246,20 @@ def explain(chosen: Sequence[ScoredFunction], queries: TurnQueries, ranking: Tur
             },
         )
     return explained
+
+
+def _companion(function: ScoredFunction, anchor: str, ranking: TurnRanking) -> Explanation:
+    """A companion's explanation: its score is its anchor's times how often runs call them together."""
+    zero = dict.fromkeys(("dense", "usage", "lexical", "context", "unseen"), 0.0)
+    return Explanation(
+        dense=0.0,
+        lexical=0.0,
+        lexical_raw=0.0,
+        example=None,
+        context_weight=ranking.context_weight,
+        recent=None,
+        weights=ranking.weights,
+        score_new=function.score,
+        companion_of=anchor,
+        terms={**zero, "companion": function.score},
+    )

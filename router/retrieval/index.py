@@ -9,6 +9,7 @@ from router.catalog.functions import FunctionDef, function_from_payload, point_i
 from router.catalog.records import Generation
 from router.embedding import Vectors
 from router.embedding.batching import pack, unpack
+from router.retrieval.companions import CompanionStore
 from router.retrieval.examples import ExampleStore
 from router.retrieval.scored import ScoredFunction
 from router.retrieval.sparse import document_vector
@@ -22,18 +23,26 @@ class FunctionStore:
         collection: the generation's function collection.
         generation: what made its vectors.
         examples: usage examples (requests that led to a call), kept per model; None disables them.
+        companions: the functions runs called together (no vectors: kept across models); None disables them.
     """
 
-    def __init__(self, collection: Collection, generation: Generation, examples: ExampleStore | None = None) -> None:
+    def __init__(
+        self,
+        collection: Collection,
+        generation: Generation,
+        examples: ExampleStore | None = None,
+        companions: CompanionStore | None = None,
+    ) -> None:
         self.collection = collection
         self.generation = generation
         self.examples = examples
+        self.companions = companions
 
     @classmethod
     def open(cls, storage: Storage, generation: Generation) -> FunctionStore:
-        """Open (creating when missing) the collection of ``generation`` and its model's examples."""
+        """Open (creating when missing) the collection of ``generation``, its model's examples and the companions."""
         examples = ExampleStore.open(storage, model=generation.model, dimension=generation.dimension)
-        return cls(storage.collection(generation.spec), generation, examples)
+        return cls(storage.collection(generation.spec), generation, examples, CompanionStore.open(storage))
 
     def hashes(self, namespace: str) -> dict[str, str]:
         """The content hash of every stored function of ``namespace``, by name."""
@@ -105,9 +114,11 @@ class FunctionStore:
         self.forget_examples(namespace, names)
 
     def forget_examples(self, namespace: str, names: Sequence[str]) -> None:
-        """Delete the usage examples of functions (removed, or changed so that they may no longer fit)."""
+        """Delete the usage examples and companion runs of functions (removed, or changed so that they may not fit)."""
         if self.examples is not None and names:
             self.examples.forget(namespace, names)
+        if self.companions is not None and names:
+            self.companions.forget(namespace, names)
 
     def existing(self, namespace: str, names: Sequence[str]) -> dict[str, str]:
         """The content hash of each named function that ``namespace`` holds."""

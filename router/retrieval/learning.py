@@ -116,6 +116,7 @@ async def learn(
     roles: Sequence[str],
     start: int = 0,
     lexical_weight: float = 0.35,
+    session: str = "",
 ) -> int:
     """Keep the requests behind the calls whose results arrived in ``messages[start:]`` as examples.
 
@@ -133,6 +134,8 @@ async def learn(
         roles: routing's roles (whose text makes a request).
         start: where the messages to learn from begin.
         lexical_weight: routing's lexical weight, to match the clauses of a request to functions as routing would.
+        session: the session the messages belong to: each of its turns is kept once as a run of
+            companions (``router.retrieval.companions``), with the functions it taught, in order.
 
     Returns:
         How many examples were kept.
@@ -162,6 +165,9 @@ async def learn(
         names = list(dict.fromkeys(c.name for c in found))
         chosen = await asyncio.to_thread(_assign, store, namespace, names, parts[turn], vectors, row, lexical_weight)
         teach, superseded = corrected(found, chosen, start=start)
+        if store.companions is not None:
+            run = f"{session}\x00{messages[turn].get('seq', turn)}"
+            await asyncio.to_thread(store.companions.observe, namespace, run, [c.name for c in found])
         for name in teach:
             kept.append((Example(name, chosen[name]), known[name]))
             rows.append(row[chosen[name]])
@@ -242,14 +248,23 @@ def _assign(
     row: Mapping[str, int],
     lexical_weight: float,
 ) -> dict[str, str]:
-    """Each called function's clause: the one routing would match best to it (the whole request when alone)."""
+    """Each called function's clause: matched as routing would, one function per clause while clauses remain.
+
+    The best-matching (function, clause) pairs are taken first, each clause once, so that a
+    vague clause ("then book the cheapest one") still gets the function no other clause
+    claims; functions beyond the clauses take their best one (the whole request when alone).
+    """
     if len(parts) == 1:
         return dict.fromkeys(names, parts[0])
-    best: dict[str, tuple[float, str]] = {}
+    pairs: list[tuple[float, str, str]] = []
     for part in parts:
         found = named(store, namespace, vectors[row[part]].tolist(), query_vector(part), names)
-        for scored in hybrid(found, lexical_weight=lexical_weight, example_weight=0.0):
-            name = scored.name
-            if name not in best or scored.score > best[name][0]:
-                best[name] = (scored.score, part)
-    return {name: best[name][1] if name in best else parts[0] for name in names}
+        pairs += [(s.score, s.name, part) for s in hybrid(found, lexical_weight=lexical_weight, example_weight=0.0)]
+    pairs.sort(key=lambda p: -p[0])
+    chosen: dict[str, str] = {}
+    for _, name, part in pairs:
+        if name not in chosen and part not in chosen.values():
+            chosen[name] = part
+    for _, name, part in pairs:
+        chosen.setdefault(name, part)
+    return {name: chosen.get(name, parts[0]) for name in names}

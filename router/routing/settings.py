@@ -32,6 +32,10 @@ class RouteSettings(BaseSettings):
         0.9, ge=0.0, le=1.0, description="how much similarity to a usage example counts against the function's own"
     )
     learn_from_usage: bool = Field(True, description="keep the requests behind stored tool calls as usage examples")
+    # Off until measured on the development sets (docs/scoring.md, "Companions").
+    companions: bool = Field(
+        False, description="add to a turn the functions stored runs usually call with the ones routed (companions)"
+    )
     history_messages: int = Field(20, ge=0, le=1000, description="history messages returned with a route")
     max_memories: int = Field(
         3, ge=0, le=100, description="memories returned with a route, at most (past the memory budget)"

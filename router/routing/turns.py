@@ -19,6 +19,7 @@ from router.common.messages import context_texts
 from router.embedding import EmbeddingUnavailable, Vectors
 from router.retrieval.candidates import candidates, resolved
 from router.retrieval.catalogs import ActiveIndex, Catalogs
+from router.retrieval.companions import with_companions
 from router.retrieval.context import Explanation, TurnQueries, explain, rank_turn
 from router.retrieval.learning import CONTEXT_MESSAGES, called_functions, learn
 from router.retrieval.parts import parts
@@ -247,13 +248,17 @@ class TurnRouter:
         unpinned = [f for f in ranking.functions if f.name not in left_out]
         ranked = [f for f in unpinned if floor is None or f.score >= floor]
         below = 0 if floor is None else sum(f.score < floor for f in unpinned[: turn.max_functions])
+        companion_of: dict[str, str] = {}
+        if self.settings.companions and self.settings.learn_from_usage and index.store.companions is not None:
+            store, limit = index.store.companions, turn.max_functions
+            ranked, companion_of = with_companions(store, turn.namespace, ranked, limit, excluded=left_out, floor=floor)
         chosen = resolved(index.store, turn.namespace, ranked, limit=turn.max_functions)
         scope = scope_of(session_id=turn.session_id, user_id=turn.user_id)
         memories: list[Memory] = []
         if memory_store is not None and scope is not None:
             rows = memory_store.rows(scope, [turn.namespace])
             memories = self.remembering.recall(index, turn.namespace, rows, chosen, matrix[: len(texts)], self.settings)
-        explanations = explain(chosen, whole, ranking) if turn.explain else {}
+        explanations = explain(chosen, whole, ranking, companion_of) if turn.explain else {}
         recent = texts[1] if len(texts) > 1 else ""
         return record, Routed(
             chosen, pinned, texts[0], recent, memories=memories, explanations=explanations, below_min_score=below
@@ -290,6 +295,7 @@ class TurnRouter:
                     roles=self.settings.roles,
                     start=start,
                     lexical_weight=self.settings.lexical_weight,
+                    session=session_id,
                 )
         scope = scope_of(session_id=session_id, user_id=user_id)
         if scope is None:
