@@ -12,7 +12,7 @@ from importlib import metadata
 
 from fastapi import FastAPI
 
-from router.api import catalogs, console, errors, misses, route, status, tool_search, users
+from router.api import catalogs, console, errors, examples, misses, route, status, tool_search, users
 from router.api.auth import AuthMiddleware
 from router.api.limits import BodyLimitMiddleware
 from router.api.observe import Observe
@@ -76,6 +76,7 @@ def create_app(settings: Settings | None = None, *, runtime: Runtime | None = No
     app.include_router(catalogs.router)
     app.include_router(tool_search.router)
     app.include_router(catalogs.tools_router)
+    app.include_router(examples.router)
     app.include_router(misses.router)
     app.include_router(status.router)
     app.include_router(console.router)

@@ -32,6 +32,7 @@ from router.client._errors import (
     UnavailableError,
     ValidationError,
 )
+from router.client._example_models import ExamplesDeleted, UsageExample, UsageExamples
 from router.client._models import (
     ExampleMatch,
     Explanation,
@@ -54,6 +55,7 @@ __all__ = [
     "CatalogInfo",
     "CatalogTools",
     "ExampleMatch",
+    "ExamplesDeleted",
     "Explanation",
     "FoundFunction",
     "Health",
@@ -72,5 +74,7 @@ __all__ = [
     "ToolSearchResult",
     "TransportError",
     "UnavailableError",
+    "UsageExample",
+    "UsageExamples",
     "ValidationError",
 ]

@@ -23,6 +23,7 @@ from router.client._catalog_models import (
     ToolSearchResult,
 )
 from router.client._errors import TransportError, UnavailableError
+from router.client._example_models import ExamplesDeleted, UsageExamples
 from router.client._models import Health, RouteResult
 from router.client._retry import NO_RETRY, Attempts, RetryPolicy
 from router.client._session_models import MemoriesDeleted, StoredMemory, StoredMessages
@@ -147,6 +148,20 @@ class AsyncRouterClient:
     async def delete_memories(self, user_id: str) -> MemoriesDeleted:
         """Forget every memory of a user, in every namespace."""
         return await self._send(calls.delete_memories(user_id))
+
+    async def list_examples(
+        self, namespace: str, *, function: str | None = None, limit: int | None = None, cursor: str | None = None
+    ) -> UsageExamples:
+        """A page of a namespace's usage examples (one function's with ``function``), oldest first."""
+        return await self._send(calls.list_examples(namespace, function=function, limit=limit, cursor=cursor))
+
+    async def delete_example(self, namespace: str, example_id: str) -> ExamplesDeleted:
+        """Delete one usage example (``NotFoundError`` when the namespace holds none of that id)."""
+        return await self._send(calls.delete_example(namespace, example_id))
+
+    async def delete_examples(self, namespace: str, *, function: str | None = None) -> ExamplesDeleted:
+        """Delete a namespace's usage examples (one function's with ``function``) and the companions they taught."""
+        return await self._send(calls.delete_examples(namespace, function=function))
 
     async def list_catalogs(self) -> list[CatalogInfo]:
         """Every known catalog."""

@@ -20,6 +20,7 @@ from router.client._catalog_models import (
     catalogs_from_json,
 )
 from router.client._errors import APIError, error_from_response
+from router.client._example_models import ExamplesDeleted, UsageExamples
 from router.client._models import Health, RouteResult
 from router.client._session_models import (
     MemoriesDeleted,
@@ -177,6 +178,27 @@ def delete_memory(user_id: str, memory_id: str) -> Call[MemoriesDeleted]:
 def delete_memories(user_id: str) -> Call[MemoriesDeleted]:
     """``DELETE /v1/users/{user_id}/memories``."""
     return Call("DELETE", f"/v1/users/{_segment(user_id)}/memories", MemoriesDeleted.from_json)
+
+
+def list_examples(
+    namespace: str, *, function: str | None, limit: int | None, cursor: str | None
+) -> Call[UsageExamples]:
+    """``GET /v1/catalogs/{namespace}/examples``."""
+    params = {k: v for k, v in (("function", function), ("limit", limit), ("cursor", cursor)) if v is not None}
+    query = f"?{urlencode(params)}" if params else ""
+    return Call("GET", f"/v1/catalogs/{_segment(namespace)}/examples{query}", UsageExamples.from_json)
+
+
+def delete_example(namespace: str, example_id: str) -> Call[ExamplesDeleted]:
+    """``DELETE /v1/catalogs/{namespace}/examples/{id}``: not retried (a second try would find nothing)."""
+    path = f"/v1/catalogs/{_segment(namespace)}/examples/{_segment(example_id)}"
+    return Call("DELETE", path, ExamplesDeleted.from_json, retry=False)
+
+
+def delete_examples(namespace: str, *, function: str | None) -> Call[ExamplesDeleted]:
+    """``DELETE /v1/catalogs/{namespace}/examples``."""
+    query = f"?{urlencode({'function': function})}" if function is not None else ""
+    return Call("DELETE", f"/v1/catalogs/{_segment(namespace)}/examples{query}", ExamplesDeleted.from_json)
 
 
 def list_catalogs() -> Call[list[CatalogInfo]]:

@@ -22,6 +22,7 @@ from router.client._catalog_models import (
     ToolSearchResult,
 )
 from router.client._errors import TransportError, UnavailableError
+from router.client._example_models import ExamplesDeleted, UsageExamples
 from router.client._models import Health, RouteResult
 from router.client._retry import NO_RETRY, Attempts, RetryPolicy
 from router.client._session_models import MemoriesDeleted, StoredMemory, StoredMessages
@@ -217,6 +218,20 @@ class RouterClient:
     def delete_memories(self, user_id: str) -> MemoriesDeleted:
         """Forget every memory of a user, in every namespace."""
         return self._send(calls.delete_memories(user_id))
+
+    def list_examples(
+        self, namespace: str, *, function: str | None = None, limit: int | None = None, cursor: str | None = None
+    ) -> UsageExamples:
+        """A page of a namespace's usage examples (one function's with ``function``), oldest first."""
+        return self._send(calls.list_examples(namespace, function=function, limit=limit, cursor=cursor))
+
+    def delete_example(self, namespace: str, example_id: str) -> ExamplesDeleted:
+        """Delete one usage example (``NotFoundError`` when the namespace holds none of that id)."""
+        return self._send(calls.delete_example(namespace, example_id))
+
+    def delete_examples(self, namespace: str, *, function: str | None = None) -> ExamplesDeleted:
+        """Delete a namespace's usage examples (one function's with ``function``) and the companions they taught."""
+        return self._send(calls.delete_examples(namespace, function=function))
 
     def list_catalogs(self) -> list[CatalogInfo]:
         """Every known catalog."""

@@ -39,6 +39,8 @@ OPERATIONS: list[tuple[str, str, dict[str, Any] | None]] = [
     ("GET", "/v1/catalogs/travel", None),
     ("GET", "/v1/catalogs/travel/tools", None),
     ("GET", "/v1/catalogs/travel/misses", None),
+    ("GET", "/v1/catalogs/travel/examples", None),
+    ("DELETE", "/v1/catalogs/travel/examples", None),
     ("POST", "/v1/tool_search", {"namespace": "travel", "query": "Find me a flight"}),
     ("POST", "/v1/sessions/s-1/messages", {"namespace": "travel", "messages": TURN}),
     ("GET", "/v1/sessions/s-1/messages", None),

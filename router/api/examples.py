@@ -1,0 +1,122 @@
+"""``/v1/catalogs/{namespace}/examples``: the usage examples a namespace learned, to read and to delete.
+
+A usage example is a request that led to a successful call of a function; routing scores the
+function by it. Operators list them (one function's, or all, a page at a time) and delete one,
+one function's or all of them, as users do with their memories, with an API key that may use
+the namespace. Deleting a function's examples also drops the runs that taught its companions,
+and deleting all of a namespace's resets its companions: what one poisoned run taught can
+be undone entirely.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Annotated
+
+from fastapi import APIRouter, Depends, Path, Query
+from pydantic import BaseModel, Field
+
+from router.api.auth import AccessDep, CatalogsDep, get_access
+from router.api.errors import responses
+from router.api.limits import check_body
+from router.api.schemas import NAMESPACE
+from router.common.errors import NotFound, Unavailable
+from router.retrieval.examples import ExampleStore, cursor
+from router.retrieval.index import FunctionStore
+
+router = APIRouter(
+    prefix="/v1/catalogs", tags=["usage examples"], dependencies=[Depends(get_access), Depends(check_body)]
+)
+NamespacePath = Path(pattern=NAMESPACE, description="the catalog's namespace")
+FunctionQuery = Query(None, min_length=1, max_length=256, description="only the examples of this function")
+
+
+class ExampleItem(BaseModel):
+    """One usage example."""
+
+    id: str
+    function: str = Field(description="the function the request led to")
+    request: str = Field(description="the request (the user's turn, or the part of it the call served)")
+    stored_at: float = Field(description="when it was stored (Unix seconds)")
+
+
+class ExamplesOut(BaseModel):
+    """A page of a namespace's usage examples, oldest first."""
+
+    namespace: str
+    examples: list[ExampleItem]
+    next_cursor: str | None = Field(description="pass as `cursor` for the next page; null on the last one")
+
+
+class ExamplesDeletedOut(BaseModel):
+    """How many usage examples a deletion removed."""
+
+    namespace: str
+    deleted: int
+
+
+def _stores(catalogs: CatalogsDep) -> tuple[FunctionStore, ExampleStore]:
+    store = catalogs.index.store
+    if store.examples is None:
+        raise Unavailable("usage examples are not kept by this index")
+    return store, store.examples
+
+
+@router.get("/{namespace}/examples", responses=responses(401, 403, 422, 503))
+async def list_examples(
+    access: AccessDep,
+    catalogs: CatalogsDep,
+    namespace: str = NamespacePath,
+    function: str | None = FunctionQuery,
+    limit: Annotated[int, Query(ge=1, le=1000, description="examples per page")] = 100,
+    cursor_: Annotated[
+        str | None, Query(alias="cursor", max_length=100, description="the `next_cursor` of the previous page")
+    ] = None,
+) -> ExamplesOut:
+    """The namespace's usage examples (one function's with `function`), oldest first, a page at a time."""
+    access.check(namespace)
+    _, examples = _stores(catalogs)
+    page = await asyncio.to_thread(examples.page, namespace, name=function, limit=limit + 1, after=cursor_)
+    items = [
+        ExampleItem(
+            id=r.id,
+            function=r.payload["name"],
+            request=r.payload["text"],
+            stored_at=int(r.payload.get("seq", 0)) / 1e6,
+        )
+        for r in page[:limit]
+    ]
+    following = cursor(page[limit - 1]) if len(page) > limit else None
+    return ExamplesOut(namespace=namespace, examples=items, next_cursor=following)
+
+
+@router.delete("/{namespace}/examples/{example_id}", responses=responses(401, 403, 404, 422, 503))
+async def delete_example(
+    access: AccessDep,
+    catalogs: CatalogsDep,
+    namespace: str = NamespacePath,
+    example_id: str = Path(max_length=64, description="an example's id, from the list"),
+) -> ExamplesDeletedOut:
+    """Delete one usage example (404 when the namespace holds none of that id)."""
+    access.check(namespace)
+    _, examples = _stores(catalogs)
+    if not await asyncio.to_thread(examples.delete, namespace, example_id):
+        raise NotFound(f"example_id: namespace {namespace!r} has no usage example {example_id!r}")
+    return ExamplesDeletedOut(namespace=namespace, deleted=1)
+
+
+@router.delete("/{namespace}/examples", responses=responses(401, 403, 422, 503))
+async def delete_examples(
+    access: AccessDep,
+    catalogs: CatalogsDep,
+    namespace: str = NamespacePath,
+    function: str | None = FunctionQuery,
+) -> ExamplesDeletedOut:
+    """Delete the namespace's usage examples (one function's with `function`), and the companions they taught."""
+    access.check(namespace)
+    store, examples = _stores(catalogs)
+    deleted = await asyncio.to_thread(examples.clear, namespace, name=function)
+    if store.companions is not None:
+        names = None if function is None else [function]
+        await asyncio.to_thread(store.companions.forget, namespace, names)
+    return ExamplesDeletedOut(namespace=namespace, deleted=deleted)
