@@ -148,21 +148,25 @@ def with_companions(
 
 
 def merged(ranking: Sequence[Ranked], found: Sequence[Companion]) -> tuple[list[Ranked], dict[str, str]]:
-    """``ranking`` with the companions in, and which function each companion raised accompanies.
+    """``ranking`` with the companions in, and which function each companion moved accompanies.
 
     The ranking keeps its order (a turn's parts take turns in it, so it is not sorted by score);
-    each companion comes right after the function it accompanies. A function the ranking
-    already scores higher keeps its own place and score (and is no companion).
+    each companion comes right after the function it accompanies, with the larger of its own
+    score and its companion score. A function already ranked before that place stays where it is
+    (and is no companion).
     """
+    place = {r.name: i for i, r in enumerate(ranking)}
     own = {r.name: r.score for r in ranking}
-    raised = {c.name: c for c in found if c.score > own.get(c.name, float("-inf"))}
+    moved = {
+        c.name: c for c in found if c.name != c.companion_of and place.get(c.name, len(ranking)) > place[c.companion_of]
+    }
     following: dict[str, list[Companion]] = {}
-    for companion in sorted(raised.values(), key=lambda c: (-c.score, c.name)):
+    for companion in sorted(moved.values(), key=lambda c: (-c.score, c.name)):
         following.setdefault(companion.companion_of, []).append(companion)
     ordered: list[Ranked] = []
     for ranked in ranking:
-        if ranked.name in raised:
+        if ranked.name in moved:
             continue
         ordered.append(ranked)
-        ordered += [Ranked(c.name, c.score) for c in following.get(ranked.name, [])]
-    return ordered, {name: c.companion_of for name, c in raised.items()}
+        ordered += [Ranked(c.name, max(c.score, own.get(c.name, c.score))) for c in following.get(ranked.name, [])]
+    return ordered, {name: c.companion_of for name, c in moved.items()}

@@ -182,8 +182,9 @@ class Explanation:
         part: the part of the turn the function was found for (None: the whole turn).
         terms: the terms summed into the score (``dense``, ``usage``, ``lexical``, ``context``,
             ``unseen``): they add up to it.
-        companion_of: the routed function it came with as a companion, when that raised it
-            (its score is then that function's score times how often runs call them together).
+        companion_of: the routed function it follows as a companion, when that moved it up (its
+            score is its own, or that function's times how often runs call them together when
+            more: then that is its one term, ``companion``).
     """
 
     dense: float
@@ -215,10 +216,12 @@ def explain(
     for function in chosen:
         name = function.function.name
         anchor = (companions or {}).get(name)
-        if anchor is not None:
+        found = ranking.found.get(name)
+        if anchor is not None and (found is None or found.score < function.score):
             explained[name] = _companion(function, anchor, ranking)
             continue
-        found = ranking.found[name]
+        if found is None:  # only a companion can come from no query's candidates
+            continue
         pool = parts[found.part] if found.part is not None else queries.whole
         best = max((c.lexical for c in pool), default=0.0)
         # One found by the recent context only: the turn's own search never saw it.
@@ -237,6 +240,7 @@ def explain(
             weights=ranking.weights,
             score_new=found.alone if found.alone is not None else terms.score,
             part=found.part,
+            companion_of=anchor,
             terms={
                 "dense": terms.dense,
                 "usage": terms.usage,
