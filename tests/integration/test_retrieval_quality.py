@@ -156,6 +156,8 @@ async def test_stored_runs_teach_the_ranking_for_requests_like_them(served: Serv
     train = [
         ("how deep is each part of this photo of a hallway", "depth_estimator"),
         ("which pixels are road and which are sidewalk", "segformer_segmenter"),
+        # One run speaks only for the same request; a second one that agrees widens its reach.
+        ("which pixels of this street photo are cars and which are people", "segformer_segmenter"),
         ("give me a one-line summary of what is in this picture", "caption_writer"),
     ]
     test = [
@@ -169,7 +171,8 @@ async def test_stored_runs_teach_the_ranking_for_requests_like_them(served: Serv
 
     cold = [position(await route(served.client, "models", text), name) for text, name in test]
     for i, (text, name) in enumerate(train):
-        body = {"namespace": "models", "messages": [user(text), calls(name)]}
+        done = {"role": "tool", "tool_call_id": "call_0", "content": "done"}
+        body = {"namespace": "models", "messages": [user(text), calls(name), done]}
         response = await served.client.post(f"/v1/sessions/train-{i}/messages", json=body)
         assert response.status_code == 200, response.text
     for text, name in test:
