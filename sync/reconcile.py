@@ -45,6 +45,9 @@ class SyncCounters:
     def wrote(self, functions: int) -> None:
         """``functions`` were embedded and written."""
 
+    def multilingual_failed(self) -> None:
+        """A write to the multilingual space failed (the default space has the catalog)."""
+
 
 @dataclass(frozen=True)
 class SyncResult:

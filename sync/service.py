@@ -21,6 +21,7 @@ from router.retrieval.texts import template
 from router.sessions.reembed import drop_memories, reembed_memories
 from router.storage.base import Storage
 from sync.diff import Summary
+from sync.multilingual import MultilingualWriter
 from sync.reconcile import WRITE_CHUNK, ProgressFactory, SyncCounters, SyncLog, reconcile, reembed_examples
 
 log = logging.getLogger(__name__)
@@ -46,6 +47,9 @@ class CatalogService:
         sole_writer: nothing but this service writes the store (embedded storage, which one
             process holds): what it wrote is what is stored, so its diffs need not read the
             stored hashes back (a tenth of a second at 10,000 functions).
+        multilingual: the model of a second, multilingual space (a remote service's identity),
+            built by ``build_multilingual`` and written with every catalog (``sync.multilingual``).
+        multilingual_lexical: the words' weight in that space (0 by default).
 
     Attributes:
         catalogs: what routes read: the records and the generation served, which this writer
@@ -64,8 +68,12 @@ class CatalogService:
         counters: SyncCounters | None = None,
         limits: LimitSettings | None = None,
         sole_writer: bool = False,
+        multilingual: str | None = None,
+        multilingual_lexical: float | None = 0.0,
     ) -> None:
         template(text)  # reject an unknown template before anything is loaded
+        if multilingual == model:
+            raise ValueError(f"the multilingual model {model!r} is the default model; choose another or unset it")
         self._storage = storage
         self._embedders = embedders
         self._model = model
@@ -81,6 +89,20 @@ class CatalogService:
         self._trimming = False
         # namespace -> (the store written, each function's content hash as written there)
         self._written: dict[str, tuple[FunctionStore, dict[str, str]]] | None = {} if sole_writer else None
+        self.multilingual = (
+            MultilingualWriter(
+                storage,
+                embedders,
+                self.catalogs,
+                model=multilingual,
+                text=text,
+                reconcile=self._reconcile,
+                lexical_weight=multilingual_lexical,
+                failed=self.counters.multilingual_failed,
+            )
+            if multilingual
+            else None
+        )
 
     @property
     def meta(self) -> MetaStore:
@@ -154,6 +176,21 @@ class CatalogService:
                     )
                     self._embedders.release(previous.model)
 
+    async def build_multilingual(self) -> None:
+        """Build (when needed) and serve the multilingual space; raises while its model cannot be reached."""
+        if self.multilingual is not None:
+            await self.multilingual.build(self._lock)
+
+    async def catch_up_multilingual(self) -> None:
+        """Write to the multilingual space what failed to reach it (or build it, not yet served)."""
+        if self.multilingual is None:
+            return
+        if not self.multilingual.ready:
+            await self.build_multilingual()
+            return
+        async with self._lock:
+            await self.multilingual.catch_up()
+
     async def _copy(self, old: FunctionStore | None, new: FunctionStore, embedder: Embedder) -> set[str]:
         catalogs = await asyncio.to_thread(self.meta.catalogs)
         for namespace in catalogs:
@@ -189,6 +226,8 @@ class CatalogService:
                     await asyncio.to_thread(put, namespace, source=source, count=len(functions), pinned=pinned)
                 if self.catalogs.pins is not None:
                     self.catalogs.pins.written(namespace, functions, pinned)
+                if self.multilingual is not None and (summary.changed or namespace in self.catalogs.behind):
+                    await self.multilingual.apply(namespace, functions)
         except Exception as exc:
             self.counters.sync_failed(source)
             self.log.failed(namespace, source, str(exc) or type(exc).__name__)
@@ -218,6 +257,8 @@ class CatalogService:
             await asyncio.to_thread(self.meta.delete_catalog, namespace)
             if self.catalogs.pins is not None:
                 self.catalogs.pins.deleted(namespace)
+            if self.multilingual is not None:
+                await self.multilingual.apply(namespace, [])
         self.counters.synced(record.source, summary)
         self.log.synced(record.source, summary)
         log.info("catalog deleted", extra={"namespace": namespace, "removed": summary.removed})

@@ -37,6 +37,7 @@ from router.server.settings import (
     AuthSettings,
     EmbeddingSettings,
     LimitSettings,
+    MultilingualSettings,
     Settings,
     StorageSettings,
     SyncSettings,
@@ -177,6 +178,7 @@ async def run_app(
     auth: AuthSettings | None = None,
     limits: LimitSettings | None = None,
     storage: Storage | None = None,
+    multilingual: MultilingualSettings | None = None,
 ) -> AsyncIterator[Served]:
     """Run the app with its lifespan on ``data``; wait until ready unless ``ready=False``.
 
@@ -189,6 +191,7 @@ async def run_app(
         sync=SyncSettings(catalog=catalog, allow_delete=allow_delete),
         auth=auth,
         limits=limits,
+        multilingual=multilingual,
     )
     runtime = Runtime(settings, storage=storage, embedders=pool)
     app = create_app(runtime=runtime)

@@ -72,6 +72,11 @@ class StatusOut(BaseModel):
         "`device`, `threads` and query `lanes`; a service's `url`, prefixes, input types, `batch_size`, "
         "`concurrency` and `failure` (why its last request failed, null when it succeeded)"
     )
+    multilingual: dict[str, Any] | None = Field(
+        None,
+        description="the multilingual space (None without one): its `model`, whether it is `served` yet, its "
+        "generation `id` and `dimension`, and the namespaces it lags (`behind`)",
+    )
     catalogs: list[dict[str, Any]] = Field(
         description="the catalogs this API key may use, each with `last_sync` (this process's last sync of it: "
         "`source`, `outcome`, `at`, `counts`, `detail`) and `progress` (functions written of the embedding "
@@ -99,6 +104,20 @@ def _generation(service: CatalogService) -> dict[str, Any] | None:
     }
 
 
+def _multilingual(service: CatalogService) -> dict[str, Any] | None:
+    writer, served = service.multilingual, service.catalogs.multilingual
+    if writer is None:
+        return None
+    generation = served.generation if served is not None else None
+    return {
+        "model": writer.model,
+        "served": served is not None,
+        "id": generation.id if generation else None,
+        "dimension": generation.dimension if generation else None,
+        "behind": sorted(service.catalogs.behind),
+    }
+
+
 def _catalog(
     namespace: str, record: CatalogRecord | None, result: SyncResult | None, underway: SyncProgress | None
 ) -> dict[str, Any]:
@@ -120,14 +139,14 @@ async def status(request: Request, access: AccessDep, runtime: RuntimeDep) -> St
     mode = "embedded" if runtime.settings.storage.embedded else "server"
     storage: dict[str, Any] = {"mode": mode, "up": False, "detail": None}
     catalogs: list[dict[str, Any]] = []
-    generation = embedding = None
+    generation = embedding = multilingual = None
     running: list[dict[str, Any]] = []
     try:
         service = runtime.service
     except StorageUnavailable as exc:
         storage["detail"] = str(exc)
     else:
-        generation = _generation(service)
+        generation, multilingual = _generation(service), _multilingual(service)
         embedding = service.index.embedder.describe() if service.catalogs.ready else None
         progress = {n: p for n, p in service.log.running.items() if access.allows(n)}
         running = [p.as_dict() for p in progress.values()]
@@ -153,6 +172,7 @@ async def status(request: Request, access: AccessDep, runtime: RuntimeDep) -> St
         storage=storage,
         generation=generation,
         embedding=embedding,
+        multilingual=multilingual,
         catalogs=catalogs,
         sync={"running": running, "functions_written": runtime.metrics.written},
         traffic=traffic.summary(),

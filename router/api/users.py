@@ -217,9 +217,11 @@ async def delete_memory(
 ) -> MemoriesDeletedOut:
     """Forget one memory of the user (404 when the user has no memory of that id)."""
     await check_user(access, turns, user_id)
-    store = await turns.user_memories()
+    store, *copies = await turns.memory_stores()
     if not await asyncio.to_thread(store.delete, user_scope(user_id), memory_id):
         raise NotFound(f"memory_id: user {user_id!r} has no memory {memory_id!r}")
+    for copy in copies:  # the multilingual space's
+        await asyncio.to_thread(copy.delete, user_scope(user_id), memory_id)
     return MemoriesDeletedOut(user_id=user_id, deleted=1)
 
 
@@ -227,5 +229,8 @@ async def delete_memory(
 async def delete_memories(access: AccessDep, turns: TurnRouterDep, user_id: str = UserPath) -> MemoriesDeletedOut:
     """Forget every memory of the user, in every namespace (the right to be forgotten)."""
     await check_user(access, turns, user_id)
-    store = await turns.user_memories()
-    return MemoriesDeletedOut(user_id=user_id, deleted=await asyncio.to_thread(store.forget, user_scope(user_id)))
+    store, *copies = await turns.memory_stores()
+    deleted = await asyncio.to_thread(store.forget, user_scope(user_id))
+    for copy in copies:  # the multilingual space's
+        await asyncio.to_thread(copy.forget, user_scope(user_id))
+    return MemoriesDeletedOut(user_id=user_id, deleted=deleted)

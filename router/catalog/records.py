@@ -67,6 +67,10 @@ def _id(key: str) -> str:
     return str(uuid.uuid5(_IDS, key))
 
 
+def _generation_id(space: str) -> str:
+    return _id("generation" if space == "default" else f"generation/{space}")
+
+
 @dataclass(frozen=True)
 class CatalogRecord:
     """A known namespace: where its functions came from and when it last changed."""
@@ -104,15 +108,15 @@ class MetaStore:
         """Open the meta collection, creating it when missing."""
         return cls(storage.collection(META))
 
-    def active_generation(self) -> Generation | None:
-        """The generation routing uses, or None before the first sync."""
-        found = self._collection.retrieve([_id("generation")])
+    def active_generation(self, space: str = "default") -> Generation | None:
+        """The generation routing uses in ``space`` (``default`` or ``multilingual``), or None before the first sync."""
+        found = self._collection.retrieve([_generation_id(space)])
         return Generation.from_payload(found[0].payload["generation"]) if found else None
 
-    def set_active_generation(self, generation: Generation) -> None:
-        """Switch routing to ``generation`` (one point write: atomic)."""
+    def set_active_generation(self, generation: Generation, space: str = "default") -> None:
+        """Switch routing in ``space`` to ``generation`` (one point write: atomic)."""
         payload = {"kind": "generation", "generation": generation.as_payload(), "id": generation.id}
-        self._collection.upsert([PointData(id=_id("generation"), payload=payload)])
+        self._collection.upsert([PointData(id=_generation_id(space), payload=payload)])
 
     def catalogs(self) -> dict[str, CatalogRecord]:
         """Every known catalog, by namespace."""

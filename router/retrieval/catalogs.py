@@ -8,20 +8,31 @@ With ``ROUTER_ROUTE_FAIL_OPEN=true`` a route whose storage is down answers with 
 namespace's pinned functions (the catalog's and the request's) instead of a 503, flagged
 ``degraded``. What is pinned must then be known without storage: ``PinnedFunctions`` reads it
 once at start, and learns from every catalog write and every successful route since.
+
+A catalog may also be embedded in a second, multilingual space (``ROUTER_MULTILINGUAL_*``):
+a turn that is not English (``router.embedding.language``) is routed there, with that
+space's usage examples and memories; an English turn is routed in the default space exactly
+as without it. The writer (``sync.multilingual``) keeps it in step with the default space;
+while it lags for a namespace, or its embedding service fails, such a turn is routed in the
+default space instead (logged, and counted by ``fell_back``).
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping, Sequence
+import logging
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from router.catalog.functions import FunctionDef
 from router.catalog.records import CatalogRecord, Generation, MetaStore
 from router.common.errors import NamespaceNotFound, Unavailable
-from router.embedding import Embedder, EmbedderPool
+from router.embedding import Embedder, EmbedderPool, Vectors
+from router.embedding.language import LanguageIdentifier
 from router.retrieval.index import FunctionStore
 from router.storage.base import Storage
+
+log = logging.getLogger(__name__)
 
 # Definitions kept per namespace beyond its catalog pins (functions requests pinned).
 KNOWN_PER_NAMESPACE = 256
@@ -72,10 +83,20 @@ class PinnedFunctions:
 
 @dataclass(frozen=True)
 class ActiveIndex:
-    """What routing uses right now: a generation's store and its embedder."""
+    """What routing uses right now: a generation's store and its embedder.
+
+    ``lexical_weight``, when set, replaces the route settings' in this index: the multilingual
+    space sets 0, since the words of a turn in one language rarely match a catalog written in
+    another, and BM25 would then rank functions by stray names and loanwords.
+    """
 
     store: FunctionStore
     embedder: Embedder
+    lexical_weight: float | None = None
+
+    def lexical(self, weight: float) -> float:
+        """The lexical weight of this index, ``weight`` (the route settings') unless it sets its own."""
+        return weight if self.lexical_weight is None else self.lexical_weight
 
     @property
     def generation(self) -> Generation:
@@ -93,6 +114,12 @@ class Catalogs:
     Attributes:
         pins: each catalog's pinned functions kept for routes that cannot reach storage (None
             unless routes fail open); the writer keeps them equal to what it writes.
+        multilingual: the second, multilingual space once built (None without one).
+        behind: namespaces whose functions the multilingual space does not hold as they are
+            (a write to it failed); the writer catches up.
+        languages: tells a turn's language.
+        fell_back: told the reason ("behind", "unavailable") of each non-English turn routed in
+            the default space.
     """
 
     def __init__(self, storage: Storage, embedders: EmbedderPool) -> None:
@@ -101,6 +128,10 @@ class Catalogs:
         self._meta: MetaStore | None = None
         self._index: ActiveIndex | None = None
         self.pins: PinnedFunctions | None = None
+        self.multilingual: ActiveIndex | None = None
+        self.behind: set[str] = set()
+        self.languages = LanguageIdentifier()
+        self.fell_back: Callable[[str], None] | None = None
 
     async def open(self) -> MetaStore:
         """Open the records of the store (the meta collection, created when missing)."""
@@ -133,6 +164,38 @@ class Catalogs:
         store = await asyncio.to_thread(FunctionStore.open, self.storage, generation)
         self._index = ActiveIndex(store, embedder)
         return self._index
+
+    def space(self, namespace: str, text: str) -> ActiveIndex:
+        """The index a turn of ``text`` is routed in: the multilingual one when it is not English."""
+        second = self.multilingual
+        if second is None or self.languages.english(text):
+            return self.index
+        if namespace in self.behind:
+            self._fall_back("behind", namespace, "the multilingual space lags this catalog")
+            return self.index
+        return second
+
+    async def embed_turn(self, namespace: str, texts: Sequence[str]) -> tuple[ActiveIndex, Vectors]:
+        """The index of the turn's space (``space`` of its first text) and the query vectors of ``texts`` there.
+
+        A failure of the multilingual space's embedding service routes the turn in the default space.
+        """
+        index = self.space(namespace, texts[0])
+        if index is self.multilingual:
+            try:
+                return index, await index.embedder.query(texts)
+            except Exception as exc:
+                self._fall_back("unavailable", namespace, str(exc) or type(exc).__name__)
+            index = self.index
+        return index, await index.embedder.query(texts)
+
+    def _fall_back(self, reason: str, namespace: str, detail: str) -> None:
+        log.warning(
+            "non-English turn routed in the default space",
+            extra={"reason": reason, "namespace": namespace, "detail": detail},
+        )
+        if self.fell_back is not None:
+            self.fell_back(reason)
 
     async def keep_pins(self) -> None:
         """Keep every catalog's pins and pinned functions, read from storage, for routes that cannot reach it."""

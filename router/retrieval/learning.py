@@ -11,18 +11,22 @@ is split into clauses, and each function learns from the clause that routing mat
 it rather than from the whole turn. ``router.retrieval.examples`` keeps them, each with how
 well the words alone had found its function (``words_fit``): routing lets a near stored
 request overrule the words only where they had missed.
+
+With a multilingual space, a request becomes an example in the space it is routed in
+(``learn_in_spaces``): an English one in the default space, another in the multilingual one.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping, Sequence
+import logging
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from router.common.messages import message_text
 from router.embedding import Vectors
 from router.retrieval.candidates import named
-from router.retrieval.catalogs import ActiveIndex
+from router.retrieval.catalogs import ActiveIndex, Catalogs
 from router.retrieval.examples import Example
 from router.retrieval.fusion import hybrid
 from router.retrieval.index import HIT_FIELDS, FunctionStore
@@ -31,6 +35,7 @@ from router.retrieval.runs import RunCall, run_calls
 from router.retrieval.sparse import query_vector
 from router.storage.base import Search
 
+log = logging.getLogger(__name__)
 # Earlier messages read to find the request behind a call posted after it (one turn and then some).
 CONTEXT_MESSAGES = 20
 
@@ -117,6 +122,7 @@ async def learn(
     start: int = 0,
     lexical_weight: float = 0.35,
     session: str = "",
+    requests: Callable[[str], bool] | None = None,
 ) -> int:
     """Keep the requests behind the calls whose results arrived in ``messages[start:]`` as examples.
 
@@ -136,6 +142,7 @@ async def learn(
         lexical_weight: routing's lexical weight, to match the clauses of a request to functions as routing would.
         session: the session the messages belong to: each of its turns is kept once as a run of
             companions (``router.retrieval.companions``), with the functions it taught, in order.
+        requests: which requests to learn from (all when None).
 
     Returns:
         How many examples were kept.
@@ -146,6 +153,8 @@ async def learn(
     calls = run_calls(messages, roles=roles)
     turns = {c.turn for c in calls if c.answered >= start and c.outcome == "succeeded"}
     done = [c for c in calls if c.turn in turns and c.outcome == "succeeded"]
+    if requests is not None:
+        done = [c for c in done if requests(c.request)]
     known = await asyncio.to_thread(store.existing, namespace, [c.name for c in done]) if done else {}
     done = [c for c in done if c.name in known]
     if not done:
@@ -208,6 +217,34 @@ def corrected(found: Sequence[RunCall], chosen: Mapping[str, str], *, start: int
     teach = [n for n, p in latest.items() if p == last_of_part[chosen[n]] and n in fresh]
     superseded = [n for n, p in latest.items() if p < last_of_part[chosen[n]] and n not in fresh]
     return teach, superseded
+
+
+async def learn_in_spaces(
+    catalogs: Catalogs,
+    namespace: str,
+    messages: Sequence[Mapping[str, Any]],
+    *,
+    roles: Sequence[str],
+    start: int = 0,
+    lexical_weight: float = 0.35,
+    session: str = "",
+) -> int:
+    """``learn`` in the space each request is routed in (``Catalogs.space``); how many examples were kept.
+
+    A failure of the multilingual space loses its examples of this run only (logged).
+    """
+    options: dict[str, Any] = {"roles": roles, "start": start, "lexical_weight": lexical_weight, "session": session}
+    second = catalogs.multilingual
+    if second is None:
+        return await learn(catalogs.index, namespace, messages, **options)
+    english = catalogs.languages.english
+    kept = await learn(catalogs.index, namespace, messages, requests=english, **options)
+    try:
+        options["lexical_weight"] = second.lexical(lexical_weight)
+        kept += await learn(second, namespace, messages, requests=lambda text: not english(text), **options)
+    except Exception as exc:
+        log.warning("usage examples of non-English requests not kept", extra={"detail": str(exc)})
+    return kept
 
 
 def words_fit(store: FunctionStore, namespace: str, requests: Sequence[tuple[str, str]]) -> list[float]:

@@ -4,11 +4,15 @@
 here: recall ranks a scope's memories against the turn and the functions routed for it
 (``router.sessions.recall``), and a stored run's user statements become memories, kept until
 the time they name ends and replacing the ones they update (``router.sessions.memory``).
+
+With a multilingual space, its memories mirror the default space's (the same memories, each
+embedded by its model), so that recall for a turn not in English reads vectors of that turn's model.
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from functools import partial
@@ -24,7 +28,10 @@ from router.sessions.expiry import expires_at
 from router.sessions.extraction import MemoryExtractor, memory_candidates
 from router.sessions.memory import ANY_NAMESPACE, Memory, MemoryChanges, MemoryRows, MemoryStore
 from router.sessions.recall import RecallSettings, rank
+from router.sessions.reembed import reembed_memories
 from router.storage.base import Storage
+
+log = logging.getLogger(__name__)
 
 
 class Remembering:
@@ -48,6 +55,10 @@ class Remembering:
                 MemoryStore.open, self._storage, model=model, dimension=dimension
             )
         return self._stores[model]
+
+    async def stores(self, index: ActiveIndex, mirror: ActiveIndex | None) -> list[MemoryStore]:
+        """``index``'s memories, then ``mirror``'s copy of them (what a deletion must reach)."""
+        return [await self.store(i) for i in (index, mirror) if i is not None]
 
     def recall(
         self,
@@ -84,11 +95,13 @@ class Remembering:
         *,
         session_id: str,
         namespace: str | None,
+        mirror: ActiveIndex | None = None,
     ) -> MemoryChanges:
         """Remember what the user stated in ``messages``; say what changed in the scope's memories.
 
         A time-bound statement ("on call this week") is kept until the end of its time; one that
-        updates a stored memory ("we moved to Lisbon") supersedes it.
+        updates a stored memory ("we moved to Lisbon") supersedes it. ``mirror``, the
+        multilingual space, is then brought in step (``mirrored``).
         """
         facts = await asyncio.to_thread(self._facts, messages)
         now = datetime.now(UTC)
@@ -100,7 +113,24 @@ class Remembering:
         vectors = await index.embedder.embed(texts, kind="memory") if texts else np.zeros((0, index.embedder.dimension))
         memories = await self.store(index)
         add = partial(memories.add, session_id=session_id, expires_at=until)
-        return await asyncio.to_thread(add, scope, namespace or ANY_NAMESPACE, texts, vectors)
+        changes = await asyncio.to_thread(add, scope, namespace or ANY_NAMESPACE, texts, vectors)
+        if mirror is not None and texts:
+            await self.mirrored(index, mirror)
+        return changes
+
+    async def mirrored(self, index: ActiveIndex, mirror: ActiveIndex) -> bool:
+        """Make ``mirror``'s memories those of ``index`` (embedding only what it lacks); False when it failed.
+
+        A failure (the multilingual service down) is logged; the next stored run, or the
+        writer's catch-up, tries again.
+        """
+        source = (index.embedder.model_name, index.embedder.dimension)
+        try:
+            await reembed_memories(self._storage, source=source, target=mirror.embedder)
+        except Exception as exc:
+            log.warning("memories not mirrored in the multilingual space", extra={"detail": str(exc)})
+            return False
+        return True
 
     def _facts(self, messages: Sequence[Mapping[str, Any]]) -> list[str]:
         # Off the event loop: a model-based extractor may take a while.

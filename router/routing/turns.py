@@ -21,7 +21,7 @@ from router.retrieval.candidates import candidates, resolved
 from router.retrieval.catalogs import ActiveIndex, Catalogs
 from router.retrieval.companions import with_companions
 from router.retrieval.context import Explanation, TurnQueries, explain, rank_turn
-from router.retrieval.learning import CONTEXT_MESSAGES, called_functions, learn
+from router.retrieval.learning import CONTEXT_MESSAGES, called_functions, learn_in_spaces
 from router.retrieval.parts import parts
 from router.retrieval.runs import results
 from router.retrieval.scored import ScoredFunction
@@ -113,6 +113,10 @@ class TurnRouter:
         """The memories of the model currently serving (what ``/v1/users/{id}/memories`` manages)."""
         return await self.memories(self._catalogs.index)
 
+    async def memory_stores(self) -> list[MemoryStore]:
+        """``user_memories``, then the multilingual space's copy of them: what a deletion must reach."""
+        return await self.remembering.stores(self._catalogs.index, self._catalogs.multilingual)
+
     async def route(self, turn: Turn) -> Routed:
         """The functions that matter for ``turn``, plus history and memories.
 
@@ -170,12 +174,12 @@ class TurnRouter:
         roles = self.settings.roles
         new = self._new_texts(turn)
         recent = context_texts(history, roles=roles)[-turn.recent_messages :] if turn.recent_messages else []
-        index = self._catalogs.index
         new_text, recent_text = "\n".join(new), "\n".join(recent + new) if recent else ""
         texts = [new_text, recent_text] if recent_text else [new_text]
         asked = parts(new_text)
-        # One model call for every query: the whole turn, its recent context and each part it asks.
-        vectors = await index.embedder.query([*texts, *asked] if len(asked) > 1 else texts)
+        # One model call for every query: the whole turn, its recent context and each part it asks, in the
+        # space the turn's language chooses (the multilingual one, when set, for a turn not in English).
+        index, vectors = await self._catalogs.embed_turn(turn.namespace, [*texts, *asked] if len(asked) > 1 else texts)
         scope = scope_of(session_id=turn.session_id, user_id=turn.user_id)
         memory_store = await self.memories(index) if scope is not None and self.settings.max_memories else None
         catalog, routed = await asyncio.to_thread(
@@ -239,7 +243,7 @@ class TurnRouter:
         pinned = index.store.score_names(turn.namespace, vectors[0], pinned_names)
         ranking = rank_turn(
             whole,
-            lexical_weight=self.settings.lexical_weight,
+            lexical_weight=index.lexical(self.settings.lexical_weight),
             example_weight=self.settings.example_weight,
             context_weight=self.settings.context_weight,
             vague=self.settings.context_vague,
@@ -288,8 +292,8 @@ class TurnRouter:
             start = max(0, len(window) - len(stored))
             await self.checks.check(session_id, namespace or "default", window, start=start)
             if self.settings.learn_from_usage and self._catalogs.ready:
-                await learn(
-                    self._catalogs.index,
+                await learn_in_spaces(
+                    self._catalogs,
                     namespace or "default",
                     window,
                     roles=self.settings.roles,
@@ -301,7 +305,12 @@ class TurnRouter:
         if scope is None:
             return stored, MemoryChanges()
         changes = await self.remembering.keep(
-            self._catalogs.index, scope, messages, session_id=session_id, namespace=namespace
+            self._catalogs.index,
+            scope,
+            messages,
+            session_id=session_id,
+            namespace=namespace,
+            mirror=self._catalogs.multilingual,
         )
         return stored, changes
 
@@ -315,8 +324,8 @@ class TurnRouter:
         store = await self.history()
         count = await asyncio.to_thread(store.count, session_id)
         await asyncio.to_thread(store.delete, session_id)
-        memories = await self.memories(self._catalogs.index)
-        await asyncio.to_thread(memories.forget, f"session:{session_id}")
+        for memories in await self.memory_stores():
+            await asyncio.to_thread(memories.forget, f"session:{session_id}")
         await self.checks.forget(session_id)
         return count
 

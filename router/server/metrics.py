@@ -141,6 +141,13 @@ class Metrics(SyncCounters):
         self.degraded = counter(
             "router_route_degraded", "Routes answered with the pinned functions only, storage being down."
         )
+        self.multilingual = counter(
+            "router_multilingual_fallbacks",
+            "Non-English turns routed in the default space, by reason: the multilingual space lags the "
+            "catalog (behind) or its embedding service failed (unavailable); and its failed catalog writes "
+            "(write_failed).",
+            ["reason"],
+        )
         self.routes = counter(
             "router_routes",
             "Turns routed, by endpoint: route (POST /v1/route) or tool_search (POST /v1/tool_search).",
@@ -196,6 +203,14 @@ class Metrics(SyncCounters):
     def sync_failed(self, source: str, *, outcome: str = "failed") -> None:
         """Record a reconcile that failed (``failed``) or a source that was refused (``rejected``)."""
         self.applies.labels(source_kind(source), outcome).inc()
+
+    def fell_back(self, reason: str) -> None:
+        """Record a non-English turn routed in the default space (a ``Catalogs.fell_back`` observer)."""
+        self.multilingual.labels(reason).inc()
+
+    def multilingual_failed(self) -> None:
+        """Record a failed write to the multilingual space."""
+        self.multilingual.labels("write_failed").inc()
 
     def wrote(self, functions: int) -> None:
         """Record functions embedded and written by a sync."""

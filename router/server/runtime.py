@@ -21,7 +21,7 @@ from router.embedding import (
 from router.retrieval.catalogs import Catalogs
 from router.routing.turns import TurnRouter
 from router.server.metrics import Metrics
-from router.server.settings import EmbeddingSettings, Settings, StorageSettings
+from router.server.settings import EmbeddingSettings, MultilingualSettings, Settings, StorageSettings
 from router.sessions.extraction import MemoryExtractor
 from router.storage.base import Storage, StorageUnavailable
 from sync.reconcile import ProgressFactory
@@ -56,13 +56,20 @@ def open_server(settings: StorageSettings) -> ClientStorage:
     return ClientStorage.from_url(settings.qdrant_url, cluster=cluster, **options)
 
 
-def embedder_loader(settings: EmbeddingSettings) -> Callable[[str], Embedder]:
+def embedder_loader(
+    settings: EmbeddingSettings, multilingual: MultilingualSettings | None = None
+) -> Callable[[str], Embedder]:
     """Builds embedders by model name: local ones with the configured device, batch size and threads,
-    remote ones (a service's identity) with the configured key, timeout, retries and concurrency."""
-    options = settings.model_dump(include={"device", "batch_size", "threads", "lanes"})
+    remote ones (a service's identity) with the configured key, timeout, retries and concurrency.
+
+    The multilingual space's model is built with its own settings (``ROUTER_MULTILINGUAL_*``).
+    """
 
     def load(model: str) -> Embedder:
-        return remote_embedder(settings, Endpoint.parse(model)) if is_remote(model) else LocalEmbedder(model, **options)
+        own = multilingual if multilingual is not None and model == multilingual.identity else settings
+        if is_remote(model):
+            return remote_embedder(own, Endpoint.parse(model))
+        return LocalEmbedder(model, **own.model_dump(include={"device", "batch_size", "threads", "lanes"}))
 
     return load
 
@@ -109,7 +116,7 @@ class Runtime:
         self._extractor = extractor
         self._storage = storage
         self._owns_storage = storage is None
-        self.embedders = embedders or EmbedderPool(embedder_loader(settings.embedding))
+        self.embedders = embedders or EmbedderPool(embedder_loader(settings.embedding, settings.multilingual))
         self._owns_embedders = embedders is None
         self._progress = progress
         self.metrics = Metrics()
@@ -195,9 +202,12 @@ class Runtime:
                 counters=self.metrics,
                 limits=self.settings.limits,
                 sole_writer=self._owns_storage and self.settings.storage.embedded,
+                multilingual=self.settings.multilingual.identity or None,
+                multilingual_lexical=self.settings.multilingual.lexical_weight,
             )
             await service.open()
             catalogs = service.catalogs
+            catalogs.fell_back = self.metrics.fell_back
             if self.settings.route.fail_open:
                 await catalogs.keep_pins()
             self.metrics.catalogs.read = catalogs.meta.catalogs
@@ -211,6 +221,8 @@ class Runtime:
             )
             if service.rebuild_pending:
                 self._spawn(self._rebuild(service), "rebuild")
+            if service.multilingual is not None:
+                self._spawn(self._multilingual(service), "multilingual")
             catalog = self.settings.sync.catalog
             if catalog is not None and not catalog.is_dir():
                 raise FileNotFoundError(f"catalog directory {catalog} does not exist")
@@ -249,6 +261,15 @@ class Runtime:
                 log.warning("generation rebuild failed; will retry", extra=detail, exc_info=not expected)
             await asyncio.sleep(delay)
             delay = min(delay * 2, max(REBUILD_RETRY_CAP, self.settings.sync.retry_seconds))
+
+    async def _multilingual(self, service: CatalogService) -> None:
+        """Build the multilingual space, then keep catching it up, trying again while its service fails."""
+        while True:
+            try:
+                await service.catch_up_multilingual()
+            except Exception as exc:
+                log.warning("the multilingual space waits for its model", extra={"detail": str(exc)})
+            await asyncio.sleep(self.settings.multilingual.retry_seconds)
 
     async def _follow(self) -> None:
         while True:

