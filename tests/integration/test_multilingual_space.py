@@ -201,6 +201,7 @@ async def test_examples_and_memories_follow_the_language_of_their_request(
                 "messages": [
                     {"role": "user", "content": text},
                     {"role": "assistant", "content": None, "tool_calls": [call]},
+                    {"role": "tool", "tool_call_id": "c1", "content": "TP 840 at 09:00"},
                 ],
             }
             response = await served.client.post(f"/v1/sessions/{session}/messages", json=body)
