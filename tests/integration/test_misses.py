@@ -12,7 +12,7 @@ import pytest
 
 from router.sessions.routes import RouteLog, RouteRecord
 from tests.conftest import Served
-from tests.integration.test_usage_learning import CATALOG, calls, user
+from tests.integration.test_usage_learning import CATALOG, answered, calls, user
 
 pytestmark = pytest.mark.integration
 
@@ -54,7 +54,7 @@ async def routed_then_run(client: httpx.AsyncClient, session: str) -> tuple[list
     found = [f["name"] for f in (await post(client, "/v1/tool_search", search))["functions"]]
     assert routed == ["get_weather"]
     assert found == ["create_jira_issue"]
-    run = [user(WEATHER), calls("get_weather", "create_jira_issue", "page_oncall"), {"role": "tool", "content": "ok"}]
+    run = [user(WEATHER), *answered("get_weather", "create_jira_issue", "page_oncall", content="ok")]
     await post(client, f"/v1/sessions/{session}/messages", {"namespace": "ops", "messages": run})
     return routed, found
 
