@@ -10,7 +10,7 @@ multilingual-e5.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -72,9 +72,15 @@ def second(second_model: Embedder) -> Switchable:
 
 
 @pytest.fixture
-def pool(embedder: Embedder, second: Switchable) -> EmbedderPool:
-    """The session's default model, and the switchable second one."""
-    return EmbedderPool(lambda model: second if model == SECOND else embedder)  # type: ignore[return-value]
+def pool(embedder: Embedder, second: Switchable) -> Iterator[EmbedderPool]:
+    """The session's default model, and the switchable second one.
+
+    A pool hands the models it loads its own observers: the session's model gets its own back
+    after, or the session pool's metrics would no longer hear of it.
+    """
+    observers, requests = embedder.observers, embedder.request_observers
+    yield EmbedderPool(lambda model: second if model == SECOND else embedder)  # type: ignore[return-value]
+    embedder.observers, embedder.request_observers = observers, requests
 
 
 @pytest.fixture
@@ -236,6 +242,7 @@ async def test_a_new_multilingual_model_builds_a_new_space(
     other = "all-MiniLM-L6-v2"  # the packaged model by its short name: a third model name
     loaded = {SECOND: second_model, other: embedder_loader(EmbeddingSettings())(other)}
     pool = EmbedderPool(lambda model: loaded.get(model, embedder))
+    observers, requests = embedder.observers, embedder.request_observers
     async with serve(pool=pool, catalog=catalog, multilingual=MultilingualSettings(model=SECOND)) as served:
         await served_space(served)
         first = served.runtime.catalogs.multilingual
@@ -254,3 +261,4 @@ async def test_a_new_multilingual_model_builds_a_new_space(
 
         await eventually(dropped, within=10)
         assert len((await route(served.client, PORTUGUESE))["functions"]) == 3
+    embedder.observers, embedder.request_observers = observers, requests
