@@ -2,8 +2,7 @@
 
 Examples live in their own collection per embedding model (they are queries, so the function
 text template does not matter to them), carry the content hash of the function version they
-were recorded against and how well the words alone had found their function (``words``), and
-are deleted with their function or when it changes.
+were recorded against, and are deleted with their function or when it changes.
 
 A function's examples are bounded without forgetting what kinds of request it serves: a new
 request as close as ``MERGE_SIMILARITY`` to a kept one adds nothing (the kept one already
@@ -37,7 +36,7 @@ SAME = 0.6
 _BATCH = 256
 _IDS = uuid.UUID("5d2e8f61-7a3c-4b9e-a1d4-0c6b8e2f9a73")
 # Every payload field of an example: all small, so embedded storage may keep them in memory.
-_FIELDS = ("namespace", "name", "text", "hash", "seq", "words")
+_FIELDS = ("namespace", "name", "text", "hash", "seq")
 _LISTED = ("namespace", "name", "text", "seq")
 
 
@@ -57,14 +56,11 @@ class Nearest:
         similarity: cosine similarity of the request to the example.
         hash: content hash of the function version the example was recorded against.
         text: the example's request text.
-        words: how well the words found the function for the example's request (its BM25
-            score relative to the best function's, 0..1; 0 for examples recorded without it).
     """
 
     similarity: float
     hash: str
     text: str
-    words: float = 0.0
 
 
 class ExampleStore:
@@ -96,8 +92,6 @@ class ExampleStore:
         namespace: str,
         examples: Sequence[tuple[Example, str]],
         vectors: Vectors,
-        *,
-        words: Sequence[float] | None = None,
     ) -> int:
         """Keep examples with their function's content hash, merging near-duplicates.
 
@@ -108,7 +102,6 @@ class ExampleStore:
             namespace: the catalog.
             examples: each example with the content hash of its function.
             vectors: the examples' embeddings, in the same order.
-            words: per example, how well the words found its function (see ``Nearest.words``).
 
         Returns:
             How many were kept.
@@ -123,10 +116,9 @@ class ExampleStore:
                 continue
             if nearest and self.collection.count(match) >= MAX_EXAMPLES:
                 self.collection.delete([nearest[0].id])
-            fit = float(words[i]) if words is not None else 0.0
             point = _point(namespace, example)
             payload: dict[str, object] = {"namespace": namespace, "name": example.name, "text": example.text}
-            payload.update(hash=content_hash, seq=seq + i, words=fit)
+            payload.update(hash=content_hash, seq=seq + i)
             self.collection.upsert([PointData(id=point, payload=payload, dense=vector)])
             kept += 1
         return kept
@@ -145,8 +137,7 @@ class ExampleStore:
             name = hit.payload["name"]
             similar.setdefault(name, []).append(hit.score)
             if name not in best:
-                words = float(hit.payload.get("words", 0.0))
-                best[name] = Nearest(hit.score, hit.payload["hash"], hit.payload["text"], words)
+                best[name] = Nearest(hit.score, hit.payload["hash"], hit.payload["text"])
         return dict([(name, found) for name, found in best.items() if agree(similar[name])][:limit])
 
     def texts(self, namespace: str, name: str) -> list[str]:

@@ -8,9 +8,7 @@ actually call for a kind of request rise for that kind of request (Tool2Vec's fi
 
 A turn that called several different functions ("book the flight, then email the invoice")
 is split into clauses, and each function learns from the clause that routing matches best to
-it rather than from the whole turn. ``router.retrieval.examples`` keeps them, each with how
-well the words alone had found its function (``words_fit``): routing lets a near stored
-request overrule the words only where they had missed.
+it rather than from the whole turn. ``router.retrieval.examples`` keeps them.
 
 With a multilingual space, a request becomes an example in the space it is routed in
 (``learn_in_spaces``): an English one in the default space, another in the multilingual one.
@@ -29,11 +27,10 @@ from router.retrieval.candidates import named
 from router.retrieval.catalogs import ActiveIndex, Catalogs
 from router.retrieval.examples import Example
 from router.retrieval.fusion import hybrid
-from router.retrieval.index import HIT_FIELDS, FunctionStore
+from router.retrieval.index import FunctionStore
 from router.retrieval.parts import parts as clauses
 from router.retrieval.runs import RunCall, run_calls
 from router.retrieval.sparse import query_vector
-from router.storage.base import Search
 
 log = logging.getLogger(__name__)
 # Earlier messages read to find the request behind a call posted after it (one turn and then some).
@@ -185,8 +182,7 @@ async def learn(
         await asyncio.to_thread(store.examples.remove, namespace, dropped)
     if not kept:
         return 0
-    words = await asyncio.to_thread(words_fit, store, namespace, [(e.name, e.text) for e, _ in kept])
-    await asyncio.to_thread(store.examples.add, namespace, kept, vectors[rows], words=words)
+    await asyncio.to_thread(store.examples.add, namespace, kept, vectors[rows])
     return len(kept)
 
 
@@ -245,35 +241,6 @@ async def learn_in_spaces(
     except Exception as exc:
         log.warning("usage examples of non-English requests not kept", extra={"detail": str(exc)})
     return kept
-
-
-def words_fit(store: FunctionStore, namespace: str, requests: Sequence[tuple[str, str]]) -> list[float]:
-    """How well the words (BM25) find each function for its request, in one engine call.
-
-    Each ``(name, request)`` gets the function's BM25 score for the request relative to the
-    best score of any function of ``namespace``: 1 when the words alone would have picked
-    it, 0 when they miss it (or the request shares no word with the catalog). Routing lets a
-    stored request silence the words only as far as the words missed its function.
-    """
-    searches: list[Search] = []
-    slots: list[int | None] = []
-    for name, text in requests:
-        sparse = query_vector(text)
-        if not sparse.indices:
-            slots.append(None)
-            continue
-        slots.append(len(searches))
-        searches.append(Search(sparse=sparse, match={"namespace": namespace}, limit=1, fields=HIT_FIELDS))
-        own = {"namespace": namespace, "name": [name]}
-        searches.append(Search(sparse=sparse, match=own, limit=1, fields=HIT_FIELDS))
-    found = store.collection.searches(searches) if searches else []
-    fits: list[float] = []
-    for slot in slots:
-        best = found[slot] if slot is not None else []
-        own_hits = found[slot + 1] if slot is not None else []
-        top = best[0].score if best else 0.0
-        fits.append(min(1.0, own_hits[0].score / top) if top > 0 and own_hits else 0.0)
-    return fits
 
 
 def _assign(

@@ -134,23 +134,6 @@ async def test_each_function_of_a_multi_call_turn_learns_its_own_clause(ops: Ser
     assert store.texts("ops", "create_jira_issue") == ["open a ticket for the broken export button."]
 
 
-async def test_an_example_keeps_how_well_the_words_had_found_its_function(ops: Served) -> None:
-    named = "send an email to Dana"
-    await post_run(ops.client, "w1", [user(named), *answered("send_email")])
-    await post_run(ops.client, "w2", [user(ASKED), *answered("send_email")])
-    # The words of this one point at the chat tool, not at the email the run called.
-    await post_run(ops.client, "w3", [user("post the message in the chat channel"), *answered("send_email")])
-
-    store = ops.runtime.service.index.store.examples
-    assert store is not None
-    words = {r.payload["text"]: r.payload["words"] for r in store.records()}
-    assert words[named] == 1.0
-    assert words[ASKED] == 0.0  # no word of it is in the catalog
-    assert 0.0 < words["post the message in the chat channel"] < 0.5
-    near = store.nearest("ops", (await ops.runtime.service.index.embedder.query([named]))[0].tolist(), limit=1)
-    assert near["send_email"].words == 1.0
-
-
 async def test_learning_can_be_turned_off(ops: Served) -> None:
     runtime = ops.runtime
     quiet = TurnRouter(runtime.service.catalogs, RouteSettings(learn_from_usage=False))
