@@ -254,8 +254,9 @@ class TurnRouter:
         below = 0 if floor is None else sum(f.score < floor for f in unpinned[: turn.max_functions])
         companion_of: dict[str, str] = {}
         if self.settings.companions and self.settings.learn_from_usage and index.store.companions is not None:
-            store, limit = index.store.companions, turn.max_functions
-            ranked, companion_of = with_companions(store, turn.namespace, ranked, limit, excluded=left_out, floor=floor)
+            ranked, companion_of = with_companions(
+                index.store.companions, turn.namespace, ranked, turn.max_functions, excluded=left_out, floor=floor
+            )
         chosen = resolved(index.store, turn.namespace, ranked, limit=turn.max_functions)
         scope = scope_of(session_id=turn.session_id, user_id=turn.user_id)
         memories: list[Memory] = []
