@@ -50,6 +50,7 @@ class CatalogService:
         multilingual: the model of a second, multilingual space (a remote service's identity),
             built by ``build_multilingual`` and written with every catalog (``sync.multilingual``).
         multilingual_lexical: the words' weight in that space (0 by default).
+        multilingual_text: the function text template of that space (``text`` when None).
 
     Attributes:
         catalogs: what routes read: the records and the generation served, which this writer
@@ -70,8 +71,10 @@ class CatalogService:
         sole_writer: bool = False,
         multilingual: str | None = None,
         multilingual_lexical: float | None = 0.0,
+        multilingual_text: str | None = None,
     ) -> None:
-        template(text)  # reject an unknown template before anything is loaded
+        for name in (text, multilingual_text or text):
+            template(name)  # reject an unknown template before anything is loaded
         if multilingual == model:
             raise ValueError(f"the multilingual model {model!r} is the default model; choose another or unset it")
         self._storage = storage
@@ -95,7 +98,7 @@ class CatalogService:
                 embedders,
                 self.catalogs,
                 model=multilingual,
-                text=text,
+                text=multilingual_text or text,
                 reconcile=self._reconcile,
                 lexical_weight=multilingual_lexical,
                 failed=self.counters.multilingual_failed,

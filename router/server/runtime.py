@@ -204,6 +204,7 @@ class Runtime:
                 sole_writer=self._owns_storage and self.settings.storage.embedded,
                 multilingual=self.settings.multilingual.identity or None,
                 multilingual_lexical=self.settings.multilingual.lexical_weight,
+                multilingual_text=self.settings.multilingual.text,
             )
             await service.open()
             catalogs = service.catalogs

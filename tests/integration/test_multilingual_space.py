@@ -132,6 +132,28 @@ async def test_a_turn_not_in_english_is_routed_in_the_second_space(
         assert status["multilingual"]["served"] is True
 
 
+async def test_the_second_space_embeds_with_its_own_text_template(
+    serve: Callable[..., Any], pool: EmbedderPool, catalog: Path, tmp_path: Path
+) -> None:
+    settings = MultilingualSettings(model=SECOND, text="name_description")
+    async with serve(pool=pool, catalog=catalog, data=tmp_path / "data", multilingual=settings) as served:
+        await served_space(served)
+        space = served.runtime.catalogs.multilingual
+        assert space is not None
+        assert space.generation.text == "name_description"
+        assert served.runtime.catalogs.index.generation.text == EmbeddingSettings().text
+        first = space.generation.spec.name
+    # Another template for the space alone is a new generation of that space: its functions embedded again.
+    settings = MultilingualSettings(model=SECOND, text="name_description_parameters")
+    async with serve(pool=pool, catalog=catalog, data=tmp_path / "data", multilingual=settings) as served:
+        await served_space(served)
+        space = served.runtime.catalogs.multilingual
+        assert space is not None
+        assert space.generation.text == "name_description_parameters"
+        assert space.generation.spec.name != first
+        assert space.store.count("travel") == 15
+
+
 async def test_english_turns_route_exactly_as_without_the_second_space(
     serve: Callable[..., Any], pool: EmbedderPool, catalog: Path, tmp_path: Path
 ) -> None:
