@@ -185,6 +185,12 @@ class MultilingualSettings(EmbeddingSettings):
     model_config = SettingsConfigDict(env_prefix="ROUTER_MULTILINGUAL_", extra="forbid", env_ignore_empty=True)
 
     model: str = Field("", description="the multilingual model (a service's model when url is set); none when empty")
+    # multilingual-e5-small finds more with the parameters' descriptions than with readable_schema on every
+    # set (docs/scoring.md): its 512-piece window holds them, and their words carry across languages.
+    text: str = Field(
+        "name_description_parameters",
+        description=f"the space's function text template: one of {sorted(TEMPLATES)}",
+    )
     retry_seconds: float = Field(
         10.0, gt=0, le=3600, description="how often the space is built, or caught up, while its service fails"
     )
