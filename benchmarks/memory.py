@@ -39,7 +39,8 @@ from benchmarks.harness import Header, record
 from benchmarks.memory_catalog import ASSISTANT
 from router.catalog.functions import parse_function
 from router.embedding import Embedder
-from router.routing.turns import Turn, TurnRouter
+from router.routing.routed import Turn
+from router.routing.turns import TurnRouter
 from router.server.runtime import Runtime
 from router.server.settings import Settings, StorageSettings
 from router.sessions.extraction import StatementExtractor

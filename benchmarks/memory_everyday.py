@@ -9,7 +9,7 @@ statements on other topics make a user of fifty memories).
 from __future__ import annotations
 
 from router.catalog.functions import parse_function
-from router.routing.turns import Turn
+from router.routing.routed import Turn
 from router.server.runtime import Runtime
 from router.sessions.extraction import StatementExtractor
 from router.sessions.slots import replaces

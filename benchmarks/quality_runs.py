@@ -25,7 +25,8 @@ from router.retrieval.fusion import hybrid
 from router.retrieval.index import FunctionStore
 from router.retrieval.scored import Candidate
 from router.retrieval.sparse import query_vector
-from router.routing.turns import Turn, TurnRouter
+from router.routing.routed import Turn
+from router.routing.turns import TurnRouter
 
 NAMESPACE = "bfcl"
 K = 10

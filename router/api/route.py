@@ -9,7 +9,7 @@ from router.api.errors import responses
 from router.api.limits import check_body
 from router.api.schemas import Explanation, LeftOutOut, MemoryOut, RoutedFunction, RouteIn, RouteOut
 from router.catalog.functions import FunctionDef
-from router.routing.turns import Turn, pinned_first
+from router.routing.routed import Turn, pinned_first
 from router.sessions.memory import memory_context
 from router.tools import ToolList, catalog_tools
 from router.tools.limits import CHAT_COMPLETIONS_TOOLS, LeftOut, named

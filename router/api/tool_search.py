@@ -22,7 +22,8 @@ from router.catalog.functions import validate_namespace
 from router.common.errors import InvalidRequest
 from router.retrieval.catalogs import Catalogs
 from router.retrieval.scored import ScoredFunction
-from router.routing.turns import Turn, TurnRouter
+from router.routing.routed import Turn
+from router.routing.turns import TurnRouter
 from router.tools import CALL_ID_REQUIRED, search_item
 from router.tools.limits import MAX_DEFERRED, unnamed
 

@@ -20,7 +20,8 @@ from router.evaluate.cases import Case, assign
 from router.evaluate.metrics import Ranks
 from router.evaluate.peers import Bm25Baseline, DenseBaseline, PerSentenceBaseline, bigtool_text
 from router.evaluate.replay import StoredRun, build_cases, read_runs
-from router.routing.turns import Turn, TurnRouter
+from router.routing.routed import Turn
+from router.routing.turns import TurnRouter
 from router.server.runtime import Runtime, open_storage
 from router.server.settings import Settings, StorageSettings
 from sync.reconcile import ProgressFactory

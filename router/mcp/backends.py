@@ -21,7 +21,7 @@ import httpx
 
 from router.catalog.functions import FunctionDef
 from router.common.errors import Forbidden, InvalidRequest, NamespaceNotFound, RouterError, Unauthorized, Unavailable
-from router.routing.turns import Turn, pinned_first
+from router.routing.routed import Turn, pinned_first
 from router.server.runtime import Runtime
 from router.server.settings import Settings
 from router.storage.base import StorageUnavailable

@@ -9,66 +9,30 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from typing import Any, Literal
 
-from router.catalog.functions import FunctionDef
 from router.catalog.records import CatalogRecord
 from router.common.errors import InvalidRequest, Unavailable
 from router.common.messages import context_texts
-from router.embedding import EmbeddingUnavailable, Vectors
-from router.retrieval.candidates import candidates, resolved
+from router.embedding import EmbeddingUnavailable
 from router.retrieval.catalogs import ActiveIndex, Catalogs
-from router.retrieval.companions import with_companions
-from router.retrieval.context import Explanation, TurnQueries, explain, rank_turn
 from router.retrieval.learning import CONTEXT_MESSAGES, called_functions, learn_in_spaces
 from router.retrieval.parts import parts
 from router.retrieval.runs import results
 from router.retrieval.scored import ScoredFunction
-from router.retrieval.sparse import query_vector
 from router.routing.checks import CallChecks, Counted
 from router.routing.remembering import Remembering
+from router.routing.routed import Routed, Turn
+from router.routing.search import search_turn
 from router.routing.settings import RouteSettings
 from router.sessions.extraction import MemoryExtractor, StatementExtractor
 from router.sessions.history import HistoryStore, as_message
-from router.sessions.memory import Memory, MemoryChanges, MemoryStore, scope_of
+from router.sessions.memory import MemoryChanges, MemoryStore, scope_of
 from router.sessions.routes import Misses, RouteRecord
 from router.storage.base import StorageUnavailable
 
 log = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True)
-class Turn:
-    """What a route request asks, with defaults resolved."""
-
-    namespace: str
-    messages: Sequence[Mapping[str, Any]]
-    session_id: str | None = None
-    user_id: str | None = None
-    max_functions: int = 3
-    recent_messages: int = 2
-    min_score: float | None = None
-    pinned: Sequence[str] = ()
-    history_messages: int = 20
-    explain: bool = False
-    # Whether a turn with a session keeps a route record (a tool search keeps its own, of what it returned).
-    recorded: bool = True
-
-
-@dataclass(frozen=True)
-class Routed:
-    """The answer for a turn; ``below_min_score`` counts the best functions ``min_score`` left out."""
-
-    functions: list[ScoredFunction]
-    pinned: list[ScoredFunction]
-    context: str
-    recent_context: str
-    history: list[dict[str, Any]] = field(default_factory=list)
-    memories: list[Memory] = field(default_factory=list)
-    degraded: bool = False
-    explanations: dict[str, Explanation] = field(default_factory=dict)
-    below_min_score: int = 0
 
 
 class TurnRouter:
@@ -183,7 +147,17 @@ class TurnRouter:
         scope = scope_of(session_id=turn.session_id, user_id=turn.user_id)
         memory_store = await self.memories(index) if scope is not None and self.settings.max_memories else None
         catalog, routed = await asyncio.to_thread(
-            self._search, index, turn, record, texts, asked if len(asked) > 1 else [], vectors, memory_store
+            search_turn,
+            self._catalogs,
+            self.settings,
+            self.remembering,
+            index,
+            turn,
+            record,
+            texts,
+            asked if len(asked) > 1 else [],
+            vectors,
+            memory_store,
         )
         if not routed.functions and catalog.count > len(routed.pinned) and not routed.below_min_score:
             # The record counts functions the index served lacks: another process switched
@@ -207,67 +181,6 @@ class TurnRouter:
         record = self._catalogs.known(turn.namespace)
         window = max(turn.history_messages, turn.recent_messages * 4)
         return record, history.messages(session_id, limit=window)
-
-    def _search(
-        self,
-        index: ActiveIndex,
-        turn: Turn,
-        record: CatalogRecord | None,
-        texts: Sequence[str],
-        asked: Sequence[str],
-        matrix: Vectors,
-        memory_store: MemoryStore | None,
-    ) -> tuple[CatalogRecord, Routed]:
-        """The turn's catalog record and its answer but for the history.
-
-        Ranked here, off the event loop, so that only the chosen functions' definitions are read.
-        """
-        vectors = [v.tolist() for v in matrix]
-        if record is None:
-            record = self._catalogs.known(turn.namespace)
-        pinned_names = list(dict.fromkeys([*record.pinned, *turn.pinned]))
-        # Pinned functions are left out of the ranking: searching that many further keeps it
-        # from coming back empty when the nearest functions are all pinned.
-        limit = max(self.settings.candidates, turn.max_functions * 4) + len(pinned_names)
-        examples = self.settings.learn_from_usage
-        queries = [*texts, *asked]
-        found = [
-            candidates(index.store, turn.namespace, v, query_vector(t), limit=limit, examples=examples)
-            for v, t in zip(vectors, queries, strict=True)
-        ]
-        whole = TurnQueries(
-            found[0],
-            parts=list(zip(asked, found[len(texts) :], strict=True)),
-            recent=found[1] if len(texts) > 1 else None,
-        )
-        pinned = index.store.score_names(turn.namespace, vectors[0], pinned_names)
-        ranking = rank_turn(
-            whole,
-            lexical_weight=index.lexical(self.settings.lexical_weight),
-            example_weight=self.settings.example_weight,
-            context_weight=self.settings.context_weight,
-            vague=self.settings.context_vague,
-        )
-        left_out, floor = set(pinned_names), turn.min_score
-        unpinned = [f for f in ranking.functions if f.name not in left_out]
-        ranked = [f for f in unpinned if floor is None or f.score >= floor]
-        below = 0 if floor is None else sum(f.score < floor for f in unpinned[: turn.max_functions])
-        companion_of: dict[str, str] = {}
-        if self.settings.companions and self.settings.learn_from_usage and index.store.companions is not None:
-            ranked, companion_of = with_companions(
-                index.store.companions, turn.namespace, ranked, turn.max_functions, excluded=left_out, floor=floor
-            )
-        chosen = resolved(index.store, turn.namespace, ranked, limit=turn.max_functions)
-        scope = scope_of(session_id=turn.session_id, user_id=turn.user_id)
-        memories: list[Memory] = []
-        if memory_store is not None and scope is not None:
-            rows = memory_store.rows(scope, [turn.namespace])
-            memories = self.remembering.recall(index, turn.namespace, rows, chosen, matrix[: len(texts)], self.settings)
-        explanations = explain(chosen, whole, ranking, companion_of) if turn.explain else {}
-        recent = texts[1] if len(texts) > 1 else ""
-        return record, Routed(
-            chosen, pinned, texts[0], recent, memories=memories, explanations=explanations, below_min_score=below
-        )
 
     async def record(
         self,
@@ -329,10 +242,3 @@ class TurnRouter:
             await asyncio.to_thread(memories.forget, f"session:{session_id}")
         await self.checks.forget(session_id)
         return count
-
-
-def pinned_first(routed: Routed) -> list[tuple[FunctionDef, float, bool]]:
-    """Pinned functions then routed ones, each with its score and whether it was pinned."""
-    return [(f.function, f.score, True) for f in routed.pinned] + [
-        (f.function, f.score, False) for f in routed.functions
-    ]

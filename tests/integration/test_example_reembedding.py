@@ -11,7 +11,7 @@ from conftest import CountingEmbedder
 
 from router.embedding import DEFAULT_MODEL, Embedder, EmbedderPool
 from router.retrieval.examples import ExampleStore
-from router.routing.turns import Turn
+from router.routing.routed import Turn
 from router.server.runtime import Runtime
 from router.server.settings import EmbeddingSettings, Settings, StorageSettings
 from tests.conftest import bare

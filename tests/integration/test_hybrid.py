@@ -13,8 +13,9 @@ from router.embedding import DEFAULT_MODEL, EmbedderPool
 from router.retrieval.candidates import candidates
 from router.retrieval.sparse import query_vector
 from router.retrieval.texts import DEFAULT_TEMPLATE
+from router.routing.routed import Turn
 from router.routing.settings import RouteSettings
-from router.routing.turns import Turn, TurnRouter
+from router.routing.turns import TurnRouter
 from router.storage.base import Storage
 from router.storage.client import ClientStorage
 from router.storage.edge import EdgeStorage

@@ -17,7 +17,7 @@ import pytest
 from fastapi import FastAPI
 
 from router.embedding import EmbedderPool
-from router.routing.turns import Turn
+from router.routing.routed import Turn
 from router.server.runtime import Runtime
 from router.server.settings import Settings, StorageSettings, SyncSettings
 from tests.conftest import ROOT
