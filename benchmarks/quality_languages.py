@@ -34,8 +34,9 @@ from benchmarks.quality_report import Report
 from benchmarks.quality_runs import route_questions
 from benchmarks.quality_sets import load_set
 from router.embedding.language import LanguageIdentifier
+from router.server.embedding_settings import EmbeddingSettings, MultilingualSettings
 from router.server.runtime import Runtime
-from router.server.settings import EmbeddingSettings, MultilingualSettings, Settings, StorageSettings
+from router.server.settings import Settings, StorageSettings
 from sync.worker import read_file
 
 ROOT = Path(__file__).resolve().parent.parent

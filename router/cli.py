@@ -22,7 +22,8 @@ from router.embedding import Progress
 from router.evaluate import command as eval_cli
 from router.mcp import cli as mcp_cli
 from router.server import logs
-from router.server.settings import EmbeddingSettings, ServerSettings, Settings, StorageSettings, SyncSettings, problems
+from router.server.embedding_settings import EmbeddingSettings
+from router.server.settings import ServerSettings, Settings, StorageSettings, SyncSettings, problems
 from router.storage.base import StorageUnavailable
 
 if TYPE_CHECKING:

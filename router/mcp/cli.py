@@ -22,7 +22,8 @@ from pydantic import ValidationError
 from router.catalog.functions import validate_namespace
 from router.common.errors import RouterError
 from router.server import logs
-from router.server.settings import EmbeddingSettings, ServerSettings, Settings, StorageSettings, SyncSettings, problems
+from router.server.embedding_settings import EmbeddingSettings
+from router.server.settings import ServerSettings, Settings, StorageSettings, SyncSettings, problems
 
 # Importing the MCP SDK takes a second or more: it is imported when `router mcp` runs, never
 # when `router` only builds its parser.

@@ -20,8 +20,9 @@ from router.embedding import (
 )
 from router.retrieval.catalogs import Catalogs
 from router.routing.turns import TurnRouter
+from router.server.embedding_settings import EmbeddingSettings, MultilingualSettings
 from router.server.metrics import Metrics
-from router.server.settings import EmbeddingSettings, MultilingualSettings, Settings, StorageSettings
+from router.server.settings import Settings, StorageSettings
 from router.sessions.extraction import MemoryExtractor
 from router.storage.base import Storage, StorageUnavailable
 from sync.reconcile import ProgressFactory

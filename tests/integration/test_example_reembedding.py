@@ -12,8 +12,9 @@ from conftest import CountingEmbedder
 from router.embedding import DEFAULT_MODEL, Embedder, EmbedderPool
 from router.retrieval.examples import ExampleStore
 from router.routing.routed import Turn
+from router.server.embedding_settings import EmbeddingSettings
 from router.server.runtime import Runtime
-from router.server.settings import EmbeddingSettings, Settings, StorageSettings
+from router.server.settings import Settings, StorageSettings
 from tests.conftest import bare
 
 pytestmark = pytest.mark.integration

@@ -20,8 +20,9 @@ from conftest import EXAMPLE_COUNTS, EXAMPLES, STOCKS, WEATHER, CountingEmbedder
 from router.catalog.records import Generation, MetaStore
 from router.embedding import DEFAULT_MODEL, EmbedderPool
 from router.retrieval.index import FunctionStore
+from router.server.embedding_settings import EmbeddingSettings
 from router.server.runtime import Runtime
-from router.server.settings import EmbeddingSettings, Settings, StorageSettings
+from router.server.settings import Settings, StorageSettings
 
 pytestmark = pytest.mark.integration
 

@@ -20,8 +20,8 @@ import numpy as np
 import pytest
 
 from router.embedding import EmbedderPool, Endpoint, RemoteEmbedder
+from router.server.embedding_settings import EmbeddingSettings
 from router.server.runtime import embedder_loader
-from router.server.settings import EmbeddingSettings
 from tests.conftest import EXAMPLES, ROOT
 
 pytestmark = pytest.mark.integration

@@ -6,7 +6,7 @@ import pytest
 from pydantic import ValidationError
 
 from router.embedding import Endpoint
-from router.server.settings import MultilingualSettings
+from router.server.embedding_settings import MultilingualSettings
 
 URL = "http://127.0.0.1:8090/v1"
 

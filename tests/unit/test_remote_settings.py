@@ -9,7 +9,8 @@ from pydantic import ValidationError
 
 from router.catalog.records import Generation
 from router.embedding import DEFAULT_MODEL, Endpoint, is_remote
-from router.server.settings import EmbeddingSettings, problems
+from router.server.embedding_settings import EmbeddingSettings
+from router.server.settings import problems
 
 URL = "http://127.0.0.1:8090/v1"
 

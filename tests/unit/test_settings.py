@@ -10,7 +10,8 @@ from pydantic import ValidationError
 from router import cli
 from router.embedding import DEFAULT_MODEL
 from router.retrieval.texts import DEFAULT_TEMPLATE
-from router.server.settings import EmbeddingSettings, ServerSettings, Settings, StorageSettings, SyncSettings
+from router.server.embedding_settings import EmbeddingSettings
+from router.server.settings import ServerSettings, Settings, StorageSettings, SyncSettings
 
 
 def test_defaults() -> None:
