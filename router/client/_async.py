@@ -2,17 +2,13 @@
 
 from __future__ import annotations
 
-import asyncio
-import logging
-import time
 from collections.abc import Mapping, Sequence
-from types import TracebackType
-from typing import Any, TypeVar
+from typing import Any
 
 import httpx
 
 from router.client import _calls as calls
-from router.client._calls import DEFAULT_URL, Call, Messages
+from router.client._calls import DEFAULT_URL, Messages
 from router.client._catalog_models import (
     Catalog,
     CatalogChanges,
@@ -22,17 +18,14 @@ from router.client._catalog_models import (
     SearchFormat,
     ToolSearchResult,
 )
-from router.client._errors import TransportError, UnavailableError
+from router.client._connection import AsyncConnection
 from router.client._example_models import ExamplesDeleted, UsageExamples
-from router.client._models import Health, RouteResult
-from router.client._retry import NO_RETRY, Attempts, RetryPolicy
+from router.client._models import RouteResult
+from router.client._retry import RetryPolicy
 from router.client._session_models import MemoriesDeleted, StoredMemory, StoredMessages
 
-T = TypeVar("T")
-log = logging.getLogger("router.client")
 
-
-class AsyncRouterClient:
+class AsyncRouterClient(AsyncConnection):
     """An asyncio client of the tool router's HTTP API; see ``RouterClient`` for each method.
 
     Args:
@@ -55,10 +48,10 @@ class AsyncRouterClient:
         headers: Mapping[str, str] | None = None,
         transport: httpx.AsyncBaseTransport | None = None,
     ) -> None:
-        self.retry = retry or RetryPolicy()
-        self._http = httpx.AsyncClient(
+        http = httpx.AsyncClient(
             base_url=base_url, timeout=timeout, headers=calls.headers(api_key, headers), transport=transport
         )
+        super().__init__(http, retry)
 
     async def route(
         self,
@@ -180,56 +173,3 @@ class AsyncRouterClient:
     async def delete_catalog(self, namespace: str) -> CatalogChanges:
         """Delete a catalog and all its functions (``NotFoundError`` if unknown)."""
         return await self._send(calls.delete_catalog(namespace))
-
-    async def health(self) -> Health:
-        """Liveness: the process answers."""
-        return await self._send(calls.health())
-
-    async def readiness(self) -> Health:
-        """Readiness (model loaded, storage open, first sync done); never raises for "starting"."""
-        return await self._send(calls.readiness())
-
-    async def wait_ready(self, max_wait: float = 30.0, *, interval: float = 0.1) -> Health:
-        """Wait until the sidecar is ready to route (``UnavailableError``/``TransportError`` after ``max_wait``)."""
-        deadline = time.monotonic() + max_wait
-        while True:
-            try:
-                health = await self.readiness()
-            except TransportError:
-                if time.monotonic() >= deadline:
-                    raise
-            else:
-                if health.ready:
-                    return health
-                if time.monotonic() >= deadline:
-                    raise UnavailableError(503, "NotReady", f"not ready after {max_wait}s: {health.checks}")
-            await asyncio.sleep(interval)
-
-    async def aclose(self) -> None:
-        """Close the connections."""
-        await self._http.aclose()
-
-    async def __aenter__(self) -> AsyncRouterClient:
-        return self
-
-    async def __aexit__(
-        self, kind: type[BaseException] | None, error: BaseException | None, traceback: TracebackType | None
-    ) -> None:
-        await self.aclose()
-
-    async def _send(self, call: Call[T]) -> T:
-        attempts = Attempts(self.retry if call.retry else NO_RETRY)
-        while True:
-            try:
-                response = await self._http.request(call.method, call.path, json=call.body)
-            except httpx.TransportError as exc:
-                wait = attempts.after_error(exc)
-                if wait is None:
-                    raise TransportError(f"{call.method} {call.path}: {type(exc).__name__}: {exc}") from exc
-                log.info("retrying", extra={"path": call.path, "error": type(exc).__name__, "wait": wait})
-            else:
-                wait = attempts.after_response(response)
-                if wait is None:
-                    return calls.read(call, response)
-                log.info("retrying", extra={"path": call.path, "status": response.status_code, "wait": wait})
-            await asyncio.sleep(wait)
