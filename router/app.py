@@ -16,9 +16,9 @@ from router.api import catalogs, console, errors, examples, misses, route, statu
 from router.api.auth import AuthMiddleware
 from router.api.limits import BodyLimitMiddleware
 from router.api.observe import Observe
-from router.server.metrics import Traffic
 from router.server.runtime import Runtime
 from router.server.settings import Settings
+from router.server.traffic import Traffic
 
 __all__ = ["Runtime", "Settings", "create_app"]
 

@@ -21,7 +21,8 @@ from router.api.errors import responses
 from router.api.schemas import HealthOut
 from router.catalog.records import CatalogRecord
 from router.embedding import is_remote
-from router.server.metrics import CONTENT_TYPE, Traffic
+from router.server.metrics import CONTENT_TYPE
+from router.server.traffic import Traffic
 from router.storage.base import StorageUnavailable
 from sync.reconcile import SyncProgress, SyncResult
 from sync.service import CatalogService

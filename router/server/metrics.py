@@ -3,24 +3,14 @@
 Each app has its own registry (several apps in one process never share a series), and the
 hot path only observes a histogram or bumps a counter. Catalog sizes are read from storage
 when ``/metrics`` is scraped, so they are true in server mode too, where other processes sync.
-
-``Traffic`` reads route latency percentiles and request rates from the request histogram.
-Percentiles are estimated from its buckets the way Prometheus's ``histogram_quantile`` does
-(linear within a bucket). The recent figures are the difference between now and the newest
-reading at least a minute old (or the oldest one kept), so a page that polls the status sees
-about the last minute; the first reading covers the time since the process started.
+The status page's route figures are read from the request histogram (``router.server.traffic``).
 """
 
 from __future__ import annotations
 
 import logging
-import math
-import time
-from collections import deque
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterator, Mapping
 from functools import partial
-from typing import Any
 
 from prometheus_client import (
     CONTENT_TYPE_LATEST,
@@ -41,9 +31,6 @@ CONTENT_TYPE = CONTENT_TYPE_LATEST
 LATENCY_BUCKETS = (0.002, 0.005, 0.01, 0.015, 0.02, 0.03, 0.05, 0.075, 0.1, 0.15, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 60.0)
 ENCODE_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.015, 0.02, 0.03, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5)
 BATCH_BUCKETS = (1, 2, 4, 8, 16, 32, 64, 128)
-ROUTE = ("POST", "/v1/route")
-WINDOW_SECONDS = 60.0
-QUANTILES = (0.5, 0.9, 0.99)
 
 log = logging.getLogger(__name__)
 CatalogReader = Callable[[], Mapping[str, CatalogRecord]]
@@ -220,96 +207,3 @@ class Metrics(SyncCounters):
     def render(self) -> bytes:
         """The text exposition of every metric (reads catalog sizes from storage)."""
         return generate_latest(self.registry)
-
-
-@dataclass(frozen=True)
-class Reading:
-    """The route histogram at one moment: cumulative bucket counts of successful routes, and all routes."""
-
-    at: float
-    buckets: tuple[tuple[float, float], ...]
-    requests: float
-    errors: float
-
-    def minus(self, earlier: Reading) -> Reading:
-        """What happened between ``earlier`` and this reading."""
-        before = dict(earlier.buckets)
-        buckets = tuple((bound, count - before.get(bound, 0.0)) for bound, count in self.buckets)
-        return Reading(self.at - earlier.at, buckets, self.requests - earlier.requests, self.errors - earlier.errors)
-
-
-def quantile(q: float, buckets: Sequence[tuple[float, float]]) -> float | None:
-    """The ``q`` quantile of a histogram given as (upper bound, cumulative count) pairs, sorted; None when empty."""
-    if not buckets or buckets[-1][1] <= 0:
-        return None
-    rank = q * buckets[-1][1]
-    lower, below = 0.0, 0.0
-    for bound, count in buckets:
-        if count >= rank and count > below:
-            if math.isinf(bound):
-                return lower  # beyond the last finite bucket: its bound is all that is known
-            return lower + (bound - lower) * (rank - below) / (count - below)
-        lower, below = bound, count
-    return lower
-
-
-def read(metrics: Metrics, *, now: float) -> Reading:
-    """The route histogram of ``metrics`` now."""
-    buckets: dict[float, float] = {}
-    requests = errors = 0.0
-    for family in metrics.requests.collect():
-        for sample in family.samples:
-            labels = sample.labels
-            if (labels.get("method"), labels.get("path")) != ROUTE:
-                continue
-            ok = labels.get("status", "").startswith("2")
-            if sample.name.endswith("_count"):
-                requests += sample.value
-                errors += 0.0 if ok else sample.value
-            elif sample.name.endswith("_bucket") and ok:
-                bound = float(labels["le"])
-                buckets[bound] = buckets.get(bound, 0.0) + sample.value
-    return Reading(now, tuple(sorted(buckets.items())), requests, errors)
-
-
-def _figures(span: Reading) -> dict[str, Any]:
-    seconds = max(span.at, 1e-9)
-    figures: dict[str, Any] = {
-        "seconds": round(span.at, 3),
-        "requests": int(span.requests),
-        "errors": int(span.errors),
-        "rate_per_second": round(span.requests / seconds, 4),
-    }
-    for q in QUANTILES:
-        value = quantile(q, span.buckets)
-        figures[f"p{round(q * 100)}_ms"] = None if value is None else round(value * 1000, 2)
-    return figures
-
-
-@dataclass
-class Traffic:
-    """Readings of the route histogram kept for a minute, to tell recent rates and percentiles."""
-
-    metrics: Metrics
-    clock: Callable[[], float] = time.monotonic
-    started: float = field(init=False)
-    _readings: deque[Reading] = field(init=False, default_factory=deque)
-
-    def __post_init__(self) -> None:
-        self.started = self.clock()
-
-    def summary(self) -> dict[str, Any]:
-        """Route figures over the recent window and since the process started."""
-        now = self.clock()
-        current = read(self.metrics, now=now)
-        # The base is the newest reading at least a window old (or the oldest one, when all are younger).
-        while len(self._readings) > 1 and now - self._readings[1].at >= WINDOW_SECONDS:
-            self._readings.popleft()
-        origin = Reading(self.started, (), 0.0, 0.0)
-        base = self._readings[0] if self._readings else origin
-        self._readings.append(current)
-        return {
-            "route": "POST /v1/route",
-            "recent": _figures(current.minus(base)),
-            "since_start": _figures(current.minus(origin)),
-        }

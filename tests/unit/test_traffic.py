@@ -6,7 +6,8 @@ import math
 
 import pytest
 
-from router.server.metrics import Metrics, Traffic, quantile
+from router.server.metrics import Metrics
+from router.server.traffic import Traffic, quantile
 
 BUCKETS = [(0.01, 10.0), (0.02, 30.0), (0.05, 40.0), (math.inf, 40.0)]
 
