@@ -222,7 +222,7 @@ async def sync(settings: Settings, *, watch: bool, ready_file: Path | None = Non
 
 def warm(settings: Settings) -> int:
     """Load the embedding model once (offline), to check it loads and to have its files read."""
-    from router.server.runtime import embedder_loader
+    from router.server.backends import embedder_loader
 
     embedder = embedder_loader(settings.embedding)(settings.embedding.identity)
     try:

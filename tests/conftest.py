@@ -32,8 +32,9 @@ from fastapi import FastAPI
 from router.app import create_app
 from router.embedding import DEFAULT_MODEL, Embedder, EmbedderPool, Progress, Vectors
 from router.retrieval.texts import DEFAULT_TEMPLATE
+from router.server.backends import embedder_loader
 from router.server.embedding_settings import EmbeddingSettings, MultilingualSettings
-from router.server.runtime import Runtime, embedder_loader
+from router.server.runtime import Runtime
 from router.server.settings import AuthSettings, LimitSettings, Settings, StorageSettings, SyncSettings
 from router.storage.base import Storage
 

@@ -97,7 +97,7 @@ def run(
     from router.evaluate.cases import CasesInvalid
     from router.evaluate.catalogs import CatalogUnavailable
     from router.evaluate.run import evaluate_cases, evaluate_sessions
-    from router.server.runtime import embedder_loader
+    from router.server.backends import embedder_loader
 
     problem = _problem(args)
     if problem is not None:

@@ -22,7 +22,8 @@ from router.evaluate.peers import Bm25Baseline, DenseBaseline, PerSentenceBaseli
 from router.evaluate.replay import StoredRun, build_cases, read_runs
 from router.routing.routed import Turn
 from router.routing.turns import TurnRouter
-from router.server.runtime import Runtime, open_storage
+from router.server.backends import open_storage
+from router.server.runtime import Runtime
 from router.server.settings import Settings, StorageSettings
 from sync.reconcile import ProgressFactory
 

@@ -18,7 +18,7 @@ from pathlib import Path
 from qdrant_client.http.exceptions import UnexpectedResponse
 
 from router.catalog.records import META
-from router.server.runtime import open_server
+from router.server.backends import open_server
 from router.server.settings import StorageSettings
 from router.sessions.history import MESSAGES
 from router.sessions.routes import CALLS, ROUTES

@@ -5,89 +5,23 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Callable, Coroutine
-from dataclasses import fields
-from typing import TYPE_CHECKING, Any
+from collections.abc import Coroutine
+from typing import Any
 
-from router.embedding import (
-    Embedder,
-    EmbedderPool,
-    EmbeddingUnavailable,
-    Endpoint,
-    LocalEmbedder,
-    RemoteEmbedder,
-    is_remote,
-)
+from router.embedding import Embedder, EmbedderPool, EmbeddingUnavailable
 from router.retrieval.catalogs import Catalogs
 from router.routing.turns import TurnRouter
-from router.server.embedding_settings import EmbeddingSettings, MultilingualSettings
+from router.server.backends import embedder_loader, open_storage
 from router.server.metrics import Metrics
-from router.server.settings import Settings, StorageSettings
+from router.server.settings import Settings
 from router.sessions.extraction import MemoryExtractor
 from router.storage.base import Storage, StorageUnavailable
 from sync.reconcile import ProgressFactory
 from sync.service import CatalogService
 from sync.worker import DirectorySync
 
-if TYPE_CHECKING:
-    from router.storage.client import ClientStorage
-
 log = logging.getLogger(__name__)
 REBUILD_RETRY_CAP = 60.0  # seconds between attempts of a failing generation rebuild, at most
-
-
-def open_storage(settings: StorageSettings) -> Storage:
-    """Open the embedded data directory, or connect to the Qdrant server."""
-    if settings.qdrant_url is not None:
-        return open_server(settings)
-    from router.storage.edge import EdgeStorage
-
-    return EdgeStorage(settings.data_dir())
-
-
-def open_server(settings: StorageSettings) -> ClientStorage:
-    """Connect to the configured Qdrant server with its sharding, replication and consistency settings."""
-    from router.storage.client import ClientStorage
-    from router.storage.cluster import ClusterOptions
-
-    if settings.qdrant_url is None:
-        raise ValueError("no Qdrant URL is set (ROUTER_STORAGE_QDRANT_URL or --qdrant-url)")
-    cluster = ClusterOptions(**settings.model_dump(include={f.name for f in fields(ClusterOptions)}))
-    options = settings.model_dump(include={"api_key", "prefix", "timeout", "hnsw_ef"})
-    return ClientStorage.from_url(settings.qdrant_url, cluster=cluster, **options)
-
-
-def embedder_loader(
-    settings: EmbeddingSettings, multilingual: MultilingualSettings | None = None
-) -> Callable[[str], Embedder]:
-    """Builds embedders by model name: local ones with the configured device, batch size and threads,
-    remote ones (a service's identity) with the configured key, timeout, retries and concurrency.
-
-    The multilingual space's model is built with its own settings (``ROUTER_MULTILINGUAL_*``).
-    """
-
-    def load(model: str) -> Embedder:
-        own = multilingual if multilingual is not None and model == multilingual.identity else settings
-        if is_remote(model):
-            return remote_embedder(own, Endpoint.parse(model))
-        return LocalEmbedder(model, **own.model_dump(include={"device", "batch_size", "threads", "lanes"}))
-
-    return load
-
-
-def remote_embedder(settings: EmbeddingSettings, endpoint: Endpoint) -> RemoteEmbedder:
-    """An embedder of ``endpoint`` (the configured one, or the one an older generation names).
-
-    The configured dimension holds for the configured endpoint only; any other asks the service.
-    """
-    configured = endpoint == settings.endpoint()
-    return RemoteEmbedder(
-        endpoint,
-        api_key=settings.key(),
-        api_version=settings.api_version,
-        dimension=settings.dimensions if configured else endpoint.dimensions,
-        **settings.model_dump(include={"batch_size", "concurrency", "timeout", "retries", "backoff"}),
-    )
 
 
 class Runtime:

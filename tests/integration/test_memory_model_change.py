@@ -18,8 +18,8 @@ import pytest
 from conftest import EXAMPLES, CountingEmbedder, Served
 
 from router.embedding import DEFAULT_MODEL, Embedder, EmbedderPool
+from router.server.backends import embedder_loader
 from router.server.embedding_settings import EmbeddingSettings
-from router.server.runtime import embedder_loader
 from router.sessions.memory import memory_spec
 
 pytestmark = pytest.mark.integration

