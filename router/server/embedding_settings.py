@@ -70,37 +70,40 @@ class EmbeddingSettings(BaseSettings):
     @model_validator(mode="after")
     def _known_template(self) -> EmbeddingSettings:
         if self.text not in TEMPLATES:
-            raise ValueError(f"ROUTER_EMBEDDING_TEXT={self.text!r} is unknown; choose one of {sorted(TEMPLATES)}")
+            raise ValueError(f"{self._prefix}TEXT={self.text!r} is unknown; choose one of {sorted(TEMPLATES)}")
         return self
 
     @model_validator(mode="after")
     def _one_provider(self) -> EmbeddingSettings:
+        p = self._prefix
         if self.provider == "local" and self.url is not None:
-            raise ValueError("ROUTER_EMBEDDING_PROVIDER=local does not use ROUTER_EMBEDDING_URL; remove one of them")
+            raise ValueError(f"{p}PROVIDER=local does not use {p}URL; remove one of them")
         if not self.remote:
-            given = [f"ROUTER_EMBEDDING_{name.upper()}" for name in _REMOTE_ONLY if name in self.model_fields_set]
+            given = [f"{p}{name.upper()}" for name in _REMOTE_ONLY if name in self.model_fields_set]
             if given:
-                raise ValueError(
-                    f"{', '.join(given)} only apply to an embedding service; set ROUTER_EMBEDDING_URL or remove them"
-                )
+                raise ValueError(f"{', '.join(given)} only apply to an embedding service; set {p}URL or remove them")
             return self
         if self.url is None:
-            raise ValueError(f"ROUTER_EMBEDDING_PROVIDER={self.provider} needs the service's ROUTER_EMBEDDING_URL")
+            raise ValueError(f"{p}PROVIDER={self.provider} needs the service's {p}URL")
         if self.model == DEFAULT_MODEL:
             raise ValueError(
-                "ROUTER_EMBEDDING_URL is set: set ROUTER_EMBEDDING_MODEL to the model the service serves "
-                "(e.g. text-embedding-3-small)"
+                f"{p}URL is set: set {p}MODEL to the model the service serves (e.g. text-embedding-3-small)"
             )
         if self.api_key is not None and self.api_key_file is not None:
-            raise ValueError("both ROUTER_EMBEDDING_API_KEY and ROUTER_EMBEDDING_API_KEY_FILE are set; keep one")
+            raise ValueError(f"both {p}API_KEY and {p}API_KEY_FILE are set; keep one")
         if self.provider == "azure" and not self.api_version:
-            raise ValueError("ROUTER_EMBEDDING_PROVIDER=azure needs ROUTER_EMBEDDING_API_VERSION (e.g. 2024-02-01)")
+            raise ValueError(f"{p}PROVIDER=azure needs {p}API_VERSION (e.g. 2024-02-01)")
         if self.request_dimensions and self.dimensions is None:
-            raise ValueError("ROUTER_EMBEDDING_REQUEST_DIMENSIONS needs ROUTER_EMBEDDING_DIMENSIONS")
+            raise ValueError(f"{p}REQUEST_DIMENSIONS needs {p}DIMENSIONS")
         if self.api_key_file is not None and not self.api_key_file.is_file():
-            raise ValueError(f"ROUTER_EMBEDDING_API_KEY_FILE={self.api_key_file} is not a readable file")
+            raise ValueError(f"{p}API_KEY_FILE={self.api_key_file} is not a readable file")
         self.endpoint()  # a malformed URL or model name fails here, at start-up
         return self
+
+    @property
+    def _prefix(self) -> str:
+        # Errors name the variables as the user set them: ROUTER_MULTILINGUAL_* for the second space.
+        return str(self.model_config.get("env_prefix", ""))
 
     @property
     def remote(self) -> bool:

@@ -32,3 +32,17 @@ def test_a_service_is_read_from_the_environment(monkeypatch: pytest.MonkeyPatch)
 def test_options_of_a_service_need_its_url() -> None:
     with pytest.raises(ValidationError, match="only apply to an embedding service"):
         MultilingualSettings(model="multilingual-e5-small-q4", query_input_type="query")
+
+
+@pytest.mark.parametrize(
+    ("given", "named"),
+    [
+        ({"text": "raw"}, "ROUTER_MULTILINGUAL_TEXT='raw' is unknown"),
+        ({"query_input_type": "query"}, "ROUTER_MULTILINGUAL_QUERY_INPUT_TYPE only apply"),
+        ({"url": URL, "provider": "azure"}, "ROUTER_MULTILINGUAL_PROVIDER=azure needs ROUTER_MULTILINGUAL_API_VERSION"),
+    ],
+)
+def test_errors_name_the_variables_of_the_second_space(given: dict[str, str], named: str) -> None:
+    with pytest.raises(ValidationError, match=named) as raised:
+        MultilingualSettings(model="multilingual-e5-small-q4", **given)
+    assert "ROUTER_EMBEDDING_" not in str(raised.value)
