@@ -18,7 +18,6 @@ from collections.abc import Awaitable, Callable, Sequence
 
 from router.catalog.functions import FunctionDef
 from router.catalog.records import Generation
-from router.embedding import EmbedderPool
 from router.retrieval.catalogs import ActiveIndex, Catalogs
 from router.retrieval.index import FunctionStore
 from router.sessions.memory import memory_spec
@@ -41,8 +40,8 @@ class MultilingualWriter:
 
     Args:
         storage: the open storage.
-        embedders: loaded models (the multilingual one is loaded, or reached, through it).
-        catalogs: what routes read; its ``multilingual`` and ``behind`` are set here.
+        catalogs: what routes read; its ``multilingual`` and ``behind`` are set here, and its
+            models loaded (the multilingual one among them).
         model: the multilingual model's name (a remote service's identity).
         text: the function text template.
         reconcile: the service's reconcile (``sync.reconcile.reconcile`` with its counters).
@@ -53,7 +52,6 @@ class MultilingualWriter:
     def __init__(
         self,
         storage: Storage,
-        embedders: EmbedderPool,
         catalogs: Catalogs,
         *,
         model: str,
@@ -63,7 +61,6 @@ class MultilingualWriter:
         failed: Callable[[], None] | None = None,
     ) -> None:
         self._storage = storage
-        self._embedders = embedders
         self._catalogs = catalogs
         self.model = model
         self._text = text
@@ -89,7 +86,7 @@ class MultilingualWriter:
                 await self._build(lock)
 
     async def _build(self, lock: asyncio.Lock) -> None:
-        embedder = await self._embedders.get(self.model)
+        embedder = await self._catalogs.load(self.model)
         wanted = Generation(self.model, self._text, embedder.dimension)
         meta = self._catalogs.meta
         active = await asyncio.to_thread(meta.active_generation, SPACE)

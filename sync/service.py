@@ -95,7 +95,6 @@ class CatalogService:
         self.multilingual = (
             MultilingualWriter(
                 storage,
-                embedders,
                 self.catalogs,
                 model=multilingual,
                 text=multilingual_text or text,
@@ -126,7 +125,7 @@ class CatalogService:
     async def open(self) -> None:
         """Open storage records and serve a generation: the wanted one, or the active one until it is rebuilt."""
         meta = await self.catalogs.open()
-        embedder = await self._embedders.get(self._model)
+        embedder = await self.catalogs.load(self._model)
         self._wanted = wanted = Generation(self._model, self._text, embedder.dimension)
         active = await asyncio.to_thread(meta.active_generation)
         if active is None:

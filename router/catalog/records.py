@@ -19,6 +19,8 @@ from router.storage.base import Collection, CollectionSpec, PointData, Storage
 # A handful of points: one shard, so reading the catalogs does not fan out over the cluster.
 META = CollectionSpec(name="meta", keyword_fields=("kind",), sharded=False)
 _IDS = uuid.UUID("0b6c2f4e-8d7a-4f3b-9e21-5a6c7d8e9f01")
+# The spaces a generation is served in: every catalog's, and the multilingual one beside it.
+SPACES = ("default", "multilingual")
 
 
 # Bump when what a vector means changes (its text pipeline, its sparse part) so stores rebuild.
@@ -117,6 +119,14 @@ class MetaStore:
         """Switch routing in ``space`` to ``generation`` (one point write: atomic)."""
         payload = {"kind": "generation", "generation": generation.as_payload(), "id": generation.id}
         self._collection.upsert([PointData(id=_generation_id(space), payload=payload)])
+
+    def recorded_dimension(self, model: str) -> int | None:
+        """The dimension of ``model``'s vectors when a space serves a generation of it, else None."""
+        for space in SPACES:
+            generation = self.active_generation(space)
+            if generation is not None and generation.model == model:
+                return generation.dimension
+        return None
 
     def catalogs(self) -> dict[str, CatalogRecord]:
         """Every known catalog, by namespace."""

@@ -209,21 +209,33 @@ class EmbedderPool:
     Args:
         load: builds an ``Embedder`` for a model name (blocking; run on a worker thread): a local
             model's name or path, or a remote service's identity (``router.embedding.endpoint``).
+        load_recorded: builds one for a model name given the dimension of its vectors the store
+            holds, so that a service that cannot be asked its dimension now still starts
+            (``RemoteEmbedder``'s ``recorded_dimension``); ``load`` builds every model when None.
     """
 
-    def __init__(self, load: Callable[[str], Embedder]) -> None:
+    def __init__(
+        self, load: Callable[[str], Embedder], *, load_recorded: Callable[[str, int], Embedder] | None = None
+    ) -> None:
         self._load = load
+        self._load_recorded = load_recorded
         self._loaded: dict[str, Embedder] = {}
         self._lock = asyncio.Lock()
         self.observers: list[EncodeObserver] = []
         self.request_observers: list[RequestObserver] = []
 
-    async def get(self, model: str) -> Embedder:
-        """The embedder of ``model``, loading it on first use."""
+    async def get(self, model: str, *, dimension: int | None = None) -> Embedder:
+        """The embedder of ``model``, loading it on first use.
+
+        ``dimension`` is that of the model's vectors the store holds (a generation of it), if any.
+        """
         async with self._lock:
             if model not in self._loaded:
                 log.info("loading embedding model", extra={"model": model})
-                loaded = await asyncio.to_thread(self._load, model)
+                if dimension is not None and self._load_recorded is not None:
+                    loaded = await asyncio.to_thread(self._load_recorded, model, dimension)
+                else:
+                    loaded = await asyncio.to_thread(self._load, model)
                 # Shared, so observers added later see models loaded earlier.
                 loaded.observers = self.observers
                 loaded.request_observers = self.request_observers

@@ -46,6 +46,9 @@ class RemoteEmbedder(Embedder):
         api_key: sent as a bearer token (``api-key`` header for Azure); never logged.
         api_version: Azure's ``api-version`` query parameter.
         dimension: the vectors' expected dimension; asked of the service (one short text) when None.
+        recorded_dimension: the dimension of this model's vectors the store already holds: when
+            ``dimension`` is None and the service cannot be asked, the embedder starts with it,
+            failing (``failure`` says why) until the service answers again.
         batch_size: texts per request.
         concurrency: requests at once.
         timeout: seconds a request may take.
@@ -62,6 +65,7 @@ class RemoteEmbedder(Embedder):
         api_key: str | None = None,
         api_version: str | None = None,
         dimension: int | None = None,
+        recorded_dimension: int | None = None,
         batch_size: int = 64,
         concurrency: int = 4,
         timeout: float = 30.0,
@@ -99,18 +103,30 @@ class RemoteEmbedder(Embedder):
         self._pool = ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="embed-remote")
         self._documents = asyncio.Semaphore(max(1, concurrency - 1))  # one request stays free for queries
         try:
-            self.dimension = dimension if dimension is not None else self._probe()
+            self.dimension = dimension if dimension is not None else self._probe(recorded_dimension)
         except BaseException:
             self.close()  # its threads and connections, since nothing will own it
             raise
         self._queries = QueryBatcher(
             self._encode_queries, dimension=self.dimension, lanes=concurrency, cache_size=cache_size
         )
-        log.info("embedding service ready", extra={"service": endpoint.embeddings_url, "model": endpoint.model})
+        if self.failure is None:
+            log.info("embedding service ready", extra={"service": endpoint.embeddings_url, "model": endpoint.model})
 
-    def _probe(self) -> int:
-        # An unset dimension: one short text tells it, and checks the service answers at all.
-        vector = self._request(["dimension"], "probe", check_dimension=False)
+    def _probe(self, recorded: int | None) -> int:
+        # An unset dimension: one short text tells it, and checks the service answers at all. A
+        # service down must not keep the router from serving what the store holds of its model:
+        # the stored vectors' dimension stands in, and answers are checked against it once it is back.
+        try:
+            vector = self._request(["dimension"], "probe", check_dimension=False)
+        except EmbeddingUnavailable as exc:
+            if recorded is None:
+                raise
+            log.warning(
+                "embedding service unavailable at start; using the dimension of the stored vectors",
+                extra={"service": self.endpoint.embeddings_url, "dimension": recorded, "detail": exc.detail},
+            )
+            return recorded
         return int(vector.shape[1])
 
     async def check(self) -> str | None:

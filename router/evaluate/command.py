@@ -93,17 +93,16 @@ def run(
         steps: shows the cases routed.
     """
     # The model and storage are imported only when a command needs them: `router --help` stays quick.
-    from router.embedding import EmbedderPool
     from router.evaluate.cases import CasesInvalid
     from router.evaluate.catalogs import CatalogUnavailable
     from router.evaluate.run import evaluate_cases, evaluate_sessions
-    from router.server.backends import embedder_loader
+    from router.server.backends import embedder_pool
 
     problem = _problem(args)
     if problem is not None:
         print(f"router eval: {problem}", file=sys.stderr)
         return USAGE
-    pool = EmbedderPool(embedder_loader(settings.embedding))
+    pool = embedder_pool(settings.embedding)
     try:
         options = _options(args, settings)
         evaluate = evaluate_sessions if options.from_sessions is not None else evaluate_cases

@@ -158,9 +158,15 @@ class Catalogs:
         """Whether a generation is being served."""
         return self._index is not None
 
+    async def load(self, model: str) -> Embedder:
+        """The embedder of ``model``, loaded knowing the dimension of its vectors the store holds:
+        a service down when it loads still serves what is stored (failing until it answers)."""
+        dimension = await asyncio.to_thread(self.meta.recorded_dimension, model)
+        return await self.embedders.get(model, dimension=dimension)
+
     async def serve(self, generation: Generation) -> ActiveIndex:
         """Serve ``generation`` from now on: open its store and load its model."""
-        embedder = await self.embedders.get(generation.model)
+        embedder = await self.embedders.get(generation.model, dimension=generation.dimension)
         store = await asyncio.to_thread(FunctionStore.open, self.storage, generation)
         self._index = ActiveIndex(store, embedder)
         return self._index

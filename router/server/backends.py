@@ -6,11 +6,10 @@ The runtime opens them, and so do the commands that need one of them alone.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import fields
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
-from router.embedding import Embedder, Endpoint, LocalEmbedder, RemoteEmbedder, is_remote
+from router.embedding import Embedder, EmbedderPool, Endpoint, LocalEmbedder, RemoteEmbedder, is_remote
 from router.server.embedding_settings import EmbeddingSettings, MultilingualSettings
 from router.server.settings import StorageSettings
 from router.storage.base import Storage
@@ -40,28 +39,41 @@ def open_server(settings: StorageSettings) -> ClientStorage:
     return ClientStorage.from_url(settings.qdrant_url, cluster=cluster, **options)
 
 
-def embedder_loader(
-    settings: EmbeddingSettings, multilingual: MultilingualSettings | None = None
-) -> Callable[[str], Embedder]:
+class Loader(Protocol):
+    """Builds the embedder of a model name; ``dimension``: that of its vectors the store holds, if any."""
+
+    def __call__(self, model: str, dimension: int | None = None, /) -> Embedder: ...
+
+
+def embedder_pool(settings: EmbeddingSettings, multilingual: MultilingualSettings | None = None) -> EmbedderPool:
+    """The pool of a process: ``embedder_loader``'s embedders, told what the store records of each model."""
+    load = embedder_loader(settings, multilingual)
+    return EmbedderPool(load, load_recorded=load)
+
+
+def embedder_loader(settings: EmbeddingSettings, multilingual: MultilingualSettings | None = None) -> Loader:
     """Builds embedders by model name: local ones with the configured device, batch size and threads,
     remote ones (a service's identity) with the configured key, timeout, retries and concurrency.
 
-    The multilingual space's model is built with its own settings (``ROUTER_MULTILINGUAL_*``).
+    The multilingual space's model is built with its own settings (``ROUTER_MULTILINGUAL_*``). A
+    local model knows its dimension; a service is given the one the store records (``remote_embedder``).
     """
 
-    def load(model: str) -> Embedder:
+    def load(model: str, dimension: int | None = None, /) -> Embedder:
         own = multilingual if multilingual is not None and model == multilingual.identity else settings
         if is_remote(model):
-            return remote_embedder(own, Endpoint.parse(model))
+            return remote_embedder(own, Endpoint.parse(model), recorded=dimension)
         return LocalEmbedder(model, **own.model_dump(include={"device", "batch_size", "threads", "lanes"}))
 
     return load
 
 
-def remote_embedder(settings: EmbeddingSettings, endpoint: Endpoint) -> RemoteEmbedder:
+def remote_embedder(settings: EmbeddingSettings, endpoint: Endpoint, *, recorded: int | None = None) -> RemoteEmbedder:
     """An embedder of ``endpoint`` (the configured one, or the one an older generation names).
 
-    The configured dimension holds for the configured endpoint only; any other asks the service.
+    The configured dimension holds for the configured endpoint only. Without one the service is
+    asked, and while it cannot answer, ``recorded`` (that of the model's vectors in the store)
+    stands in.
     """
     configured = endpoint == settings.endpoint()
     return RemoteEmbedder(
@@ -69,5 +81,6 @@ def remote_embedder(settings: EmbeddingSettings, endpoint: Endpoint) -> RemoteEm
         api_key=settings.key(),
         api_version=settings.api_version,
         dimension=settings.dimensions if configured else endpoint.dimensions,
+        recorded_dimension=recorded,
         **settings.model_dump(include={"batch_size", "concurrency", "timeout", "retries", "backoff"}),
     )

@@ -11,7 +11,7 @@ from typing import Any
 from router.embedding import Embedder, EmbedderPool, EmbeddingUnavailable
 from router.retrieval.catalogs import Catalogs
 from router.routing.turns import TurnRouter
-from router.server.backends import embedder_loader, open_storage
+from router.server.backends import embedder_pool, open_storage
 from router.server.metrics import Metrics
 from router.server.settings import Settings
 from router.sessions.extraction import MemoryExtractor
@@ -51,7 +51,7 @@ class Runtime:
         self._extractor = extractor
         self._storage = storage
         self._owns_storage = storage is None
-        self.embedders = embedders or EmbedderPool(embedder_loader(settings.embedding, settings.multilingual))
+        self.embedders = embedders or embedder_pool(settings.embedding, settings.multilingual)
         self._owns_embedders = embedders is None
         self._progress = progress
         self.metrics = Metrics()
