@@ -9,7 +9,15 @@ from __future__ import annotations
 from dataclasses import fields
 from typing import TYPE_CHECKING, Protocol
 
-from router.embedding import Embedder, EmbedderPool, Endpoint, LocalEmbedder, RemoteEmbedder, is_remote
+from router.embedding import (
+    Embedder,
+    EmbedderPool,
+    EmbeddingUnavailable,
+    Endpoint,
+    LocalEmbedder,
+    RemoteEmbedder,
+    is_remote,
+)
 from router.server.embedding_settings import EmbeddingSettings, MultilingualSettings
 from router.server.settings import StorageSettings
 from router.storage.base import Storage
@@ -74,13 +82,27 @@ def remote_embedder(settings: EmbeddingSettings, endpoint: Endpoint, *, recorded
     The configured dimension holds for the configured endpoint only. Without one the service is
     asked, and while it cannot answer, ``recorded`` (that of the model's vectors in the store)
     stands in.
+
+    Raises:
+        EmbeddingUnavailable: the service cannot be asked its dimension, and none is configured or
+            recorded; for the configured endpoint, the message names the setting that would do.
     """
     configured = endpoint == settings.endpoint()
-    return RemoteEmbedder(
-        endpoint,
-        api_key=settings.key(),
-        api_version=settings.api_version,
-        dimension=settings.dimensions if configured else endpoint.dimensions,
-        recorded_dimension=recorded,
-        **settings.model_dump(include={"batch_size", "concurrency", "timeout", "retries", "backoff"}),
-    )
+    dimension = settings.dimensions if configured else endpoint.dimensions
+    try:
+        return RemoteEmbedder(
+            endpoint,
+            api_key=settings.key(),
+            api_version=settings.api_version,
+            dimension=dimension,
+            recorded_dimension=recorded,
+            **settings.model_dump(include={"batch_size", "concurrency", "timeout", "retries", "backoff"}),
+        )
+    except EmbeddingUnavailable as exc:
+        if not configured:
+            raise
+        variable = f"{settings.model_config.get('env_prefix', '')}DIMENSIONS"
+        raise type(exc)(
+            f"{exc.detail}; the router asks it the dimension of its vectors at start, and the store holds "
+            f"no vectors of this model to take it from: set {variable} to start without the service"
+        ) from exc

@@ -1,8 +1,9 @@
 """A router restarted while its embedding service is down, the vectors' dimension not configured.
 
 The dimension of a stored generation of the service's model stands in for the one the service
-would answer: the router starts, says the service fails, and serves again once it is back. The
-service is the small OpenAI-compatible server of ``tests.embedding_server`` on 127.0.0.1.
+would answer: the router starts, says the service fails, and serves again once it is back. With
+nothing stored, start-up fails saying how to start without the service. The service is the small
+OpenAI-compatible server of ``tests.embedding_server`` on 127.0.0.1.
 """
 
 from __future__ import annotations
@@ -16,9 +17,9 @@ from typing import Any
 import pytest
 from conftest import CountingEmbedder, Served
 
-from router.embedding import Embedder, EmbedderPool, is_remote
+from router.embedding import Embedder, EmbedderPool, EmbeddingUnavailable, Endpoint, is_remote
 from router.retrieval.catalogs import ActiveIndex
-from router.server.backends import embedder_loader, embedder_pool
+from router.server.backends import embedder_loader, embedder_pool, remote_embedder
 from router.server.settings import EmbeddingSettings, MultilingualSettings
 from tests.conftest import STOCKS, TIMEZONE, WEATHER, eventually, write_catalog
 from tests.embedding_server import EmbeddingServer
@@ -110,6 +111,27 @@ async def test_a_restart_while_the_service_is_down_starts_and_serves_once_it_is_
         assert answered.status_code == 200, answered.text
         assert answered.json()["functions"][0]["name"] == "get_weather"
         assert served.runtime.service.index.generation == stored, "nothing was rebuilt"
+
+
+async def test_a_first_start_while_the_service_is_down_says_how_to_start_without_it(
+    serve: Callable[..., Any], catalog_dir: Path, server: EmbeddingServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    use_service(monkeypatch, server)
+    server.stop()
+    with pytest.raises(EmbeddingUnavailable) as failed:
+        async with started(serve, catalog=catalog_dir):
+            pass
+    detail = failed.value.detail
+    assert server.url in detail
+    assert "cannot be reached" in detail
+    assert "set ROUTER_EMBEDDING_DIMENSIONS to start without the service" in detail
+
+
+def test_the_multilingual_service_names_its_own_setting(server: EmbeddingServer) -> None:
+    settings = MultilingualSettings(url=server.url, model="hash-embed", retries=0)
+    server.stop()
+    with pytest.raises(EmbeddingUnavailable, match="set ROUTER_MULTILINGUAL_DIMENSIONS to start without"):
+        remote_embedder(settings, Endpoint.parse(settings.identity))
 
 
 async def test_the_multilingual_space_is_served_while_its_service_is_down_and_used_once_back(
