@@ -116,8 +116,8 @@ async def learn(
     messages: Sequence[Mapping[str, Any]],
     *,
     roles: Sequence[str],
+    lexical_weight: float,
     start: int = 0,
-    lexical_weight: float = 0.35,
     session: str = "",
     requests: Callable[[str], bool] | None = None,
 ) -> int:
@@ -221,8 +221,8 @@ async def learn_in_spaces(
     messages: Sequence[Mapping[str, Any]],
     *,
     roles: Sequence[str],
+    lexical_weight: float,
     start: int = 0,
-    lexical_weight: float = 0.35,
     session: str = "",
 ) -> int:
     """``learn`` in the space each request is routed in (``Catalogs.space``); how many examples were kept.
