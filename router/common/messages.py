@@ -21,3 +21,13 @@ def context_texts(messages: Iterable[Mapping[str, Any]], *, roles: Sequence[str]
     """The non-empty texts of the messages whose role counts for routing."""
     texts = (message_text(m) for m in messages if m.get("role") in roles)
     return [t for t in texts if t]
+
+
+def results_only(message: Mapping[str, Any]) -> bool:
+    """Whether a message holds tool results and nothing else (Anthropic's ``tool_result`` blocks in a user turn)."""
+    content = message.get("content")
+    return (
+        isinstance(content, list)
+        and bool(content)
+        and all(isinstance(p, Mapping) and p.get("type") == "tool_result" for p in content)
+    )

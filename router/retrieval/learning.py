@@ -21,7 +21,7 @@ import logging
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from router.common.messages import message_text
+from router.common.messages import message_text, results_only
 from router.embedding import Vectors
 from router.retrieval.candidates import named
 from router.retrieval.catalogs import ActiveIndex, Catalogs
@@ -88,7 +88,7 @@ def call_requests(
     for position, message in enumerate(messages):
         text = message_text(message) if message.get("role") in roles else ""
         # A user message of tool results only (Anthropic's tool_result blocks) goes on the turn.
-        if message.get("role") in roles and (text or not _results_only(message)):
+        if message.get("role") in roles and (text or not results_only(message)):
             if not in_request:
                 request = []
             if text:
@@ -99,15 +99,6 @@ def call_requests(
         if position >= start and request:
             found += [(position, name, "\n".join(request)) for name in called_functions(message)]
     return found
-
-
-def _results_only(message: Mapping[str, Any]) -> bool:
-    content = message.get("content")
-    return (
-        isinstance(content, list)
-        and bool(content)
-        and all(isinstance(p, Mapping) and p.get("type") == "tool_result" for p in content)
-    )
 
 
 async def learn(

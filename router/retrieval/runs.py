@@ -21,7 +21,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from router.common.messages import message_text
+from router.common.messages import message_text, results_only
 
 Outcome = Literal["succeeded", "failed", "pending"]
 _ERROR_TEXT = re.compile(
@@ -77,7 +77,7 @@ def run_calls(messages: Sequence[Mapping[str, Any]], *, roles: Sequence[str]) ->
         for key, failed in results(message):
             _answer(calls, key, failed, position)
         text = message_text(message) if message.get("role") in roles else ""
-        if message.get("role") in roles and (text or not _results_only(message)):
+        if message.get("role") in roles and (text or not results_only(message)):
             if not in_request:
                 request, turn = [], position
             if text:
@@ -164,15 +164,6 @@ def _error_content(content: Any) -> bool:
         if isinstance(decoded, Mapping):
             return _error_content(decoded)
     return _ERROR_TEXT.match(stripped) is not None
-
-
-def _results_only(message: Mapping[str, Any]) -> bool:
-    content = message.get("content")
-    return (
-        isinstance(content, list)
-        and bool(content)
-        and all(isinstance(p, Mapping) and p.get("type") == "tool_result" for p in content)
-    )
 
 
 def _key(value: Any) -> str | None:
