@@ -138,6 +138,17 @@ def test_rankings_take_turns_and_one_whose_best_is_taken_waits_for_the_next_roun
     assert [f.terms.name for f in take_turns(rankings)] == ["a", "e", "b", "d", "c", "f"]
 
 
+def test_in_a_round_the_parts_follow_the_whole_turn_best_scored_first() -> None:
+    def ranking(*found: tuple[str, float]) -> list[Found]:
+        return [Found(Terms(n, s, 0.0, 0.0)) for n, s in found]
+
+    whole = ranking(("a", 0.3), ("b", 0.2))
+    preamble = ranking(("x", 0.25), ("z", 0.2))  # "I am a photographer.": finds little
+    request = ranking(("y", 0.7), ("w", 0.6))
+    order = [f.terms.name for f in take_turns([whole, preamble, request])]
+    assert order == ["a", "y", "x", "b", "w", "z"]
+
+
 def test_each_part_gets_its_tools_into_the_top_n() -> None:
     # The whole turn leans to the flight: its three best are all flights.
     whole = [candidate("book_flight", 0.6), candidate("search_flights", 0.58), candidate("flight_status", 0.55)]
