@@ -21,7 +21,6 @@ import logging
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from router.common.messages import message_text, results_only
 from router.embedding import Vectors
 from router.retrieval.candidates import named
 from router.retrieval.catalogs import ActiveIndex, Catalogs
@@ -29,7 +28,7 @@ from router.retrieval.examples import Example
 from router.retrieval.fusion import hybrid
 from router.retrieval.index import FunctionStore
 from router.retrieval.parts import parts as clauses
-from router.retrieval.runs import RunCall, run_calls
+from router.retrieval.runs import RunCall, calls, run_calls
 from router.retrieval.sparse import query_vector
 
 log = logging.getLogger(__name__)
@@ -38,29 +37,8 @@ CONTEXT_MESSAGES = 20
 
 
 def called_functions(message: Mapping[str, Any]) -> list[str]:
-    """The names of the functions a message calls.
-
-    Reads OpenAI ``tool_calls`` (and the older ``function_call``), Responses API
-    ``function_call`` items, and ``tool_use`` content parts as Anthropic's API writes them.
-    """
-    names: list[str] = []
-    if message.get("type") == "function_call" and isinstance(message.get("name"), str):
-        names.append(message["name"])
-    for call in message.get("tool_calls") or []:
-        function = call.get("function") if isinstance(call, Mapping) else None
-        if isinstance(function, Mapping) and isinstance(function.get("name"), str):
-            names.append(function["name"])
-    legacy = message.get("function_call")
-    if isinstance(legacy, Mapping) and isinstance(legacy.get("name"), str):
-        names.append(legacy["name"])
-    content = message.get("content")
-    if isinstance(content, list):
-        names += [
-            part["name"]
-            for part in content
-            if isinstance(part, Mapping) and part.get("type") == "tool_use" and isinstance(part.get("name"), str)
-        ]
-    return list(dict.fromkeys(names))
+    """The names of the functions a message calls, each once (the shapes ``router.retrieval.runs`` reads)."""
+    return list(dict.fromkeys(name for name, _ in calls(message)))
 
 
 def usage_examples(messages: Sequence[Mapping[str, Any]], *, roles: Sequence[str], start: int = 0) -> list[Example]:
@@ -80,25 +58,11 @@ def call_requests(
 ) -> list[tuple[int, str, str]]:
     """Each call made from ``messages[start:]`` as (position of its message, function, request of its turn).
 
-    Calls made before any request (nothing to pair them with) are left out.
+    Calls made before any request (nothing to pair them with) are left out; a function a
+    message calls twice is listed once.
     """
-    request: list[str] = []
-    in_request = False
-    found: list[tuple[int, str, str]] = []
-    for position, message in enumerate(messages):
-        text = message_text(message) if message.get("role") in roles else ""
-        # A user message of tool results only (Anthropic's tool_result blocks) goes on the turn.
-        if message.get("role") in roles and (text or not results_only(message)):
-            if not in_request:
-                request = []
-            if text:
-                request.append(text)
-            in_request = True
-            continue
-        in_request = False
-        if position >= start and request:
-            found += [(position, name, "\n".join(request)) for name in called_functions(message)]
-    return found
+    found = {(c.position, c.name): c.request for c in run_calls(messages, roles=roles) if c.position >= start}
+    return [(position, name, request) for (position, name), request in found.items()]
 
 
 async def learn(
@@ -138,9 +102,9 @@ async def learn(
     store = index.store
     if store.examples is None:
         return 0
-    calls = run_calls(messages, roles=roles)
-    turns = {c.turn for c in calls if c.answered >= start and c.outcome == "succeeded"}
-    done = [c for c in calls if c.turn in turns and c.outcome == "succeeded"]
+    made = run_calls(messages, roles=roles)
+    turns = {c.turn for c in made if c.answered >= start and c.outcome == "succeeded"}
+    done = [c for c in made if c.turn in turns and c.outcome == "succeeded"]
     if requests is not None:
         done = [c for c in done if requests(c.request)]
     known = await asyncio.to_thread(store.existing, namespace, [c.name for c in done]) if done else {}

@@ -72,10 +72,10 @@ def run_calls(messages: Sequence[Mapping[str, Any]], *, roles: Sequence[str]) ->
     request: list[str] = []
     turn = -1
     in_request = False
-    calls: list[_Open] = []
+    opened: list[_Open] = []
     for position, message in enumerate(messages):
         for key, failed in results(message):
-            _answer(calls, key, failed, position)
+            _answer(opened, key, failed, position)
         text = message_text(message) if message.get("role") in roles else ""
         if message.get("role") in roles and (text or not results_only(message)):
             if not in_request:
@@ -86,8 +86,8 @@ def run_calls(messages: Sequence[Mapping[str, Any]], *, roles: Sequence[str]) ->
             continue
         in_request = False
         if request:
-            calls += [_Open(position, name, key, "\n".join(request), turn) for name, key in _calls(message)]
-    return [RunCall(c.position, c.name, c.request, c.turn, c.outcome, c.answered) for c in calls]
+            opened += [_Open(position, name, key, "\n".join(request), turn) for name, key in calls(message)]
+    return [RunCall(c.position, c.name, c.request, c.turn, c.outcome, c.answered) for c in opened]
 
 
 def _answer(calls: list[_Open], key: str | None, failed: bool, position: int) -> None:
@@ -102,8 +102,12 @@ def _answer(calls: list[_Open], key: str | None, failed: bool, position: int) ->
         chosen.answered = position
 
 
-def _calls(message: Mapping[str, Any]) -> list[tuple[str, str | None]]:
-    """The (function, call id) pairs a message calls."""
+def calls(message: Mapping[str, Any]) -> list[tuple[str, str | None]]:
+    """The (function, call id) pairs a message calls, in order.
+
+    Reads OpenAI ``tool_calls`` (and the older ``function_call``), Responses API
+    ``function_call`` items, and ``tool_use`` content parts as Anthropic's API writes them.
+    """
     found: list[tuple[str, str | None]] = []
     if message.get("type") == "function_call" and isinstance(message.get("name"), str):
         found.append((message["name"], _key(message.get("call_id"))))
