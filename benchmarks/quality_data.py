@@ -20,10 +20,11 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from benchmarks.bfcl import FILE_PREFIX, BfclQuestion, data_dir, sanitise_name
 
+T = TypeVar("T")
 KS = (1, 3, 5, 10)
 COMPLETE_KS = (5, 10)
 MULTI_TURN = "multi_turn_base"
@@ -72,9 +73,9 @@ def load_conversations(root: Path | None = None) -> list[Conversation]:
     return conversations
 
 
-def split(questions: Sequence[BfclQuestion], *, seed: int = 0) -> tuple[list[BfclQuestion], list[BfclQuestion]]:
+def split(items: Sequence[T], *, seed: int = 0) -> tuple[list[T], list[T]]:
     """A seeded 50/50 (train, test) split."""
-    order = list(questions)
+    order = list(items)
     random.Random(seed).shuffle(order)
     half = len(order) // 2
     return order[:half], order[half:]

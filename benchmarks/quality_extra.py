@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from benchmarks.bfcl import BfclQuestion
+from benchmarks.quality_companions import companions_table
 from benchmarks.quality_data import Scores, score_all
 from benchmarks.quality_learning import keep, nearest_example
 from benchmarks.quality_limits import limits
@@ -52,6 +53,7 @@ async def bfcl_extras(
         return TurnRouter(runtime.catalogs, settings.model_copy(update=changes))
 
     await multi_turn_tables(report, runtime, data, peers)
+    await companions_table(report, runtime, data)
 
     live = data.live
     live_cold = await route_questions(variant(learn_from_usage=False), live, "bfcl live cold", namespace=namespace)
