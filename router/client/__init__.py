@@ -33,6 +33,7 @@ from router.client._errors import (
     ValidationError,
 )
 from router.client._example_models import ExamplesDeleted, UsageExample, UsageExamples
+from router.client._miss_models import MissedCall, MissedFunction, Misses, OutcomeCounts
 from router.client._models import (
     ExampleMatch,
     Explanation,
@@ -61,7 +62,11 @@ __all__ = [
     "Health",
     "MemoriesDeleted",
     "Memory",
+    "MissedCall",
+    "MissedFunction",
+    "Misses",
     "NotFoundError",
+    "OutcomeCounts",
     "PermissionDeniedError",
     "RetryPolicy",
     "RouteResult",

@@ -20,6 +20,7 @@ from router.client._catalog_models import (
 )
 from router.client._connection import AsyncConnection
 from router.client._example_models import ExamplesDeleted, UsageExamples
+from router.client._miss_models import Misses
 from router.client._models import RouteResult
 from router.client._retry import RetryPolicy
 from router.client._session_models import MemoriesDeleted, StoredMemory, StoredMessages
@@ -155,6 +156,10 @@ class AsyncRouterClient(AsyncConnection):
     async def delete_examples(self, namespace: str, *, function: str | None = None) -> ExamplesDeleted:
         """Delete a namespace's usage examples (one function's with ``function``) and the companions they taught."""
         return await self._send(calls.delete_examples(namespace, function=function))
+
+    async def misses(self, namespace: str, *, limit: int | None = None) -> Misses:
+        """How often the model called a function its turn had not been routed; see ``RouterClient.misses``."""
+        return await self._send(calls.misses(namespace, limit=limit))
 
     async def list_catalogs(self) -> list[CatalogInfo]:
         """Every known catalog."""

@@ -21,6 +21,7 @@ from router.client._catalog_models import (
 )
 from router.client._errors import APIError, error_from_response
 from router.client._example_models import ExamplesDeleted, UsageExamples
+from router.client._miss_models import Misses
 from router.client._models import Health, RouteResult
 from router.client._session_models import (
     MemoriesDeleted,
@@ -199,6 +200,12 @@ def delete_examples(namespace: str, *, function: str | None) -> Call[ExamplesDel
     """``DELETE /v1/catalogs/{namespace}/examples``."""
     query = f"?{urlencode({'function': function})}" if function is not None else ""
     return Call("DELETE", f"/v1/catalogs/{_segment(namespace)}/examples{query}", ExamplesDeleted.from_json)
+
+
+def misses(namespace: str, *, limit: int | None) -> Call[Misses]:
+    """``GET /v1/catalogs/{namespace}/misses``."""
+    query = f"?{urlencode({'limit': limit})}" if limit is not None else ""
+    return Call("GET", f"/v1/catalogs/{_segment(namespace)}/misses{query}", Misses.from_json)
 
 
 def list_catalogs() -> Call[list[CatalogInfo]]:

@@ -20,6 +20,7 @@ from router.client._catalog_models import (
 )
 from router.client._connection import Connection
 from router.client._example_models import ExamplesDeleted, UsageExamples
+from router.client._miss_models import Misses
 from router.client._models import RouteResult
 from router.client._retry import RetryPolicy
 from router.client._session_models import MemoriesDeleted, StoredMemory, StoredMessages
@@ -226,6 +227,22 @@ class RouterClient(Connection):
     def delete_examples(self, namespace: str, *, function: str | None = None) -> ExamplesDeleted:
         """Delete a namespace's usage examples (one function's with ``function``) and the companions they taught."""
         return self._send(calls.delete_examples(namespace, function=function))
+
+    def misses(self, namespace: str, *, limit: int | None = None) -> Misses:
+        """How often the model called a function its turn had not been routed, and the latest such calls.
+
+        Calls are checked when their run is stored (``add_messages``) against what the session's
+        turns were routed, so only turns routed (or searched) with a ``session_id`` count.
+
+        Args:
+            namespace: the catalog.
+            limit: how many of the latest missed calls to list, 0 to 100 (the sidecar's default is 20).
+
+        Raises:
+            NotFoundError: no catalog of that namespace.
+            ValidationError: ``limit`` is out of range.
+        """
+        return self._send(calls.misses(namespace, limit=limit))
 
     def list_catalogs(self) -> list[CatalogInfo]:
         """Every known catalog."""

@@ -197,6 +197,31 @@ def test_messages_with_ids_are_stored_once(router: RouterClient) -> None:
     assert len(router.get_messages(session)) == 1
 
 
+def test_misses_are_read_with_their_limit(router: RouterClient) -> None:
+    session, asked = f"misses-{time.time_ns()}", "Is it raining in Oslo?"
+    router.put_catalog("client-misses", [WEATHER, STOCKS, TIMEZONE])
+    assert router.misses("client-misses").miss_rate is None
+    assert router.route("client-misses", asked, session_id=session, max_functions=1).names == ["get_weather"]
+    for names in (["get_weather", "get_local_time"], ["get_local_time"]):
+        called = [{"id": n, "type": "function", "function": {"name": n, "arguments": "{}"}} for n in names]
+        run = [{"role": "user", "content": asked}, {"role": "assistant", "content": None, "tool_calls": called}]
+        router.add_messages(session, run, namespace="client-misses")
+    shown = router.misses("client-misses")
+    assert (shown.counts.routed, shown.counts.searched, shown.counts.missed) == (1, 0, 2)
+    assert (shown.checked, shown.miss_rate) == (3, pytest.approx(2 / 3))
+    assert [(f.name, f.misses) for f in shown.most_missed] == [("get_local_time", 2)]
+    assert [(c.function, c.session_id, c.request, c.routed) for c in shown.latest] == [
+        ("get_local_time", session, asked, ("get_weather",))
+    ] * 2
+    assert len(router.misses("client-misses", limit=1).latest) == 1
+    with pytest.raises(ValidationError, match="limit"):
+        router.misses("client-misses", limit=101)
+    with pytest.raises(NotFoundError) as missing:
+        router.misses("no-such-namespace")
+    assert (missing.value.status_code, missing.value.error) == (404, "NamespaceNotFound")
+    router.delete_catalog("client-misses")
+
+
 def test_errors_are_typed(router: RouterClient) -> None:
     with pytest.raises(NotFoundError) as missing:
         router.route("no-such-namespace", "Find a flight")

@@ -10,6 +10,7 @@ from typing import Any
 import httpx
 import pytest
 
+from router.client import AsyncRouterClient, MissedFunction, NotFoundError, OutcomeCounts
 from router.sessions.routes import RouteLog, RouteRecord
 from tests.conftest import Served
 from tests.integration.test_usage_learning import CATALOG, answered, calls, user
@@ -135,3 +136,26 @@ async def test_bad_misses_requests_say_what_is_wrong(ops: Served) -> None:
     response = await ops.client.get("/v1/catalogs/nowhere/misses")
     assert response.status_code == 404
     assert response.json()["error"] == "NamespaceNotFound"
+
+
+async def test_the_client_reads_the_misses(ops: Served) -> None:
+    transport = httpx.ASGITransport(app=ops.app)
+    async with AsyncRouterClient("http://test", transport=transport) as client:
+        before = await client.misses("ops")
+        await routed_then_run(ops.client, "s-5")
+        again = {"namespace": "ops", "messages": [user(WEATHER), calls("page_oncall")]}
+        await post(ops.client, "/v1/sessions/s-5/messages", again)
+        shown = await client.misses("ops")
+        one = await client.misses("ops", limit=1)
+        with pytest.raises(NotFoundError) as unknown:
+            await client.misses("nowhere")
+
+    assert (before.miss_rate, before.checked, before.latest) == (None, 0, ())
+    assert shown.counts == OutcomeCounts(routed=1, searched=1, missed=2)
+    assert (shown.namespace, shown.checked, shown.miss_rate) == ("ops", 4, 0.5)
+    assert shown.most_missed == (MissedFunction("page_oncall", 2),)
+    assert [(c.function, c.session_id, c.request) for c in shown.latest] == [("page_oncall", "s-5", WEATHER)] * 2
+    assert all(c.routed == ("get_weather",) for c in shown.latest)
+    assert shown.latest[0].at >= shown.latest[1].at
+    assert one.latest == shown.latest[:1]
+    assert (unknown.value.status_code, unknown.value.error) == (404, "NamespaceNotFound")
