@@ -39,8 +39,9 @@ from router.server.settings import AuthSettings, LimitSettings, Settings, Storag
 from router.storage.base import Storage
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
-# The server tests' fixtures (a Qdrant container, started only when a server test runs).
-pytest_plugins = ["tests.server.servers"]
+# The server tests' fixtures (a Qdrant container, started only when a server test runs) and the
+# test embedding service of the remote provider's tests.
+pytest_plugins = ["tests.server.servers", "tests.embedding_server"]
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples" / "catalog"

@@ -6,6 +6,9 @@ model's would be, and every run gives the same vectors. Faults are injected per 
 first come first served: an HTTP status with or without ``Retry-After``, a delay longer than
 the client waits, vectors of another dimension, data in the wrong order or of the wrong count.
 ``stop`` closes the socket (the service is down) and ``start`` opens it again on the same port.
+
+Registered as a plugin by ``tests/conftest.py``: a test takes ``embedding_server`` for a running
+server, of ``embedding_dimension`` (64; a module or a test overrides it for another).
 """
 
 from __future__ import annotations
@@ -18,11 +21,13 @@ import threading
 import time
 import zlib
 from collections import deque
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import numpy as np
+import pytest
 
 _WORDS = re.compile(r"\w+")
 
@@ -207,3 +212,17 @@ class _Handler(BaseHTTPRequestHandler):
             self.wfile.write(payload)
         except (BrokenPipeError, ConnectionResetError):  # the client gave up (its timeout)
             pass
+
+
+@pytest.fixture
+def embedding_dimension() -> int:
+    """The dimension of ``embedding_server``'s vectors."""
+    return 64
+
+
+@pytest.fixture
+def embedding_server(embedding_dimension: int) -> Iterator[EmbeddingServer]:
+    """A running server, stopped after the test (a test may stop and start it meanwhile)."""
+    running = EmbeddingServer(dimension=embedding_dimension).start()
+    yield running
+    running.stop()

@@ -264,45 +264,43 @@ async def test_console_shows_health(router: RouterProcess, page: Any) -> None:
     await shot(page, "health")
 
 
-async def test_console_shows_the_embedding_service_and_its_failure(browser: Any, page: Any, tmp_path: Path) -> None:
-    service = EmbeddingServer(dimension=64).start()
+async def test_console_shows_the_embedding_service_and_its_failure(
+    browser: Any, page: Any, tmp_path: Path, embedding_server: EmbeddingServer
+) -> None:
     catalog = tmp_path / "catalog"
     catalog.mkdir()
     shutil.copy(EXAMPLES / "travel.json", catalog)
     env = {
-        "ROUTER_EMBEDDING_URL": service.url,
+        "ROUTER_EMBEDDING_URL": embedding_server.url,
         "ROUTER_EMBEDDING_MODEL": "hash-embed",
         "ROUTER_EMBEDDING_QUERY_PREFIX": "query: ",
         "ROUTER_EMBEDDING_RETRIES": "0",
     }
-    try:
-        for running in _serve(catalog, env=env):
-            await page.goto(f"{running.url}/console#health")
-            await page.locator("#health-embedding dd").nth(5).wait_for()
-            assert await texts(page, "#health-embedding dd") == [
-                "openai",
-                service.url,
-                "hash-embed",
-                "64",
-                '"query: "',
-                "4",
-                "answering",
-            ]
-            assert "openai model openai:hash-embed@" in (await page.locator("#generation").text_content() or "")
-            service.stop()
-            body = {"namespace": "travel", "messages": RUN[:1]}
-            async with httpx.AsyncClient(timeout=60) as client:
-                refused = await client.post(f"{running.url}/v1/route", json=body)
-            assert refused.status_code == 503
-            await page.reload()
-            await page.locator("#health-embedding dd").nth(5).wait_for()
-            state = (await texts(page, "#health-embedding dd"))[-1]
-            assert state.startswith("failing: embedding service ")
-            assert "cannot be reached" in state
-            assert (await texts(page, "#health-ready dd"))[-1] == "failing"
-            await shot(page, "health-embedding-service")
-    finally:
-        service.stop()
+    for running in _serve(catalog, env=env):
+        await page.goto(f"{running.url}/console#health")
+        await page.locator("#health-embedding dd").nth(5).wait_for()
+        assert await texts(page, "#health-embedding dd") == [
+            "openai",
+            embedding_server.url,
+            "hash-embed",
+            "64",
+            '"query: "',
+            "4",
+            "answering",
+        ]
+        assert "openai model openai:hash-embed@" in (await page.locator("#generation").text_content() or "")
+        embedding_server.stop()
+        body = {"namespace": "travel", "messages": RUN[:1]}
+        async with httpx.AsyncClient(timeout=60) as client:
+            refused = await client.post(f"{running.url}/v1/route", json=body)
+        assert refused.status_code == 503
+        await page.reload()
+        await page.locator("#health-embedding dd").nth(5).wait_for()
+        state = (await texts(page, "#health-embedding dd"))[-1]
+        assert state.startswith("failing: embedding service ")
+        assert "cannot be reached" in state
+        assert (await texts(page, "#health-ready dd"))[-1] == "failing"
+        await shot(page, "health-embedding-service")
 
 
 async def test_console_asks_for_a_key_and_shows_only_its_namespaces(keyed: RouterProcess, page: Any) -> None:

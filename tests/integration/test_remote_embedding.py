@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -21,11 +20,9 @@ TEXTS = ["Find me a flight from Lisbon to Rome", "book a hotel in Porto", "ok", 
 
 
 @pytest.fixture
-def server() -> Iterator[EmbeddingServer]:
-    """A running server of 48-dimension vectors."""
-    running = EmbeddingServer(dimension=48).start()
-    yield running
-    running.stop()
+def embedding_dimension() -> int:
+    """The test server's vectors have 48 dimensions here."""
+    return 48
 
 
 def make(server: EmbeddingServer, **options: Any) -> RemoteEmbedder:
@@ -40,8 +37,10 @@ def expected(texts: list[str], dimension: int = 48, prefix: str = "") -> np.ndar
     return vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
 
 
-async def test_documents_queries_and_scripts_get_the_services_vectors_in_order(server: EmbeddingServer) -> None:
-    embedder = make(server)
+async def test_documents_queries_and_scripts_get_the_services_vectors_in_order(
+    embedding_server: EmbeddingServer,
+) -> None:
+    embedder = make(embedding_server)
     try:
         assert embedder.dimension == 48  # read from the first answer
         documents = await embedder.embed(TEXTS)
@@ -49,30 +48,30 @@ async def test_documents_queries_and_scripts_get_the_services_vectors_in_order(s
         for vectors in (documents, queries, embedder.encode(TEXTS)):
             assert vectors.dtype == np.float32
             np.testing.assert_allclose(vectors, expected(TEXTS), atol=1e-6)
-        assert {len(r.body["input"]) for r in server.received[1:]} <= {1, 2, 3, 4}
-        assert all(r.headers["authorization"] == f"Bearer {KEY}" for r in server.received)
-        assert all(r.body["model"] == "hash-embed" for r in server.received)
-        assert "input_type" not in server.received[-1].body
-        assert "dimensions" not in server.received[-1].body
+        assert {len(r.body["input"]) for r in embedding_server.received[1:]} <= {1, 2, 3, 4}
+        assert all(r.headers["authorization"] == f"Bearer {KEY}" for r in embedding_server.received)
+        assert all(r.body["model"] == "hash-embed" for r in embedding_server.received)
+        assert "input_type" not in embedding_server.received[-1].body
+        assert "dimensions" not in embedding_server.received[-1].body
     finally:
         embedder.close()
 
 
-async def test_prefixes_and_input_types_go_to_queries_and_documents_apart(server: EmbeddingServer) -> None:
+async def test_prefixes_and_input_types_go_to_queries_and_documents_apart(embedding_server: EmbeddingServer) -> None:
     endpoint = Endpoint(
         "openai",
-        server.url,
+        embedding_server.url,
         "e5",
         query_prefix="query: ",
         document_prefix="passage: ",
         query_input_type="query",
         document_input_type="passage",
     )
-    embedder = make(server, endpoint=endpoint, dimension=48)
+    embedder = make(embedding_server, endpoint=endpoint, dimension=48)
     try:
         documents = await embedder.embed(["book a hotel"])
         queries = await embedder.query(["book a hotel"])
-        assert [(r.body["input"], r.body["input_type"]) for r in server.received] == [
+        assert [(r.body["input"], r.body["input_type"]) for r in embedding_server.received] == [
             (["passage: book a hotel"], "passage"),
             (["query: book a hotel"], "query"),
         ]
@@ -83,15 +82,15 @@ async def test_prefixes_and_input_types_go_to_queries_and_documents_apart(server
         embedder.close()
 
 
-async def test_a_429_is_retried_after_the_retry_after_it_asks_for(server: EmbeddingServer) -> None:
-    embedder = make(server, dimension=48)
+async def test_a_429_is_retried_after_the_retry_after_it_asks_for(embedding_server: EmbeddingServer) -> None:
+    embedder = make(embedding_server, dimension=48)
     seen: list[tuple[str, str, int, int]] = []
     embedder.request_observers.append(lambda *event: seen.append(event))
     try:
-        server.inject(Fault(status=429, retry_after=0.6))
+        embedding_server.inject(Fault(status=429, retry_after=0.6))
         vectors = await embedder.embed(TEXTS[:2])
         np.testing.assert_allclose(vectors, expected(TEXTS[:2]), atol=1e-6)
-        first, second = server.received
+        first, second = embedding_server.received
         assert second.at - first.at >= 0.55  # Retry-After, not the 0.05 s backoff
         assert [event[:3] for event in seen] == [("catalog", "retried", 2), ("catalog", "ok", 2)]
     finally:
@@ -99,32 +98,32 @@ async def test_a_429_is_retried_after_the_retry_after_it_asks_for(server: Embedd
 
 
 async def test_5xx_and_timeouts_are_retried_with_backoff_then_fail_naming_the_service(
-    server: EmbeddingServer,
+    embedding_server: EmbeddingServer,
 ) -> None:
-    embedder = make(server, dimension=48, timeout=0.3)
+    embedder = make(embedding_server, dimension=48, timeout=0.3)
     try:
-        server.inject(Fault(status=503), Fault(delay=0.6))
+        embedding_server.inject(Fault(status=503), Fault(delay=0.6))
         np.testing.assert_allclose(await embedder.query(["hello"]), expected(["hello"]), atol=1e-6)
-        assert len(server.received) == 3
-        server.inject(*[Fault(status=500)] * 3)
+        assert len(embedding_server.received) == 3
+        embedding_server.inject(*[Fault(status=500)] * 3)
         with pytest.raises(EmbeddingUnavailable) as failed:
             await embedder.embed(["never embedded"])
-        assert server.url in failed.value.detail
+        assert embedding_server.url in failed.value.detail
         assert "HTTP 500" in failed.value.detail
         assert "tried 3 times" in failed.value.detail
         assert failed.value.status_code == 503
-        assert len(server.received) == 6
+        assert len(embedding_server.received) == 6
     finally:
         embedder.close()
 
 
-async def test_a_refused_request_is_not_retried(server: EmbeddingServer) -> None:
-    embedder = make(server, dimension=48)
+async def test_a_refused_request_is_not_retried(embedding_server: EmbeddingServer) -> None:
+    embedder = make(embedding_server, dimension=48)
     try:
-        server.inject(Fault(status=401))
+        embedding_server.inject(Fault(status=401))
         with pytest.raises(EmbeddingUnavailable, match="HTTP 401: injected 401"):
             await embedder.embed(["x"])
-        assert len(server.received) == 1
+        assert len(embedding_server.received) == 1
     finally:
         embedder.close()
 
@@ -137,45 +136,45 @@ async def test_a_refused_request_is_not_retried(server: EmbeddingServer) -> None
         (Fault(order="duplicate"), r"data\[1\] with index 0"),
     ],
 )
-async def test_wrong_answers_are_refused(server: EmbeddingServer, fault: Fault, problem: str) -> None:
-    embedder = make(server, dimension=48)
+async def test_wrong_answers_are_refused(embedding_server: EmbeddingServer, fault: Fault, problem: str) -> None:
+    embedder = make(embedding_server, dimension=48)
     try:
-        server.inject(fault)
+        embedding_server.inject(fault)
         with pytest.raises(EmbeddingInvalid, match=problem):
             await embedder.embed(TEXTS[:2])
-        assert len(server.received) == 1  # a wrong answer is not retried: it would come back wrong
+        assert len(embedding_server.received) == 1  # a wrong answer is not retried: it would come back wrong
     finally:
         embedder.close()
 
 
-async def test_data_out_of_order_is_put_back_by_index(server: EmbeddingServer) -> None:
-    embedder = make(server, dimension=48, batch_size=4)
+async def test_data_out_of_order_is_put_back_by_index(embedding_server: EmbeddingServer) -> None:
+    embedder = make(embedding_server, dimension=48, batch_size=4)
     try:
-        server.inject(Fault(order="reversed"))
+        embedding_server.inject(Fault(order="reversed"))
         np.testing.assert_allclose(await embedder.embed(TEXTS), expected(TEXTS), atol=1e-6)
     finally:
         embedder.close()
 
 
-async def test_a_service_that_is_down_fails_at_once_with_its_address(server: EmbeddingServer) -> None:
-    embedder = make(server, dimension=48, retries=1)
-    server.stop()
+async def test_a_service_that_is_down_fails_at_once_with_its_address(embedding_server: EmbeddingServer) -> None:
+    embedder = make(embedding_server, dimension=48, retries=1)
+    embedding_server.stop()
     try:
         with pytest.raises(EmbeddingUnavailable, match="cannot be reached") as failed:
             await embedder.query(["anyone there"])
-        assert server.url in failed.value.detail
-        server.start()
+        assert embedding_server.url in failed.value.detail
+        embedding_server.start()
         assert (await embedder.query(["anyone there"])).shape == (1, 48)  # a failure is not cached
     finally:
         embedder.close()
 
 
-async def test_azure_sends_its_key_header_and_api_version(server: EmbeddingServer) -> None:
-    endpoint = Endpoint("azure", server.url, "my-deployment")
-    embedder = make(server, endpoint=endpoint, api_version="2024-02-01")
+async def test_azure_sends_its_key_header_and_api_version(embedding_server: EmbeddingServer) -> None:
+    endpoint = Endpoint("azure", embedding_server.url, "my-deployment")
+    embedder = make(embedding_server, endpoint=endpoint, api_version="2024-02-01")
     try:
         await embedder.embed(["x"])
-        request = server.received[-1]
+        request = embedding_server.received[-1]
         assert request.path.endswith("/embeddings?api-version=2024-02-01")
         assert request.headers["api-key"] == KEY
         assert "authorization" not in request.headers
@@ -183,27 +182,29 @@ async def test_azure_sends_its_key_header_and_api_version(server: EmbeddingServe
         embedder.close()
 
 
-async def test_requested_dimensions_are_sent_and_checked(server: EmbeddingServer) -> None:
-    endpoint = Endpoint("openai", server.url, "text-embedding-3-small", dimensions=16)
-    embedder = make(server, endpoint=endpoint)
+async def test_requested_dimensions_are_sent_and_checked(embedding_server: EmbeddingServer) -> None:
+    endpoint = Endpoint("openai", embedding_server.url, "text-embedding-3-small", dimensions=16)
+    embedder = make(embedding_server, endpoint=endpoint)
     try:
         assert embedder.dimension == 16
         assert (await embedder.embed(["x"])).shape == (1, 16)
-        assert server.received[-1].body["dimensions"] == 16
+        assert embedding_server.received[-1].body["dimensions"] == 16
     finally:
         embedder.close()
 
 
-async def test_concurrent_queries_share_requests_and_tokens_are_counted_per_kind(server: EmbeddingServer) -> None:
-    embedder = make(server, dimension=48, concurrency=1)
+async def test_concurrent_queries_share_requests_and_tokens_are_counted_per_kind(
+    embedding_server: EmbeddingServer,
+) -> None:
+    embedder = make(embedding_server, dimension=48, concurrency=1)
     seen: list[tuple[str, str, int, int]] = []
     embedder.request_observers.append(lambda *event: seen.append(event))
     try:
-        server.inject(Fault(delay=0.3))  # the first query holds the one connection; the rest queue up
+        embedding_server.inject(Fault(delay=0.3))  # the first query holds the one connection; the rest queue up
         texts = [f"query number {i}" for i in range(8)]
         together = await asyncio.gather(*(embedder.query([t]) for t in texts))
         np.testing.assert_allclose(np.concatenate(together), expected(texts), atol=1e-6)
-        assert len(server.received) == 2
+        assert len(embedding_server.received) == 2
         await embedder.embed(["three words here"], kind="memory")
         tokens = {kind: sum(t for k, o, _, t in seen if k == kind and o == "ok") for kind in ("query", "memory")}
         assert tokens == {"query": 3 * 8, "memory": 3}
@@ -212,12 +213,12 @@ async def test_concurrent_queries_share_requests_and_tokens_are_counted_per_kind
 
 
 async def test_the_key_never_appears_in_logs_or_errors(
-    server: EmbeddingServer, caplog: pytest.LogCaptureFixture
+    embedding_server: EmbeddingServer, caplog: pytest.LogCaptureFixture
 ) -> None:
     caplog.set_level(logging.DEBUG)
-    embedder = make(server, dimension=48, retries=1)
+    embedder = make(embedding_server, dimension=48, retries=1)
     try:
-        server.inject(Fault(status=500), Fault(status=500))
+        embedding_server.inject(Fault(status=500), Fault(status=500))
         with pytest.raises(EmbeddingUnavailable) as failed:
             await embedder.embed(["x"])
         assert KEY not in failed.value.detail
@@ -227,42 +228,39 @@ async def test_the_key_never_appears_in_logs_or_errors(
         embedder.close()
 
 
-def test_closing_stops_a_retry_that_waits() -> None:
-    server = EmbeddingServer(dimension=8).start()
-    embedder = make(server, dimension=8, retries=3, backoff=30)
-    try:
-        server.inject(Fault(status=503))
-        started = time.monotonic()
-        failed: list[BaseException] = []
+@pytest.mark.parametrize("embedding_dimension", [8])
+def test_closing_stops_a_retry_that_waits(embedding_server: EmbeddingServer) -> None:
+    embedder = make(embedding_server, dimension=8, retries=3, backoff=30)
+    embedding_server.inject(Fault(status=503))
+    started = time.monotonic()
+    failed: list[BaseException] = []
 
-        def call() -> None:
-            try:
-                embedder.encode(["x"])
-            except EmbeddingUnavailable as exc:
-                failed.append(exc)
+    def call() -> None:
+        try:
+            embedder.encode(["x"])
+        except EmbeddingUnavailable as exc:
+            failed.append(exc)
 
-        import threading
+    import threading
 
-        worker = threading.Thread(target=call)
-        worker.start()
-        time.sleep(0.3)
-        embedder.close()
-        worker.join(timeout=5)
-        assert failed
-        assert "closed" in str(failed[0])
-        assert time.monotonic() - started < 5
-    finally:
-        server.stop()
+    worker = threading.Thread(target=call)
+    worker.start()
+    time.sleep(0.3)
+    embedder.close()
+    worker.join(timeout=5)
+    assert failed
+    assert "closed" in str(failed[0])
+    assert time.monotonic() - started < 5
 
 
-def test_an_unset_dimension_is_asked_of_the_service_which_must_answer(server: EmbeddingServer) -> None:
-    server.stop()
+def test_an_unset_dimension_is_asked_of_the_service_which_must_answer(embedding_server: EmbeddingServer) -> None:
+    embedding_server.stop()
     with pytest.raises(EmbeddingUnavailable, match="cannot be reached") as failed:
-        make(server, retries=0)
-    assert server.url in failed.value.detail
-    server.start()
-    server.inject(Fault(dimension=12))
-    embedder = make(server)
+        make(embedding_server, retries=0)
+    assert embedding_server.url in failed.value.detail
+    embedding_server.start()
+    embedding_server.inject(Fault(dimension=12))
+    embedder = make(embedding_server)
     try:
         assert embedder.dimension == 12  # the first answer's, then held to it
         with pytest.raises(EmbeddingInvalid, match="expected 12"):

@@ -8,7 +8,7 @@ OpenAI-compatible server of ``tests.embedding_server`` on 127.0.0.1.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from functools import partial
 from pathlib import Path
@@ -29,13 +29,6 @@ pytestmark = pytest.mark.integration
 # Quick to fail, so that an outage shows at once.
 QUICK = {"RETRIES": "1", "BACKOFF": "0.05", "TIMEOUT": "2"}
 PORTUGUESE = "Qual é a previsão do tempo em Lisboa amanhã"
-
-
-@pytest.fixture
-def server() -> Iterator[EmbeddingServer]:
-    running = EmbeddingServer(dimension=64).start()
-    yield running
-    running.stop()
 
 
 def use_service(monkeypatch: pytest.MonkeyPatch, server: EmbeddingServer) -> None:
@@ -72,16 +65,16 @@ def route(text: str) -> dict[str, Any]:
 
 
 async def test_a_restart_while_the_service_is_down_starts_and_serves_once_it_is_back(
-    serve: Callable[..., Any], catalog_dir: Path, server: EmbeddingServer, monkeypatch: pytest.MonkeyPatch
+    serve: Callable[..., Any], catalog_dir: Path, embedding_server: EmbeddingServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    use_service(monkeypatch, server)
+    use_service(monkeypatch, embedding_server)
     write_catalog(catalog_dir, "tools", [WEATHER, STOCKS, TIMEZONE])
     async with started(serve, catalog=catalog_dir) as served:
         await served.runtime.wait_ready()
         stored = served.runtime.service.index.generation
     assert stored.dimension == 64, "the service told the dimension"
 
-    server.stop()
+    embedding_server.stop()
     async with started(serve, catalog=catalog_dir) as served:
         client = served.client
 
@@ -94,14 +87,14 @@ async def test_a_restart_while_the_service_is_down_starts_and_serves_once_it_is_
         assert ready.status_code == 503
         assert ready.json()["checks"] == {"storage": True, "model": True, "first_sync": True, "embedding": False}
         failure = (await client.get("/v1/status")).json()["embedding"]["failure"]
-        assert server.url in failure
+        assert embedding_server.url in failure
         assert "cannot be reached" in failure
         refused = await client.post("/v1/route", json=route("what is the weather in Oslo"))
         assert refused.status_code == 503
         assert refused.json()["error"] == "EmbeddingUnavailable"
-        assert server.url in refused.json()["detail"]
+        assert embedding_server.url in refused.json()["detail"]
 
-        server.start()
+        embedding_server.start()
 
         async def ready_again() -> bool:
             return (await client.get("/readyz")).status_code == 200
@@ -114,30 +107,32 @@ async def test_a_restart_while_the_service_is_down_starts_and_serves_once_it_is_
 
 
 async def test_a_first_start_while_the_service_is_down_says_how_to_start_without_it(
-    serve: Callable[..., Any], catalog_dir: Path, server: EmbeddingServer, monkeypatch: pytest.MonkeyPatch
+    serve: Callable[..., Any], catalog_dir: Path, embedding_server: EmbeddingServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    use_service(monkeypatch, server)
-    server.stop()
+    use_service(monkeypatch, embedding_server)
+    embedding_server.stop()
     with pytest.raises(EmbeddingUnavailable) as failed:
         async with started(serve, catalog=catalog_dir):
             pass
     detail = failed.value.detail
-    assert server.url in detail
+    assert embedding_server.url in detail
     assert "cannot be reached" in detail
     assert "set ROUTER_EMBEDDING_DIMENSIONS to start without the service" in detail
 
 
-def test_the_multilingual_service_names_its_own_setting(server: EmbeddingServer) -> None:
-    settings = MultilingualSettings(url=server.url, model="hash-embed", retries=0)
-    server.stop()
+def test_the_multilingual_service_names_its_own_setting(embedding_server: EmbeddingServer) -> None:
+    settings = MultilingualSettings(url=embedding_server.url, model="hash-embed", retries=0)
+    embedding_server.stop()
     with pytest.raises(EmbeddingUnavailable, match="set ROUTER_MULTILINGUAL_DIMENSIONS to start without"):
         remote_embedder(settings, Endpoint.parse(settings.identity))
 
 
 async def test_the_multilingual_space_is_served_while_its_service_is_down_and_used_once_back(
-    serve: Callable[..., Any], catalog_dir: Path, server: EmbeddingServer, embedder: Embedder
+    serve: Callable[..., Any], catalog_dir: Path, embedding_server: EmbeddingServer, embedder: Embedder
 ) -> None:
-    multilingual = MultilingualSettings(url=server.url, model="hash-embed", retries=1, backoff=0.05, timeout=2)
+    multilingual = MultilingualSettings(
+        url=embedding_server.url, model="hash-embed", retries=1, backoff=0.05, timeout=2
+    )
     process = partial(started, serve, partial(beside, embedder, multilingual), catalog=catalog_dir)
     write_catalog(catalog_dir, "tools", [WEATHER, STOCKS, TIMEZONE])
 
@@ -153,18 +148,18 @@ async def test_the_multilingual_space_is_served_while_its_service_is_down_and_us
         stored = (await space(served)).generation
     assert stored.dimension == 64
 
-    server.stop()
+    embedding_server.stop()
     async with process(multilingual=multilingual) as served:
         await served.runtime.wait_ready()
         down = await space(served)
         assert down.generation == stored
-        assert server.url in str(getattr(down.embedder, "failure", None))
+        assert embedding_server.url in str(getattr(down.embedder, "failure", None))
         during = await served.client.post("/v1/route", json=route(PORTUGUESE))
         assert during.status_code == 200, during.text
         metrics = (await served.client.get("/metrics")).text
         assert 'router_multilingual_fallbacks_total{reason="unavailable"} 1.0' in metrics, "routed in English"
 
-        server.start()
+        embedding_server.start()
         after = await served.client.post("/v1/route", json=route(PORTUGUESE))
         assert after.status_code == 200, after.text
-        assert PORTUGUESE in server.texts(), "the turn was routed in the multilingual space"
+        assert PORTUGUESE in embedding_server.texts(), "the turn was routed in the multilingual space"

@@ -26,13 +26,6 @@ ASKED = "give the crew a heads-up about the weather in Oslo"
 
 
 @pytest.fixture
-def server() -> Iterator[EmbeddingServer]:
-    running = EmbeddingServer(dimension=64).start()
-    yield running
-    running.stop()
-
-
-@pytest.fixture
 def pool(embedder: Embedder) -> Iterator[EmbedderPool]:
     """The session's local model (kept loaded when released), and any service the environment names."""
     loaded = EmbedderPool(
@@ -88,7 +81,7 @@ async def test_switching_to_a_service_re_embeds_everything_while_the_old_model_s
     serve: Callable[..., Any],
     catalog_dir: Path,
     pool: EmbedderPool,
-    server: EmbeddingServer,
+    embedding_server: EmbeddingServer,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     write_catalog(catalog_dir, "tools", [WEATHER, STOCKS, TIMEZONE])
@@ -99,8 +92,8 @@ async def test_switching_to_a_service_re_embeds_everything_while_the_old_model_s
         await served.runtime.turns.record("s-2", run(ASKED, "get_weather"), user_id=None, namespace="tools")
         local = served.runtime.service.index.generation
 
-    use_service(monkeypatch, server)
-    server.stop()  # down when the router starts on it: the local generation keeps serving
+    use_service(monkeypatch, embedding_server)
+    embedding_server.stop()  # down when the router starts on it: the local generation keeps serving
     async with serve(catalog=catalog_dir, pool=pool) as served:
         client = served.client
         status = (await client.get("/v1/status")).json()
@@ -110,12 +103,12 @@ async def test_switching_to_a_service_re_embeds_everything_while_the_old_model_s
         assert during.status_code == 200, during.text
         assert during.json()["functions"][0]["name"] == "get_weather"
 
-        server.start()
+        embedding_server.start()
         await rebuilt(served)
         identity = EmbeddingSettings().identity
         generation = served.runtime.service.index.generation
         assert (generation.model, generation.dimension) == (identity, 64)
-        texts = server.texts()
+        texts = embedding_server.texts()
         documents = [t for t in texts if t.startswith("passage: ")]
         for function in (WEATHER, STOCKS, TIMEZONE):
             assert any(function["description"] in t for t in documents), f"{function['name']} was not re-embedded"
@@ -128,13 +121,17 @@ async def test_switching_to_a_service_re_embeds_everything_while_the_old_model_s
 
         after = await client.post("/v1/route", json=route("the weather in Oslo"))
         assert after.status_code == 200, after.text
-        assert "query: the weather in Oslo" in server.texts()
+        assert "query: the weather in Oslo" in embedding_server.texts()
         kept = (await client.get("/v1/users/ana/memories")).json()["memories"]
         assert [m["text"] for m in kept] == ["I prefer Celsius."]
         status = (await client.get("/v1/status")).json()
         assert status["generation"]["provider"] == "openai"
         embedding = status["embedding"]
-        assert (embedding["provider"], embedding["model"], embedding["url"]) == ("openai", "hash-embed", server.url)
+        assert (embedding["provider"], embedding["model"], embedding["url"]) == (
+            "openai",
+            "hash-embed",
+            embedding_server.url,
+        )
         assert embedding["failure"] is None
         assert "sk-test" not in str(status)
         metrics = (await client.get("/metrics")).text
@@ -151,17 +148,17 @@ async def test_the_service_down_fails_the_sync_and_routes_clearly_and_both_recov
     serve: Callable[..., Any],
     catalog_dir: Path,
     pool: EmbedderPool,
-    server: EmbeddingServer,
+    embedding_server: EmbeddingServer,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    use_service(monkeypatch, server)
+    use_service(monkeypatch, embedding_server)
     write_catalog(catalog_dir, "tools", [WEATHER, STOCKS])
     async with serve(catalog=catalog_dir, pool=pool) as served:
         client = served.client
         assert (await client.get("/readyz")).json()["checks"]["embedding"] is True
         assert (await client.post("/v1/route", json=route("the weather"))).status_code == 200
 
-        server.stop()
+        embedding_server.stop()
         write_catalog(catalog_dir, "tools", [WEATHER, STOCKS, TIMEZONE])
 
         async def sync_failed() -> bool:
@@ -171,7 +168,7 @@ async def test_the_service_down_fails_the_sync_and_routes_clearly_and_both_recov
         await eventually(sync_failed, within=10)
         status = (await client.get("/v1/status")).json()
         tools = status["catalogs"][0]
-        assert server.url in tools["last_sync"]["detail"]
+        assert embedding_server.url in tools["last_sync"]["detail"]
         assert tools["count"] == 2, "the stored catalog is kept"
         names = [f["name"] for f in (await client.get("/v1/catalogs/tools")).json()["functions"]]
         assert sorted(names) == ["get_stock_price", "get_weather"]
@@ -179,12 +176,12 @@ async def test_the_service_down_fails_the_sync_and_routes_clearly_and_both_recov
         refused = await client.post("/v1/route", json=route("what time is it in Tokyo"))
         assert refused.status_code == 503
         assert refused.json()["error"] == "EmbeddingUnavailable"
-        assert server.url in refused.json()["detail"]
+        assert embedding_server.url in refused.json()["detail"]
         ready = await client.get("/readyz")
         assert ready.status_code == 503
         assert ready.json()["checks"] == {"storage": True, "model": True, "first_sync": True, "embedding": False}
 
-        server.start()
+        embedding_server.start()
 
         async def synced() -> bool:
             return (await client.get("/v1/catalogs/tools")).json()["count"] == 3
@@ -203,14 +200,14 @@ async def test_routes_fail_open_to_the_pinned_functions_while_the_service_is_dow
     serve: Callable[..., Any],
     catalog_dir: Path,
     pool: EmbedderPool,
-    server: EmbeddingServer,
+    embedding_server: EmbeddingServer,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    use_service(monkeypatch, server)
+    use_service(monkeypatch, embedding_server)
     monkeypatch.setenv("ROUTER_ROUTE_FAIL_OPEN", "true")
     write_catalog(catalog_dir, "tools", {"functions": [WEATHER, STOCKS, TIMEZONE], "pinned": ["get_local_time"]})
     async with serve(catalog=catalog_dir, pool=pool) as served:
-        server.inject(*[Fault(status=503)] * 4)
+        embedding_server.inject(*[Fault(status=503)] * 4)
         degraded = await served.client.post("/v1/route", json=route("the weather in Oslo"))
         assert degraded.status_code == 200, degraded.text
         answer = degraded.json()
@@ -218,7 +215,7 @@ async def test_routes_fail_open_to_the_pinned_functions_while_the_service_is_dow
         assert [f["name"] for f in answer["functions"]] == ["get_local_time"]
         metrics = (await served.client.get("/metrics")).text
         assert "router_route_degraded_total 1.0" in metrics
-        server.stop()  # down for the readiness check too: failing open, the process stays ready
+        embedding_server.stop()  # down for the readiness check too: failing open, the process stays ready
         ready = await served.client.get("/readyz")
         assert ready.status_code == 200
         assert ready.json()["checks"]["embedding"] is False
@@ -228,13 +225,13 @@ async def test_a_wrong_answer_is_never_stored(
     serve: Callable[..., Any],
     catalog_dir: Path,
     pool: EmbedderPool,
-    server: EmbeddingServer,
+    embedding_server: EmbeddingServer,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    use_service(monkeypatch, server, BATCH_SIZE="2")
+    use_service(monkeypatch, embedding_server, BATCH_SIZE="2")
     write_catalog(catalog_dir, "tools", [WEATHER])
     async with serve(catalog=catalog_dir, pool=pool) as served:
-        server.inject(Fault(dimension=63))
+        embedding_server.inject(Fault(dimension=63))
         response = await served.client.put("/v1/catalogs/other", json={"functions": [STOCKS, TIMEZONE]})
         assert response.status_code == 503
         assert "expected 64" in response.json()["detail"]
@@ -246,20 +243,20 @@ async def test_another_model_of_the_service_is_built_while_the_first_one_serves(
     serve: Callable[..., Any],
     catalog_dir: Path,
     pool: EmbedderPool,
-    server: EmbeddingServer,
+    embedding_server: EmbeddingServer,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    use_service(monkeypatch, server)
+    use_service(monkeypatch, embedding_server)
     write_catalog(catalog_dir, "tools", [WEATHER, STOCKS, TIMEZONE])
     async with serve(catalog=catalog_dir, pool=pool) as served:
         first = served.runtime.service.index.generation
 
-    use_service(monkeypatch, server, MODEL="hash-embed-2", DOCUMENT_PREFIX="document: ")
-    server.received.clear()
+    use_service(monkeypatch, embedding_server, MODEL="hash-embed-2", DOCUMENT_PREFIX="document: ")
+    embedding_server.received.clear()
     # The new model fails for a while: the first rebuilds fail, and the first model serves meanwhile.
     # Two rebuilds fail (a request and its retry each), 1 s then 2 s apart.
     monkeypatch.setenv("ROUTER_SYNC_RETRY_SECONDS", "1")
-    server.inject(*[Fault(status=503, model="hash-embed-2")] * 4)
+    embedding_server.inject(*[Fault(status=503, model="hash-embed-2")] * 4)
     async with serve(catalog=catalog_dir, pool=pool) as served:
         during = await served.client.post("/v1/route", json=route("the weather in Oslo"))
         assert during.status_code == 200, during.text
@@ -269,7 +266,7 @@ async def test_another_model_of_the_service_is_built_while_the_first_one_serves(
         second = served.runtime.service.index.generation
         assert second.model == EmbeddingSettings().identity != first.model
         assert not served.runtime.storage.exists(first.spec.name)
-    models = {r.body["model"] for r in server.received}
+    models = {r.body["model"] for r in embedding_server.received}
     assert models == {"hash-embed", "hash-embed-2"}, "the first model served while the second was built"
-    documents = [t for r in server.received if r.body["model"] == "hash-embed-2" for t in r.body["input"]]
+    documents = [t for r in embedding_server.received if r.body["model"] == "hash-embed-2" for t in r.body["input"]]
     assert sum(t.startswith("document: ") for t in documents) >= 3
