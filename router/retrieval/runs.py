@@ -163,7 +163,7 @@ def _error_content(content: Any) -> bool:
     if stripped.startswith("{"):
         try:
             decoded = json.loads(stripped)
-        except ValueError:
+        except (ValueError, RecursionError):  # deep nesting is an answer too, not an error report
             decoded = None
         if isinstance(decoded, Mapping):
             return _error_content(decoded)

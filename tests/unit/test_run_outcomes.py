@@ -51,6 +51,11 @@ def test_answers_that_mention_errors_succeed(text: str) -> None:
     assert not failed({"role": "tool"}, text)
 
 
+def test_a_deeply_nested_answer_is_an_answer() -> None:
+    nested = '{"a": ' * 20_000 + "1" + "}" * 20_000  # deeper than json can parse
+    assert not failed({"role": "tool"}, nested)
+
+
 def test_flags_fail_whatever_the_text() -> None:
     assert failed({"type": "tool_result", "is_error": True}, "ok")
     assert failed({"role": "tool", "status": "error"}, "ok")
