@@ -14,7 +14,8 @@ context. Each query's candidates are ranked by ``router.retrieval.fusion.scored`
   through the whole turn's ranking. A function's score is its score for the query it was taken
   for. A one-part turn is its whole turn's ranking alone.
 
-Companions (functions usually called with a routed one) join as one more ranking in the turns.
+Companions (functions usually called with a routed one) are added after, each right behind its
+anchor (``router.retrieval.companions``).
 Everything is arithmetic over a few hundred candidates: no extra search, no model call. Why a
 function was chosen (``explain``) is built only when a route asks for it.
 """
