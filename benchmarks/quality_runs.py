@@ -87,11 +87,12 @@ def fusion_rankings(
     candidates' two rankings (the ``limit`` best of each).
     """
     methods: dict[str, dict[str, list[str]]] = {}
+    frequencies = store.frequencies(namespace)
     for question, vector in tqdm(
         list(zip(questions, vectors, strict=True)), desc="fusions", file=sys.stderr, leave=False
     ):
         dense = vector.tolist()
-        sparse = query_vector(question.text)
+        sparse = query_vector(question.text, frequencies)
         found = candidates(store, namespace, dense, sparse, limit=limit)
         for weight in weights:
             ranked = hybrid(found, lexical_weight=weight, example_weight=example_weight)

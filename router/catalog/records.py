@@ -26,7 +26,10 @@ SPACES = ("default", "multilingual")
 # Bump when what a vector means changes (its text pipeline, its sparse part) so stores rebuild.
 # 2: sparse BM25-like vectors from router.retrieval.sparse beside every dense one.
 # 3: each function's facet vectors in its payload (its own, then ``texts.parameter_facets``).
-SCHEMA_VERSION = 3
+# 4: BM25's IDF per catalog: no engine IDF over the collection; each function's terms in its payload.
+SCHEMA_VERSION = 4
+# The first version whose queries carry their catalog's IDF (the engine's, collection-wide, before).
+CATALOG_IDF = 4
 
 
 @dataclass(frozen=True)
@@ -51,6 +54,7 @@ class Generation:
             name=f"functions-{self.id}",
             dense_size=self.dimension,
             sparse=True,
+            sparse_idf=self.version < CATALOG_IDF,
             tenant_field="namespace",
             keyword_fields=("name",),
         )

@@ -12,7 +12,7 @@ from router.embedding.batching import pack, unpack
 from router.retrieval.companions import CompanionStore
 from router.retrieval.examples import ExampleStore
 from router.retrieval.scored import ScoredFunction
-from router.retrieval.sparse import document_vector
+from router.retrieval.sparse import Frequencies, document_vector, pack_terms, unpack_terms
 from router.storage.base import Collection, Hit, PointData, Storage
 
 
@@ -37,6 +37,8 @@ class FunctionStore:
         self.generation = generation
         self.examples = examples
         self.companions = companions
+        # Each namespace's term frequencies, with the catalog version they were counted for.
+        self._frequencies: dict[str, tuple[float | None, Frequencies]] = {}
 
     @classmethod
     def open(cls, storage: Storage, generation: Generation) -> FunctionStore:
@@ -79,6 +81,7 @@ class FunctionStore:
         facets: Sequence[Vectors],
     ) -> None:
         """Write functions with their vectors and facet vectors; ids are deterministic so this is idempotent."""
+        sparse = [document_vector(f) for f in functions]
         points = [
             PointData(
                 id=point_id(namespace, f.name),
@@ -89,15 +92,35 @@ class FunctionStore:
                     "definition": dict(f.definition),
                     # float16: half the payload of float32, and cosines off by about 1e-3 at most.
                     "facets": pack(facets[i], "<f2"),
+                    "terms": pack_terms(sparse[i]),
                     "embedding_model": self.generation.model,
                     "text_template": self.generation.text,
                 },
                 dense=vectors[i].tolist(),
-                sparse=document_vector(f),
+                sparse=sparse[i],
             )
             for i, f in enumerate(functions)
         ]
         self.collection.upsert(points)
+        self._frequencies.pop(namespace, None)
+
+    def frequencies(self, namespace: str, version: float | None = None) -> Frequencies | None:
+        """The term frequencies of ``namespace``'s functions, for its requests' IDF.
+
+        Counted from the terms each function's payload lists, once per catalog ``version`` (the
+        record's ``updated_at``: a write from another process changes it) and after every write
+        here; ``None`` asks for what was counted last. None for a store whose engine weighs
+        the terms by their IDF over the whole collection (written before each catalog had its own).
+        """
+        if self.generation.spec.sparse_idf:
+            return None
+        kept = self._frequencies.get(namespace)
+        if kept is not None and (version is None or kept[0] == version):
+            return kept[1]
+        records = self.collection.scroll({"namespace": namespace}, fields=("terms",))
+        counted = Frequencies.of([unpack_terms(r.payload["terms"]) for r in records if "terms" in r.payload])
+        self._frequencies[namespace] = (version, counted)
+        return counted
 
     def facets(self, namespace: str, names: Sequence[str]) -> dict[str, Vectors]:
         """The facet vectors of the named functions of ``namespace`` (one row per facet), by name."""
@@ -111,6 +134,7 @@ class FunctionStore:
     def remove(self, namespace: str, names: Sequence[str]) -> None:
         """Delete functions of ``namespace`` by name, with their usage examples."""
         self.collection.delete([point_id(namespace, n) for n in names])
+        self._frequencies.pop(namespace, None)
         self.forget_examples(namespace, names)
 
     def forget_examples(self, namespace: str, names: Sequence[str]) -> None:

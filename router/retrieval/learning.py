@@ -216,8 +216,9 @@ def _assign(
     if len(parts) == 1:
         return dict.fromkeys(names, parts[0])
     pairs: list[tuple[float, str, str]] = []
+    frequencies = store.frequencies(namespace)
     for part in parts:
-        found = named(store, namespace, vectors[row[part]].tolist(), query_vector(part), names)
+        found = named(store, namespace, vectors[row[part]].tolist(), query_vector(part, frequencies), names)
         pairs += [(s.score, s.name, part) for s in hybrid(found, lexical_weight=lexical_weight, example_weight=0.0)]
     pairs.sort(key=lambda p: -p[0])
     chosen: dict[str, str] = {}

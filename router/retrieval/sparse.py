@@ -8,20 +8,27 @@ words also form bigram terms, so "final velocity" in a request matches ``final_v
 more than two scattered words do, and a whole identifier (``get_current_weather``) is a term
 of its own for requests that name a function outright.
 
-Document values carry BM25's saturated term frequency and length normalisation; the engine
-multiplies by each term's IDF (the collection's sparse vector has ``modifier=Idf``), so a
-query's values are plain 1.0. Term ids are CRC-32 of the term: stable across processes and
-machines, unlike Python's salted ``hash``.
+Document values carry BM25's saturated term frequency and length normalisation; a query's
+values are each term's IDF in the request's own catalog (``Frequencies``), so the engine's dot
+product is BM25 over that catalog alone: one tenant's functions never move another's scores.
+Term ids are CRC-32 of the term: stable across processes and machines, unlike Python's salted
+``hash``.
 """
 
 from __future__ import annotations
 
+import base64
 import itertools
+import math
 import re
 import zlib
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
+
+import numpy as np
+import numpy.typing as npt
 
 from router.catalog.functions import FunctionDef
 from router.storage.base import SparseVector
@@ -88,10 +95,62 @@ def query_terms(text: str) -> list[str]:
     return list(dict.fromkeys([*words, *_bigrams(words), *(m.lower() for m in _IDENTIFIER.findall(text))]))
 
 
-def query_vector(text: str) -> SparseVector:
-    """A request's sparse vector: each distinct term once, weight 1 (the engine applies IDF)."""
+@dataclass(frozen=True)
+class Frequencies:
+    """How many functions of one catalog hold each term: what BM25's IDF reads.
+
+    Attributes:
+        functions: the catalog's functions counted.
+        terms: the term ids held by at least one of them, sorted.
+        counts: how many functions hold each of ``terms``.
+    """
+
+    functions: int
+    terms: npt.NDArray[np.uint32]
+    counts: npt.NDArray[np.int64]
+
+    @classmethod
+    def of(cls, documents: Sequence[npt.NDArray[np.uint32]]) -> Frequencies:
+        """The frequencies over ``documents``, each the distinct term ids of one function."""
+        every = np.concatenate(documents) if documents else np.zeros(0, dtype=np.uint32)
+        terms, counts = np.unique(every, return_counts=True)
+        return cls(len(documents), terms.astype(np.uint32), counts.astype(np.int64))
+
+    def idf(self, ids: Sequence[int]) -> list[float | None]:
+        """Each term's IDF, ``ln(1 + (N - n + 0.5) / (n + 0.5))`` as Qdrant computes it; None where none holds it."""
+        if not ids or not len(self.terms):
+            return [None] * len(ids)
+        wanted = np.asarray(ids, dtype=np.uint32)
+        at = np.minimum(np.searchsorted(self.terms, wanted), len(self.terms) - 1)
+        held = self.terms[at] == wanted
+        total = self.functions
+        return [
+            math.log(1 + (total - int(n) + 0.5) / (int(n) + 0.5)) if ok else None
+            for ok, n in zip(held.tolist(), self.counts[at].tolist(), strict=True)
+        ]
+
+
+def query_vector(text: str, frequencies: Frequencies | None = None) -> SparseVector:
+    """A request's sparse vector: each distinct term once.
+
+    With its catalog's ``frequencies``, a term weighs its IDF there and a term no function holds
+    is left out; without (a store whose engine applies the IDF itself), every term weighs 1.
+    """
     ids = sorted({term_id(term) for term in query_terms(text)})
-    return SparseVector(indices=ids, values=[1.0] * len(ids))
+    if frequencies is None:
+        return SparseVector(indices=ids, values=[1.0] * len(ids))
+    weighed = [(i, w) for i, w in zip(ids, frequencies.idf(ids), strict=True) if w is not None]
+    return SparseVector(indices=[i for i, _ in weighed], values=[w for _, w in weighed])
+
+
+def pack_terms(vector: SparseVector) -> str:
+    """A document vector's term ids, as kept in its function's payload (base64 of little-endian uint32)."""
+    return base64.b64encode(np.asarray(vector.indices, dtype="<u4").tobytes()).decode("ascii")
+
+
+def unpack_terms(text: str) -> npt.NDArray[np.uint32]:
+    """What ``pack_terms`` made."""
+    return np.frombuffer(base64.b64decode(text), dtype="<u4").astype(np.uint32)
 
 
 def _parameter_terms(parameters: Mapping[str, Any]) -> list[str]:

@@ -56,8 +56,9 @@ def search_turn(
     limit = max(settings.candidates, turn.max_functions * 4) + len(pinned_names)
     examples = settings.learn_from_usage
     queries = [*texts, *asked]
+    frequencies = index.store.frequencies(turn.namespace, record.updated_at)
     found = [
-        candidates(index.store, turn.namespace, v, query_vector(t), limit=limit, examples=examples)
+        candidates(index.store, turn.namespace, v, query_vector(t, frequencies), limit=limit, examples=examples)
         for v, t in zip(vectors, queries, strict=True)
     ]
     whole = TurnQueries(

@@ -43,7 +43,9 @@ class CollectionSpec:
         name: collection name (a directory name in embedded mode).
         dense_size: dimension of the ``dense`` vector (cosine), or None for a payload-only
             collection.
-        sparse: whether points carry a ``sparse`` vector (IDF-weighted by the engine).
+        sparse: whether points carry a ``sparse`` vector (a plain dot product with the query's).
+        sparse_idf: whether the engine weighs the sparse terms by their IDF over the whole
+            collection (stores written before each catalog had its own, kept until rebuilt).
         tenant_field: payload field indexed as a tenant (``is_tenant=true``).
         keyword_fields: other payload fields indexed as keywords.
         integer_fields: payload fields indexed as integers (ordering, ranges).
@@ -54,6 +56,7 @@ class CollectionSpec:
     name: str
     dense_size: int | None = None
     sparse: bool = False
+    sparse_idf: bool = False
     tenant_field: str | None = None
     keyword_fields: tuple[str, ...] = ()
     integer_fields: tuple[str, ...] = ()

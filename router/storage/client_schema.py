@@ -25,7 +25,8 @@ def create_collection(client: QdrantClient, name: str, spec: CollectionSpec, clu
     """Create the collection of ``spec``; one that another process creates meanwhile is taken as is."""
     size = spec.dense_size
     dense = {DENSE: models.VectorParams(size=size, distance=models.Distance.COSINE)} if size is not None else {}
-    sparse = {SPARSE: models.SparseVectorParams(modifier=models.Modifier.IDF)} if spec.sparse else None
+    modifier = models.Modifier.IDF if spec.sparse_idf else None
+    sparse = {SPARSE: models.SparseVectorParams(modifier=modifier)} if spec.sparse else None
     try:
         client.create_collection(
             name, vectors_config=dense, sparse_vectors_config=sparse, **cluster.creation(sharded=spec.sharded)

@@ -101,7 +101,7 @@ def shard_config(spec: CollectionSpec) -> qe.EdgeConfig:
     if spec.dense_size is not None:
         vectors[DENSE] = qe.EdgeVectorParams(size=spec.dense_size, distance=qe.Distance.Cosine)
     if spec.sparse:
-        sparse[SPARSE] = qe.EdgeSparseVectorParams(modifier=qe.Modifier.Idf)
+        sparse[SPARSE] = qe.EdgeSparseVectorParams(modifier=qe.Modifier.Idf if spec.sparse_idf else None)
     if not vectors and not sparse:
         sparse[_PLACEHOLDER] = qe.EdgeSparseVectorParams()
     return qe.EdgeConfig(vectors=vectors, sparse_vectors=sparse)

@@ -7,6 +7,7 @@ The counting embedder holds the rebuild's embeddings (texts made with the new te
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import shutil
 from collections.abc import Callable
@@ -17,7 +18,8 @@ import httpx
 import pytest
 from conftest import EXAMPLE_COUNTS, EXAMPLES, STOCKS, WEATHER, CountingEmbedder, Served
 
-from router.catalog.records import Generation, MetaStore
+import sync.service as service_module
+from router.catalog.records import CATALOG_IDF, Generation, MetaStore
 from router.embedding import DEFAULT_MODEL, EmbedderPool
 from router.retrieval.index import FunctionStore
 from router.server.embedding_settings import EmbeddingSettings
@@ -216,3 +218,27 @@ async def test_a_rebuild_started_by_the_runtime_and_by_the_cli_embeds_each_funct
         await runtime.stop()
 
     assert counting.embedded == TOTAL
+
+
+async def test_a_store_from_before_catalog_idf_is_served_then_rebuilt(
+    serve: Callable[..., Any], small_examples: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with monkeypatch.context() as patched:
+        # Written as the previous version wrote it: the engine weighs words over the collection.
+        patched.setattr(service_module, "Generation", functools.partial(Generation, version=CATALOG_IDF - 1))
+        async with serve(catalog=small_examples, text=OLD) as served:
+            before = await route(served.client)
+            index = served.runtime.service.index
+            assert index.generation.spec.sparse_idf
+            assert index.store.frequencies("travel") is None
+
+    async with serve(catalog=small_examples, text=OLD) as served:
+        await rebuilt(served)
+        index = served.runtime.service.index
+        after = await route(served.client)
+        frequencies = index.store.frequencies("travel")
+
+    assert not index.generation.spec.sparse_idf
+    assert frequencies is not None
+    assert frequencies.functions == EXAMPLE_COUNTS["travel"]
+    assert after[0][0] == before[0][0] == "search_flights"

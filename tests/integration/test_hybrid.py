@@ -1,4 +1,7 @@
-"""Hybrid retrieval with the real model on both storage adapters: dense and sparse vectors, fused."""
+"""Hybrid retrieval with the real model on both storage adapters: dense and sparse vectors, fused.
+
+A request's words weigh their IDF in its own catalog, never in another's.
+"""
 
 from __future__ import annotations
 
@@ -6,11 +9,14 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
 from router.catalog.functions import FunctionDef, parse_catalog
+from router.catalog.records import Generation
 from router.embedding import DEFAULT_MODEL, EmbedderPool
 from router.retrieval.candidates import candidates
+from router.retrieval.index import FunctionStore
 from router.retrieval.sparse import query_vector
 from router.retrieval.texts import DEFAULT_TEMPLATE
 from router.routing.routed import Turn
@@ -123,9 +129,10 @@ async def test_every_candidate_gets_exact_cosine_and_bm25(service: CatalogServic
     text = "Who was the King of France in 1510?"
     vector = (await index.embedder.query([text]))[0].tolist()
 
+    sparse = query_vector(text, index.store.frequencies("bench"))
     # One per signal: the best by meaning and the best by words are both candidates, each scored on both.
-    found = {c.name: c for c in candidates(index.store, "bench", vector, query_vector(text), limit=1)}
-    everything = {c.name: c for c in candidates(index.store, "bench", vector, query_vector(text), limit=50)}
+    found = {c.name: c for c in candidates(index.store, "bench", vector, sparse, limit=1)}
+    everything = {c.name: c for c in candidates(index.store, "bench", vector, sparse, limit=50)}
 
     assert set(found) == {"historic_leader_search", "european_history.get_monarchs"}
     for name, candidate in found.items():
@@ -143,7 +150,8 @@ async def test_both_adapters_score_words_alike(embedders: EmbedderPool, tmp_path
             await opened.open()
             await opened.apply("bench", functions(), source="test")
             vector = (await opened.index.embedder.query([text]))[0].tolist()
-            found = candidates(opened.index.store, "bench", vector, query_vector(text), limit=50)
+            sparse = query_vector(text, opened.index.store.frequencies("bench"))
+            found = candidates(opened.index.store, "bench", vector, sparse, limit=50)
             lexical.append({c.name: c.lexical for c in found})
         finally:
             storage.close()
@@ -196,3 +204,70 @@ async def test_a_function_gone_between_its_search_and_its_definition_is_passed_o
     routed = await router.route(turn)
 
     assert [f.function.name for f in routed.functions] == before[1:3]
+
+
+WORDS = "Fetch the records of the students table"
+
+
+def crowd(count: int) -> list[dict[str, Any]]:
+    """Functions full of the request's words: in a shared IDF they would make those words common."""
+    return [
+        {
+            "name": f"student_records_{i}",
+            "description": "Fetch the records of students from a table.",
+            "parameters": schema(table="The table of student records."),
+        }
+        for i in range(count)
+    ]
+
+
+async def words(service: CatalogService, namespace: str) -> dict[str, float]:
+    """Each routed function's raw BM25 score for ``WORDS``, as the route explains it."""
+    router = TurnRouter(service.catalogs, RouteSettings())
+    turn = Turn(namespace, [{"role": "user", "content": WORDS}], max_functions=10, explain=True)
+    routed = await router.route(turn)
+    return {name: e.lexical_raw for name, e in routed.explanations.items()}
+
+
+async def test_another_catalog_never_moves_a_catalogs_word_scores(service: CatalogService) -> None:
+    before = await words(service, "bench")
+
+    await service.apply("crowd", parse_catalog(crowd(40), source="test"), source="test")
+
+    assert before["db_fetch_records"] > 0
+    assert await words(service, "bench") == pytest.approx(before, rel=1e-6)
+
+
+async def test_a_catalogs_own_change_moves_its_word_scores(service: CatalogService) -> None:
+    before = await words(service, "bench")
+
+    # The request's words become common in the catalog itself: each weighs less.
+    await service.apply("bench", [*functions(), *parse_catalog(crowd(3), source="test")], source="test")
+
+    after = await words(service, "bench")
+    assert after["db_fetch_records"] < before["db_fetch_records"]
+
+
+async def test_the_words_score_as_the_engines_bm25_over_the_catalog_alone(
+    service: CatalogService, storage: Storage
+) -> None:
+    text = f"{WORDS}, the weather in Paris and the stock price of Apple"  # words of several functions
+    index = service.index
+    vector = (await index.embedder.query([text]))[0].tolist()
+    ours = candidates(index.store, "bench", vector, query_vector(text, index.store.frequencies("bench")), limit=50)
+
+    # A store of the previous version, where the engine weighs terms by their IDF over its
+    # collection: holding this catalog alone, it must score the words the same.
+    current = index.store.generation
+    earlier = Generation(current.model, current.text, current.dimension, version=3)
+    legacy = FunctionStore.open(storage, earlier)
+    listed = functions()
+    dimension = current.dimension
+    dense = np.eye(len(listed), dimension, dtype=np.float32)
+    legacy.upsert("bench", listed, dense, [np.zeros((1, dimension), dtype=np.float32) for _ in listed])
+    assert legacy.frequencies("bench") is None
+    engine = candidates(legacy, "bench", vector, query_vector(text), limit=50)
+
+    scored = {c.name: c.lexical for c in ours if c.lexical > 0}
+    assert len(scored) >= 3
+    assert {c.name: c.lexical for c in engine if c.lexical > 0} == pytest.approx(scored, rel=1e-4)

@@ -11,14 +11,17 @@ from router.catalog.functions import FunctionDef, parse_function
 from router.retrieval.sparse import (
     AVERAGE_LENGTH,
     K1,
+    Frequencies,
     affirmed,
     document_terms,
     document_vector,
+    pack_terms,
     query_terms,
     query_vector,
     split_identifier,
     term_id,
     terms,
+    unpack_terms,
 )
 from router.retrieval.texts import DEFAULT_TEMPLATE, TEMPLATES, TOKEN_BUDGET, estimate_tokens, readable, readable_schema
 
@@ -79,6 +82,26 @@ def test_query_vector_weights_each_term_once() -> None:
 
 def test_query_vector_of_stop_words_is_empty() -> None:
     assert query_vector("what is it?").indices == []
+
+
+def test_with_its_catalogs_frequencies_a_rarer_word_weighs_more_and_an_unknown_one_nothing() -> None:
+    catalog = [
+        function("get_weather", "Current weather for a city."),
+        function("get_forecast", "Weather forecast for a city."),
+        function("book_hotel", "Book a hotel room in a city."),
+    ]
+    frequencies = Frequencies.of([unpack_terms(pack_terms(document_vector(f))) for f in catalog])
+    assert frequencies.functions == 3
+
+    vector = query_vector("hotel weather city zeppelin", frequencies)
+    weight = dict(zip(vector.indices, vector.values, strict=True))
+    assert term_id("zeppelin") not in weight  # no function holds it
+    assert weight[term_id("hotel")] > weight[term_id("weather")] > weight[term_id("city")] > 0
+    assert query_vector("zeppelin", frequencies).indices == []
+
+
+def test_an_empty_catalog_holds_no_term() -> None:
+    assert query_vector("weather", Frequencies.of([])).indices == []
 
 
 def test_term_ids_are_stable_crc32() -> None:
