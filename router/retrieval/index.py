@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import builtins
+import threading
 from collections.abc import Sequence
+
+import numpy as np
 
 from router.catalog.functions import FunctionDef, function_from_payload, point_id
 from router.catalog.records import Generation
@@ -39,6 +42,9 @@ class FunctionStore:
         self.companions = companions
         # Each namespace's term frequencies, with the catalog version they were counted for.
         self._frequencies: dict[str, tuple[float | None, Frequencies]] = {}
+        # Writes so far: a count that a write overtook may miss it, and is not kept.
+        self._writes = 0
+        self._counting = threading.Lock()
 
     @classmethod
     def open(cls, storage: Storage, generation: Generation) -> FunctionStore:
@@ -102,7 +108,7 @@ class FunctionStore:
             for i, f in enumerate(functions)
         ]
         self.collection.upsert(points)
-        self._frequencies.pop(namespace, None)
+        self._wrote(namespace)
 
     def frequencies(self, namespace: str, version: float | None = None) -> Frequencies | None:
         """The term frequencies of ``namespace``'s functions, for its requests' IDF.
@@ -117,10 +123,30 @@ class FunctionStore:
         kept = self._frequencies.get(namespace)
         if kept is not None and (version is None or kept[0] == version):
             return kept[1]
-        records = self.collection.scroll({"namespace": namespace}, fields=("terms",))
-        counted = Frequencies.of([unpack_terms(r.payload["terms"]) for r in records if "terms" in r.payload])
-        self._frequencies[namespace] = (version, counted)
+        with self._counting:  # one count at a time: the routes that arrive meanwhile take its result
+            kept = self._frequencies.get(namespace)
+            if kept is not None and (version is None or kept[0] == version):
+                return kept[1]
+            writes = self._writes
+            counted = self._count(namespace)
+            if writes == self._writes:
+                self._frequencies[namespace] = (version, counted)
         return counted
+
+    def _count(self, namespace: str) -> Frequencies:
+        records = list(self.collection.scroll({"namespace": namespace}, fields=("terms",)))
+        documents = [unpack_terms(r.payload["terms"]) for r in records if "terms" in r.payload]
+        # Written by a process of the previous version (a replica not upgraded yet): no terms kept.
+        bare = [r.id for r in records if "terms" not in r.payload]
+        if bare:
+            for record in self.collection.retrieve(bare, fields=_DEFINITIONS):
+                vector = document_vector(function_from_payload(record.payload))
+                documents.append(np.asarray(vector.indices, dtype=np.uint32))
+        return Frequencies.of(documents)
+
+    def _wrote(self, namespace: str) -> None:
+        self._writes += 1
+        self._frequencies.pop(namespace, None)
 
     def facets(self, namespace: str, names: Sequence[str]) -> dict[str, Vectors]:
         """The facet vectors of the named functions of ``namespace`` (one row per facet), by name."""
@@ -134,7 +160,7 @@ class FunctionStore:
     def remove(self, namespace: str, names: Sequence[str]) -> None:
         """Delete functions of ``namespace`` by name, with their usage examples."""
         self.collection.delete([point_id(namespace, n) for n in names])
-        self._frequencies.pop(namespace, None)
+        self._wrote(namespace)
         self.forget_examples(namespace, names)
 
     def forget_examples(self, namespace: str, names: Sequence[str]) -> None:

@@ -6,6 +6,7 @@ A request's words weigh their IDF in its own catalog, never in another's.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +23,7 @@ from router.retrieval.texts import DEFAULT_TEMPLATE
 from router.routing.routed import Turn
 from router.routing.settings import RouteSettings
 from router.routing.turns import TurnRouter
-from router.storage.base import Storage
+from router.storage.base import PointData, Storage
 from router.storage.client import ClientStorage
 from router.storage.edge import EdgeStorage
 from sync.service import CatalogService
@@ -271,3 +272,24 @@ async def test_the_words_score_as_the_engines_bm25_over_the_catalog_alone(
     scored = {c.name: c.lexical for c in ours if c.lexical > 0}
     assert len(scored) >= 3
     assert {c.name: c.lexical for c in engine if c.lexical > 0} == pytest.approx(scored, rel=1e-4)
+
+
+async def test_a_function_stored_without_its_terms_is_counted_from_its_definition(
+    service: CatalogService, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = service.index.store
+    upsert = store.collection.upsert
+
+    def as_before(points: list[PointData]) -> None:  # as a replica of the previous version writes them
+        upsert([replace(p, payload={k: v for k, v in p.payload.items() if k != "terms"}) for p in points])
+
+    monkeypatch.setattr(store.collection, "upsert", as_before)
+    await service.apply("bare", functions(), source="test")
+    monkeypatch.undo()
+
+    bare, full = store.frequencies("bare"), store.frequencies("bench")
+    assert bare is not None
+    assert full is not None
+    assert bare.functions == full.functions == len(CATALOG)
+    assert bare.terms.tolist() == full.terms.tolist()
+    assert bare.counts.tolist() == full.counts.tolist()
