@@ -70,10 +70,13 @@ def _spec(name: str, path: Path, shard: qe.EdgeShard) -> CollectionSpec:
             tenant = field
         elif index.data_type == qe.PayloadSchemaType.Keyword:
             keywords.append(field)
+    sparse = config.get("sparse_vectors", {}).get(SPARSE)
     return CollectionSpec(
         name=name,
         dense_size=int(dense["size"]) if dense else None,
-        sparse=SPARSE in config.get("sparse_vectors", {}),
+        sparse=sparse is not None,
+        # A store of a previous version weighs its words by the engine's IDF: the copy must too.
+        sparse_idf=isinstance(sparse, dict) and str(sparse.get("modifier", "")).lower() == "idf",
         tenant_field=tenant,
         keyword_fields=tuple(keywords),
         integer_fields=tuple(integers),

@@ -18,7 +18,7 @@ from router import cli
 from router.embedding import EmbedderPool
 from router.server.migrate import copy_directory, migrate
 from router.sessions.history import MESSAGES
-from router.storage.base import PointData, Storage, StorageUnavailable
+from router.storage.base import CollectionSpec, PointData, Storage, StorageUnavailable
 from router.storage.client import ClientStorage
 from router.storage.edge import EdgeStorage
 from router.storage.edge_export import EdgeExport
@@ -301,3 +301,24 @@ def test_an_unreachable_server_exits_3(deployment: Deployment, capsys: pytest.Ca
 
     assert code == 3
     assert "router migrate: cannot reach Qdrant at http://127.0.0.1:1" in capsys.readouterr().err
+
+
+def test_the_copy_of_a_collection_keeps_how_the_engine_weighs_its_words(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    storage = EdgeStorage(data)
+    for engine_idf in (True, False):  # a store of the previous version, and one of this version
+        storage.collection(CollectionSpec(f"idf-{engine_idf}", dense_size=4, sparse=True, sparse_idf=engine_idf))
+    storage.close()
+
+    source = EdgeExport(data)
+    try:
+        specs = {}
+        for name in source.names():
+            with source.open(name) as stored:
+                specs[name] = stored.spec
+    finally:
+        source.close()
+
+    assert specs["idf-True"].sparse_idf
+    assert not specs["idf-False"].sparse_idf
+    assert all(spec.sparse for spec in specs.values())
