@@ -92,6 +92,8 @@ class CatalogService:
         self._trimming = False
         # namespace -> (the store written, each function's content hash as written there)
         self._written: dict[str, tuple[FunctionStore, dict[str, str]]] | None = {} if sole_writer else None
+        # Namespaces whose functions changed but whose record or multilingual write has not followed.
+        self._unfinished: set[str] = set()
         self.multilingual = (
             MultilingualWriter(
                 storage,
@@ -223,13 +225,19 @@ class CatalogService:
                 summary = await self._reconcile(index.store, index.embedder, namespace, functions, stored=stored)
                 if self._written is not None:
                     self._written[namespace] = (index.store, {f.name: f.content_hash for f in functions})
-                if summary.changed or record is None or not record.written_from(source, pinned):
+                # A change whose record failed to follow is finished by the next apply, which finds
+                # nothing left to embed: its record and multilingual space must follow even so.
+                changed = summary.changed or namespace in self._unfinished
+                if changed:
+                    self._unfinished.add(namespace)
+                if changed or record is None or not record.written_from(source, pinned):
                     put = self.meta.put_catalog
                     await asyncio.to_thread(put, namespace, source=source, count=len(functions), pinned=pinned)
                 if self.catalogs.pins is not None:
                     self.catalogs.pins.written(namespace, functions, pinned)
-                if self.multilingual is not None and (summary.changed or namespace in self.catalogs.behind):
+                if self.multilingual is not None and (changed or namespace in self.catalogs.behind):
                     await self.multilingual.apply(namespace, functions)
+                self._unfinished.discard(namespace)
         except Exception as exc:
             self.counters.sync_failed(source)
             self.log.failed(namespace, source, str(exc) or type(exc).__name__)
@@ -257,6 +265,7 @@ class CatalogService:
             index = self.index
             summary = await self._reconcile(index.store, index.embedder, namespace, [])
             await asyncio.to_thread(self.meta.delete_catalog, namespace)
+            self._unfinished.discard(namespace)
             if self.catalogs.pins is not None:
                 self.catalogs.pins.deleted(namespace)
             if self.multilingual is not None:

@@ -140,6 +140,28 @@ async def test_the_sole_writer_diffs_against_what_it_wrote_until_a_write_fails(
     assert sorted(stored(worker_service, "tools")) == ["get_stock_price", "get_weather"]
 
 
+async def test_a_change_whose_record_failed_is_recorded_by_the_next_apply(
+    service: CatalogService, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    writer = service  # embedded (the sole writer, which keeps what it wrote) and a server
+    await writer.apply("tools", parse(WEATHER), source="test")
+    put = writer.meta.put_catalog
+
+    def fails(*args: Any, **kwargs: Any) -> Any:
+        raise OSError("disk full")
+
+    monkeypatch.setattr(writer.meta, "put_catalog", fails)
+    with pytest.raises(OSError, match="disk full"):
+        await writer.apply("tools", parse(WEATHER, STOCKS), source="test")  # the functions are written
+    monkeypatch.setattr(writer.meta, "put_catalog", put)
+    retried = await writer.apply("tools", parse(WEATHER, STOCKS), source="test")
+
+    record = writer.meta.catalog("tools")
+    assert retried.counts()["added"] == 0  # nothing left to embed
+    assert record is not None
+    assert record.count == 2
+
+
 async def test_a_function_stored_without_facets_has_none_to_give(service: CatalogService) -> None:
     # As a generation written before facets were kept, served until its rebuild.
     await service.apply("tools", parse(WEATHER, STOCKS), source="test")
