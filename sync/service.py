@@ -230,13 +230,16 @@ class CatalogService:
                 changed = summary.changed or namespace in self._unfinished
                 if changed:
                     self._unfinished.add(namespace)
+                put = partial(self.meta.put_catalog, namespace, source=source, count=len(functions), pinned=pinned)
                 if changed or record is None or not record.written_from(source, pinned):
-                    put = self.meta.put_catalog
-                    await asyncio.to_thread(put, namespace, source=source, count=len(functions), pinned=pinned)
+                    await asyncio.to_thread(put)
                 if self.catalogs.pins is not None:
                     self.catalogs.pins.written(namespace, functions, pinned)
                 if self.multilingual is not None and (changed or namespace in self.catalogs.behind):
                     await self.multilingual.apply(namespace, functions)
+                    if changed:
+                        # Written after the record: a new version has other processes count its words anew.
+                        await asyncio.to_thread(put)
                 self._unfinished.discard(namespace)
         except Exception as exc:
             self.counters.sync_failed(source)

@@ -284,3 +284,33 @@ async def test_a_new_multilingual_model_builds_a_new_space(
         await eventually(dropped, within=10)
         assert len((await route(served.client, PORTUGUESE))["functions"]) == 3
     embedder.observers, embedder.request_observers = observers, requests
+
+
+async def test_a_change_is_recorded_again_once_the_second_space_holds_it(
+    serve: Callable[..., Any], pool: EmbedderPool, catalog: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    async with serve(pool=pool, catalog=catalog, multilingual=MultilingualSettings(model=SECOND)) as served:
+        await served_space(served)
+        service = served.runtime.service
+        writer = service.multilingual
+        assert writer is not None
+        seen: list[float] = []
+        write = writer.apply
+
+        async def watched(namespace: str, functions: Any) -> None:
+            record = service.meta.catalog(namespace)
+            assert record is not None
+            seen.append(record.updated_at)
+            await write(namespace, functions)
+
+        monkeypatch.setattr(writer, "apply", watched)
+        functions = json.loads((catalog / "travel.json").read_text())["functions"]
+        functions[0]["function"]["description"] = "Find flights between two cities on a date."
+        response = await served.client.put("/v1/catalogs/travel", json={"functions": functions})
+        assert response.status_code == 200, response.text
+        record = service.meta.catalog("travel")
+
+    # The record is written again after the second space: other processes count its words anew.
+    assert len(seen) == 1
+    assert record is not None
+    assert record.updated_at > seen[0]
