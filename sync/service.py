@@ -3,12 +3,9 @@
 from __future__ import annotations
 
 import asyncio
-import ctypes
-import ctypes.util
 import logging
 from collections.abc import Sequence
-from functools import cache, partial
-from typing import Any
+from functools import partial
 
 from router.catalog.functions import FunctionDef
 from router.catalog.limits import LimitSettings, check_count
@@ -21,13 +18,11 @@ from router.retrieval.texts import template
 from router.sessions.reembed import drop_memories, reembed_memories
 from router.storage.base import Storage
 from sync.diff import Summary
+from sync.freed_memory import FreedMemory
 from sync.multilingual import MultilingualWriter
-from sync.reconcile import WRITE_CHUNK, ProgressFactory, SyncCounters, SyncLog, reconcile, reembed_examples
+from sync.reconcile import ProgressFactory, SyncCounters, SyncLog, reconcile, reembed_examples
 
 log = logging.getLogger(__name__)
-# Seconds after a large catalog's apply before freed memory is given back: by then the request
-# or the pass that carried the catalog has ended and freed what it decoded.
-TRIM_AFTER = 1.0
 
 
 class CatalogService:
@@ -89,7 +84,7 @@ class CatalogService:
         self._rebuilding = asyncio.Lock()
         self._wanted: Generation | None = None
         self._limits = limits or LimitSettings()
-        self._trimming = False
+        self._freed = FreedMemory()
         # namespace -> (the store written, each function's content hash as written there)
         self._written: dict[str, tuple[FunctionStore, dict[str, str]]] | None = {} if sole_writer else None
         # Namespaces whose functions changed but whose record or multilingual write has not followed.
@@ -249,14 +244,8 @@ class CatalogService:
         self.log.synced(source, summary)
         if summary.changed:
             log.info("catalog reconciled", extra={"source": source, **summary.counts(), "namespace": namespace})
-        if len(functions) >= WRITE_CHUNK and not self._trimming:
-            self._trimming = True
-            asyncio.get_running_loop().call_later(TRIM_AFTER, self._trim)
+        self._freed.after_apply(len(functions))
         return summary
-
-    def _trim(self) -> None:
-        self._trimming = False
-        asyncio.get_running_loop().run_in_executor(None, _give_back_freed_memory)
 
     async def remove(self, namespace: str) -> Summary:
         """Delete a namespace and all its functions."""
@@ -282,21 +271,3 @@ class CatalogService:
         """What this writer last wrote to ``namespace`` in ``store``, taken out until a write succeeds."""
         written = self._written.pop(namespace, None) if self._written is not None else None
         return written[1] if written is not None and written[0] is store else None
-
-
-@cache
-def _libc() -> Any:
-    name = ctypes.util.find_library("c")
-    libc = ctypes.CDLL(name) if name else None
-    return libc if libc is not None and hasattr(libc, "malloc_trim") else None
-
-
-def _give_back_freed_memory() -> None:
-    """Return the pages the C allocator keeps after a large apply (glibc's ``malloc_trim``; elsewhere nothing).
-
-    A 10,000-function sync (its decoded body, definitions and embedding batches) left 360 MB
-    with the allocator: RSS 1,146 MB after it, 788 MB once trimmed.
-    """
-    libc = _libc()
-    if libc is not None:
-        libc.malloc_trim(0)

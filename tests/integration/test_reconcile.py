@@ -25,8 +25,8 @@ from router.retrieval.texts import DEFAULT_TEMPLATE, template
 from router.storage.base import PointData, Storage
 from router.storage.client import ClientStorage
 from router.storage.edge import EdgeStorage
+from sync import freed_memory
 from sync import reconcile as reconcile_module
-from sync import service as service_module
 from sync.service import CatalogService
 from sync.worker import DirectorySync, source_label
 
@@ -178,9 +178,9 @@ async def test_a_large_apply_gives_freed_memory_back_once_shortly_after(
 ) -> None:
     trims: list[float] = []
     after = 0.5  # long beside two applies of a few functions, even on a busy machine
-    monkeypatch.setattr(service_module, "WRITE_CHUNK", 2)  # "large" from two functions on
-    monkeypatch.setattr(service_module, "TRIM_AFTER", after)
-    monkeypatch.setattr(service_module, "_give_back_freed_memory", lambda: trims.append(time.monotonic()))
+    monkeypatch.setattr(freed_memory, "WRITE_CHUNK", 2)  # "large" from two functions on
+    monkeypatch.setattr(freed_memory, "TRIM_AFTER", after)
+    monkeypatch.setattr(freed_memory, "give_back_freed_memory", lambda: trims.append(time.monotonic()))
 
     await service.apply("small", parse(WEATHER), source="test")
     await asyncio.sleep(after + 0.2)
