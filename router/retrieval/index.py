@@ -120,18 +120,20 @@ class FunctionStore:
         """
         if self.generation.spec.sparse_idf:
             return None
-        kept = self._frequencies.get(namespace)
-        if kept is not None and (version is None or kept[0] == version):
-            return kept[1]
+        if (kept := self._kept(namespace, version)) is not None:
+            return kept
         with self._counting:  # one count at a time: the routes that arrive meanwhile take its result
-            kept = self._frequencies.get(namespace)
-            if kept is not None and (version is None or kept[0] == version):
-                return kept[1]
+            if (kept := self._kept(namespace, version)) is not None:
+                return kept
             writes = self._writes
             counted = self._count(namespace)
             if writes == self._writes:
                 self._frequencies[namespace] = (version, counted)
         return counted
+
+    def _kept(self, namespace: str, version: float | None) -> Frequencies | None:
+        kept = self._frequencies.get(namespace)
+        return kept[1] if kept is not None and (version is None or kept[0] == version) else None
 
     def _count(self, namespace: str) -> Frequencies:
         records = list(self.collection.scroll({"namespace": namespace}, fields=("terms",)))
