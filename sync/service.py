@@ -226,20 +226,23 @@ class CatalogService:
                 if changed:
                     self._unfinished.add(namespace)
                 put = partial(self.meta.put_catalog, namespace, source=source, count=len(functions), pinned=pinned)
+                version = None
                 if changed or record is None or not record.written_from(source, pinned):
-                    await asyncio.to_thread(put)
+                    version = (await asyncio.to_thread(put)).updated_at
                 if self.catalogs.pins is not None:
                     self.catalogs.pins.written(namespace, functions, pinned)
                 if self.multilingual is not None and (changed or namespace in self.catalogs.behind):
                     await self.multilingual.apply(namespace, functions)
                     if changed:
                         # Written after the record: a new version has other processes count its words anew.
-                        await asyncio.to_thread(put)
+                        version = (await asyncio.to_thread(put)).updated_at
                 self._unfinished.discard(namespace)
         except Exception as exc:
             self.counters.sync_failed(source)
             self.log.failed(namespace, source, str(exc) or type(exc).__name__)
             raise
+        if changed and version is not None:
+            await self._count_words(namespace, version)
         self.counters.synced(source, summary)
         self.log.synced(source, summary)
         if summary.changed:
@@ -266,6 +269,20 @@ class CatalogService:
         self.log.synced(record.source, summary)
         log.info("catalog deleted", extra={"namespace": namespace, "removed": summary.removed})
         return summary
+
+    async def _count_words(self, namespace: str, version: float) -> None:
+        """Count the new version's word frequencies here, so that the next route need not.
+
+        A count reads every function's terms: about 0.3 s at 10,000 functions, which the first
+        route after a change would otherwise wait for. A failure only leaves the count to that route.
+        """
+        for index in (self.catalogs.index, self.catalogs.multilingual):
+            if index is None:
+                continue
+            try:
+                await asyncio.to_thread(index.store.frequencies, namespace, version)
+            except Exception as exc:
+                log.warning("word count after a change failed", extra={"namespace": namespace, "detail": str(exc)})
 
     def _take_written(self, store: FunctionStore, namespace: str) -> dict[str, str] | None:
         """What this writer last wrote to ``namespace`` in ``store``, taken out until a write succeeds."""

@@ -293,3 +293,16 @@ async def test_a_function_stored_without_its_terms_is_counted_from_its_definitio
     assert bare.functions == full.functions == len(CATALOG)
     assert bare.terms.tolist() == full.terms.tolist()
     assert bare.counts.tolist() == full.counts.tolist()
+
+
+async def test_a_change_is_counted_by_its_writer_so_the_next_route_need_not(
+    service: CatalogService, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    await service.apply("bench", [*functions(), *parse_catalog(crowd(3), source="test")], source="test")
+    store = service.index.store
+
+    def counting(namespace: str) -> Any:
+        raise AssertionError(f"the route counted the words of {namespace!r} again")
+
+    monkeypatch.setattr(store, "_count", counting)
+    assert (await words(service, "bench"))["db_fetch_records"] > 0
