@@ -42,6 +42,8 @@ class FunctionStore:
         self.companions = companions
         # Each namespace's term frequencies, with the catalog version they were counted for.
         self._frequencies: dict[str, tuple[float | None, Frequencies]] = {}
+        # Frequencies moved by this process's writes since their version (kept above), until a version names them.
+        self._moved: dict[str, tuple[float | None, Frequencies]] = {}
         # Writes so far: a count that a write overtook may miss it, and is not kept.
         self._writes = 0
         self._counting = threading.Lock()
@@ -88,6 +90,8 @@ class FunctionStore:
     ) -> None:
         """Write functions with their vectors and facet vectors; ids are deterministic so this is idempotent."""
         sparse = [document_vector(f) for f in functions]
+        written = [np.asarray(v.indices, dtype=np.uint32) for v in sparse]
+        moved = self._moving(namespace, [point_id(namespace, f.name) for f in functions], written)
         points = [
             PointData(
                 id=point_id(namespace, f.name),
@@ -108,7 +112,7 @@ class FunctionStore:
             for i, f in enumerate(functions)
         ]
         self.collection.upsert(points)
-        self._wrote(namespace)
+        self._wrote(namespace, moved)
 
     def frequencies(self, namespace: str, version: float | None = None) -> Frequencies | None:
         """The term frequencies of ``namespace``'s functions, for its requests' IDF.
@@ -146,9 +150,40 @@ class FunctionStore:
                 documents.append(np.asarray(vector.indices, dtype=np.uint32))
         return Frequencies.of(documents)
 
-    def _wrote(self, namespace: str) -> None:
+    def counted(self, namespace: str, version: float, *, since: float | None) -> bool:
+        """Name by ``version`` the frequencies this process's writes moved from those of version ``since``.
+
+        A writer calls it once its record names the catalog's new version: moving the counts
+        by what was written spares reading every function's terms again (0.3 s at 10,000
+        functions). False when nothing was moved from ``since`` (counted from another version,
+        or never): the next ``frequencies`` counts.
+        """
+        moved = self._moved.pop(namespace, None)
+        if moved is None or moved[0] != since:
+            return False
+        self._frequencies[namespace] = (version, moved[1])
+        return True
+
+    def _moving(
+        self, namespace: str, ids: Sequence[str], written: Sequence[np.ndarray[tuple[int], np.dtype[np.uint32]]]
+    ) -> tuple[float | None, Frequencies] | None:
+        """The kept frequencies of ``namespace`` once ``ids`` hold the ``written`` terms (None: none to move)."""
+        base = self._moved.get(namespace) or self._frequencies.get(namespace)
+        if base is None:
+            return None
+        before = self.collection.retrieve(list(dict.fromkeys(ids)), fields=("terms",)) if ids else []
+        if any("terms" not in r.payload for r in before):
+            return None  # written by a replica of the previous version: counted afresh
+        removed = [unpack_terms(r.payload["terms"]) for r in before]
+        return base[0], base[1].changed(removed, written)
+
+    def _wrote(self, namespace: str, moved: tuple[float | None, Frequencies] | None = None) -> None:
         self._writes += 1
         self._frequencies.pop(namespace, None)
+        if moved is None:
+            self._moved.pop(namespace, None)
+        else:
+            self._moved[namespace] = moved
 
     def facets(self, namespace: str, names: Sequence[str]) -> dict[str, Vectors]:
         """The facet vectors of the named functions of ``namespace`` (one row per facet), by name."""
@@ -161,8 +196,10 @@ class FunctionStore:
 
     def remove(self, namespace: str, names: Sequence[str]) -> None:
         """Delete functions of ``namespace`` by name, with their usage examples."""
-        self.collection.delete([point_id(namespace, n) for n in names])
-        self._wrote(namespace)
+        ids = [point_id(namespace, n) for n in names]
+        moved = self._moving(namespace, ids, [])
+        self.collection.delete(ids)
+        self._wrote(namespace, moved)
         self.forget_examples(namespace, names)
 
     def forget_examples(self, namespace: str, names: Sequence[str]) -> None:

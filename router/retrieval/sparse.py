@@ -116,6 +116,22 @@ class Frequencies:
         terms, counts = np.unique(every, return_counts=True)
         return cls(len(documents), terms.astype(np.uint32), counts.astype(np.int64))
 
+    def changed(
+        self, removed: Sequence[npt.NDArray[np.uint32]], added: Sequence[npt.NDArray[np.uint32]]
+    ) -> Frequencies:
+        """The frequencies once the ``removed`` documents are gone and the ``added`` ones are counted."""
+        if not removed and not added:
+            return self
+        ids = np.concatenate([self.terms, *removed, *added])
+        weights = np.concatenate(
+            [self.counts, *(-np.ones(len(d), np.int64) for d in removed), *(np.ones(len(d), np.int64) for d in added)]
+        )
+        terms, inverse = np.unique(ids, return_inverse=True)
+        counts = np.bincount(inverse, weights=weights, minlength=len(terms)).round().astype(np.int64)
+        held = counts > 0
+        functions = self.functions - len(removed) + len(added)
+        return Frequencies(functions, terms[held].astype(np.uint32), counts[held])
+
     def idf(self, ids: Sequence[int]) -> list[float | None]:
         """Each term's IDF, ``ln(1 + (N - n + 0.5) / (n + 0.5))`` as Qdrant computes it; None where none holds it."""
         if not ids or not len(self.terms):

@@ -231,6 +231,8 @@ class Runtime:
         self._tasks.clear()
         if self._turns is not None:
             await self._turns.checks.settle()
+        if self._service is not None:
+            await self._service.settle()
         if self.metrics.encoded in self.embedders.observers:
             self.embedders.observers.remove(self.metrics.encoded)
         if self.metrics.requested in self.embedders.request_observers:

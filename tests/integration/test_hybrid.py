@@ -299,10 +299,53 @@ async def test_a_change_is_counted_by_its_writer_so_the_next_route_need_not(
     service: CatalogService, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     await service.apply("bench", [*functions(), *parse_catalog(crowd(3), source="test")], source="test")
+    await service.settle()
     store = service.index.store
 
-    def counting(namespace: str) -> Any:
-        raise AssertionError(f"the route counted the words of {namespace!r} again")
-
-    monkeypatch.setattr(store, "_count", counting)
+    monkeypatch.setattr(store, "_count", refuse_to_count)
     assert (await words(service, "bench"))["db_fetch_records"] > 0
+
+
+async def test_a_writer_moves_the_word_counts_it_kept_by_what_it_wrote(
+    service: CatalogService, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    await service.settle()
+    before = await words(service, "bench")
+    store = service.index.store
+    counts = store._count
+
+    monkeypatch.setattr(store, "_count", refuse_to_count)
+    # One function removed, one reworded, three added: the counts move by each, read nowhere else.
+    listed = functions()
+    reworded = parse_catalog([{**CATALOG[1], "description": "Records fetched from the database."}], source="test")
+    changed = [listed[0], *reworded, *listed[3:], *parse_catalog(crowd(3), source="test")]
+    await service.apply("bench", changed, source="test")
+    after = await words(service, "bench")
+    monkeypatch.undo()
+
+    assert after["db_fetch_records"] < before["db_fetch_records"]
+    moved, afresh = store.frequencies("bench"), counts("bench")
+    assert moved is not None
+    assert moved.functions == afresh.functions == len(CATALOG) - 1 + 3
+    assert moved.terms.tolist() == afresh.terms.tolist()
+    assert moved.counts.tolist() == afresh.counts.tolist()
+
+
+async def test_counts_of_a_version_another_process_wrote_over_are_not_moved(service: CatalogService) -> None:
+    store = service.index.store
+    assert store.frequencies("bench", 1.0) is not None
+    store.upsert("bench", functions()[:1], *vectors(service, 1))
+
+    # Counted at version 1.0, while the record read before the write said 2.0: another process wrote between.
+    assert not store.counted("bench", 3.0, since=2.0)
+    assert store.counted("bench", 3.0, since=1.0) is False  # nothing left to name
+    assert store.frequencies("bench", 3.0) is not None
+
+
+def refuse_to_count(namespace: str) -> Any:
+    raise AssertionError(f"the words of {namespace!r} were counted again")
+
+
+def vectors(service: CatalogService, n: int) -> tuple[Any, list[Any]]:
+    dimension = service.index.store.generation.dimension
+    return np.zeros((n, dimension), dtype=np.float32), [np.zeros((1, dimension), dtype=np.float32)] * n

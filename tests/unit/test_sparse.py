@@ -100,6 +100,26 @@ def test_with_its_catalogs_frequencies_a_rarer_word_weighs_more_and_an_unknown_o
     assert query_vector("zeppelin", frequencies).indices == []
 
 
+def test_frequencies_moved_by_a_change_equal_those_counted_afresh() -> None:
+    def terms(f: FunctionDef) -> Any:
+        return unpack_terms(pack_terms(document_vector(f)))
+
+    weather = function("get_weather", "Current weather for a city.")
+    forecast = function("get_forecast", "Weather forecast for a city.")
+    hotel = function("book_hotel", "Book a hotel room in a city.")
+    flight = function("book_flight", "Book a flight to a city.")
+    reworded = function("get_forecast", "Rain and sun for the coming days.")
+    before = Frequencies.of([terms(weather), terms(forecast), terms(hotel)])
+
+    moved = before.changed([terms(forecast), terms(hotel)], [terms(reworded), terms(flight)])
+
+    afresh = Frequencies.of([terms(weather), terms(reworded), terms(flight)])
+    assert moved.functions == afresh.functions == 3
+    assert moved.terms.tolist() == afresh.terms.tolist()
+    assert moved.counts.tolist() == afresh.counts.tolist()
+    assert term_id("hotel") not in moved.terms.tolist()  # no function holds it any more
+
+
 def test_an_empty_catalog_holds_no_term() -> None:
     assert query_vector("weather", Frequencies.of([])).indices == []
 
