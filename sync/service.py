@@ -21,6 +21,7 @@ from sync.diff import Summary
 from sync.freed_memory import FreedMemory
 from sync.multilingual import MultilingualWriter
 from sync.reconcile import ProgressFactory, SyncCounters, SyncLog, reconcile, reembed_examples
+from sync.word_counts import WordCounts
 
 log = logging.getLogger(__name__)
 
@@ -89,7 +90,7 @@ class CatalogService:
         self._written: dict[str, tuple[FunctionStore, dict[str, str]]] | None = {} if sole_writer else None
         # Namespaces whose functions changed but whose record or multilingual write has not followed.
         self._unfinished: set[str] = set()
-        self._counts: set[asyncio.Task[None]] = set()
+        self._words = WordCounts(self.catalogs, sole_writer=sole_writer)
         self.multilingual = (
             MultilingualWriter(
                 storage,
@@ -227,23 +228,22 @@ class CatalogService:
                 if changed:
                     self._unfinished.add(namespace)
                 put = partial(self.meta.put_catalog, namespace, source=source, count=len(functions), pinned=pinned)
-                version = None
                 if changed or record is None or not record.written_from(source, pinned):
-                    version = (await asyncio.to_thread(put)).updated_at
+                    await asyncio.to_thread(put)
                 if self.catalogs.pins is not None:
                     self.catalogs.pins.written(namespace, functions, pinned)
                 if self.multilingual is not None and (changed or namespace in self.catalogs.behind):
                     await self.multilingual.apply(namespace, functions)
                     if changed:
                         # Written after the record: a new version has other processes count its words anew.
-                        version = (await asyncio.to_thread(put)).updated_at
+                        await asyncio.to_thread(put)
                 self._unfinished.discard(namespace)
         except Exception as exc:
             self.counters.sync_failed(source)
             self.log.failed(namespace, source, str(exc) or type(exc).__name__)
             raise
-        if changed and version is not None:
-            self._count_words(namespace, version, since=record.updated_at if record is not None else None)
+        if changed:
+            await self._words.after_change(namespace, since=record.updated_at if record is not None else None)
         self.counters.synced(source, summary)
         self.log.synced(source, summary)
         if summary.changed:
@@ -273,25 +273,7 @@ class CatalogService:
 
     async def settle(self) -> None:
         """Wait for the word counts that follow changes (before the storage closes)."""
-        if self._counts:
-            await asyncio.gather(*self._counts, return_exceptions=True)
-
-    def _count_words(self, namespace: str, version: float, *, since: float | None) -> None:
-        """Have the new version's word counts ready: those kept here moved by what was written, or counted anew.
-
-        A count anew reads every function's terms (0.3 s at 10,000 functions): it runs in the background.
-        """
-        for index in (self.catalogs.index, self.catalogs.multilingual):
-            if index is not None and not index.store.counted(namespace, version, since=since):
-                counting = asyncio.create_task(self._count(index.store, namespace, version), name="count words")
-                self._counts.add(counting)
-                counting.add_done_callback(self._counts.discard)
-
-    async def _count(self, store: FunctionStore, namespace: str, version: float) -> None:
-        try:
-            await asyncio.to_thread(store.frequencies, namespace, version)
-        except Exception as exc:  # the next route counts
-            log.warning("word count after a change failed", extra={"namespace": namespace, "detail": str(exc)})
+        await self._words.settle()
 
     def _take_written(self, store: FunctionStore, namespace: str) -> dict[str, str] | None:
         """What this writer last wrote to ``namespace`` in ``store``, taken out until a write succeeds."""

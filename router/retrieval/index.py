@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import builtins
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -47,6 +47,8 @@ class FunctionStore:
         # Writes so far: a count that a write overtook may miss it, and is not kept.
         self._writes = 0
         self._counting = threading.Lock()
+        # Writes and kept counts change together: a count overtaken by a write is never kept.
+        self._keeping = threading.Lock()
 
     @classmethod
     def open(cls, storage: Storage, generation: Generation) -> FunctionStore:
@@ -111,8 +113,7 @@ class FunctionStore:
             )
             for i, f in enumerate(functions)
         ]
-        self.collection.upsert(points)
-        self._wrote(namespace, moved)
+        self._write(namespace, moved, lambda: self.collection.upsert(points))
 
     def frequencies(self, namespace: str, version: float | None = None) -> Frequencies | None:
         """The term frequencies of ``namespace``'s functions, for its requests' IDF.
@@ -131,8 +132,9 @@ class FunctionStore:
                 return kept
             writes = self._writes
             counted = self._count(namespace)
-            if writes == self._writes:
-                self._frequencies[namespace] = (version, counted)
+            with self._keeping:
+                if writes == self._writes:
+                    self._frequencies[namespace] = (version, counted)
         return counted
 
     def _kept(self, namespace: str, version: float | None) -> Frequencies | None:
@@ -158,10 +160,11 @@ class FunctionStore:
         functions). False when nothing was moved from ``since`` (counted from another version,
         or never): the next ``frequencies`` counts.
         """
-        moved = self._moved.pop(namespace, None)
-        if moved is None or moved[0] != since:
-            return False
-        self._frequencies[namespace] = (version, moved[1])
+        with self._keeping:
+            moved = self._moved.pop(namespace, None)
+            if moved is None or moved[0] != since:
+                return False
+            self._frequencies[namespace] = (version, moved[1])
         return True
 
     def _moving(
@@ -177,13 +180,22 @@ class FunctionStore:
         removed = [unpack_terms(r.payload["terms"]) for r in before]
         return base[0], base[1].changed(removed, written)
 
+    def _write(self, namespace: str, moved: tuple[float | None, Frequencies] | None, write: Callable[[], None]) -> None:
+        try:
+            write()
+        except BaseException:
+            self._wrote(namespace)  # it may have landed all the same (a timeout, too few replicas): count afresh
+            raise
+        self._wrote(namespace, moved)
+
     def _wrote(self, namespace: str, moved: tuple[float | None, Frequencies] | None = None) -> None:
-        self._writes += 1
-        self._frequencies.pop(namespace, None)
-        if moved is None:
-            self._moved.pop(namespace, None)
-        else:
-            self._moved[namespace] = moved
+        with self._keeping:
+            self._writes += 1
+            self._frequencies.pop(namespace, None)
+            if moved is None:
+                self._moved.pop(namespace, None)
+            else:
+                self._moved[namespace] = moved
 
     def facets(self, namespace: str, names: Sequence[str]) -> dict[str, Vectors]:
         """The facet vectors of the named functions of ``namespace`` (one row per facet), by name."""
@@ -197,9 +209,7 @@ class FunctionStore:
     def remove(self, namespace: str, names: Sequence[str]) -> None:
         """Delete functions of ``namespace`` by name, with their usage examples."""
         ids = [point_id(namespace, n) for n in names]
-        moved = self._moving(namespace, ids, [])
-        self.collection.delete(ids)
-        self._wrote(namespace, moved)
+        self._write(namespace, self._moving(namespace, ids, []), lambda: self.collection.delete(ids))
         self.forget_examples(namespace, names)
 
     def forget_examples(self, namespace: str, names: Sequence[str]) -> None:

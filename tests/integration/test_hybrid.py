@@ -99,7 +99,8 @@ def storage(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Storage]
 
 @pytest.fixture
 async def service(storage: Storage, embedders: EmbedderPool) -> CatalogService:
-    opened = CatalogService(storage, embedders, model=DEFAULT_MODEL, text=DEFAULT_TEMPLATE)
+    # Each test's store is its own, written by this service alone (as embedded storage is).
+    opened = CatalogService(storage, embedders, model=DEFAULT_MODEL, text=DEFAULT_TEMPLATE, sole_writer=True)
     await opened.open()
     await opened.apply("bench", functions(), source="test")
     return opened
@@ -338,8 +339,54 @@ async def test_counts_of_a_version_another_process_wrote_over_are_not_moved(serv
 
     # Counted at version 1.0, while the record read before the write said 2.0: another process wrote between.
     assert not store.counted("bench", 3.0, since=2.0)
-    assert store.counted("bench", 3.0, since=1.0) is False  # nothing left to name
-    assert store.frequencies("bench", 3.0) is not None
+    assert not store.counted("bench", 3.0, since=1.0)  # dropped: the next route counts afresh
+
+
+async def test_a_write_that_failed_but_may_have_landed_leaves_no_counts_to_move(
+    service: CatalogService, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    await service.settle()
+    await words(service, "bench")  # counted and kept
+    store = service.index.store
+    upsert = store.collection.upsert
+
+    def landed_then_timed_out(points: list[PointData]) -> None:
+        upsert(points)
+        raise TimeoutError("no answer from the store")
+
+    monkeypatch.setattr(store.collection, "upsert", landed_then_timed_out)
+    reworded = parse_catalog([{**CATALOG[1], "description": "Records fetched from the database."}], source="test")
+    changed = [functions()[0], *reworded, *functions()[2:]]
+    with pytest.raises(TimeoutError):
+        await service.apply("bench", changed, source="test")
+    monkeypatch.undo()
+    await service.apply("bench", changed, source="test")  # the retry finds the function written already
+    await service.settle()
+
+    kept, afresh = store.frequencies("bench"), store._count("bench")
+    assert kept is not None
+    assert kept.terms.tolist() == afresh.terms.tolist()
+    assert kept.counts.tolist() == afresh.counts.tolist()
+
+
+async def test_a_writer_that_may_not_be_alone_counts_afresh(
+    storage: Storage, embedders: EmbedderPool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    shared = CatalogService(storage, embedders, model=DEFAULT_MODEL, text=DEFAULT_TEMPLATE)  # server mode
+    await shared.open()
+    await shared.apply("bench", functions(), source="test")
+    await shared.settle()
+    store = shared.index.store
+
+    def not_to_be_moved(*args: Any, **kwargs: Any) -> bool:
+        raise AssertionError("counts were moved by a writer that may not be the only one")
+
+    monkeypatch.setattr(store, "counted", not_to_be_moved)
+    await shared.apply("bench", [*functions(), *parse_catalog(crowd(3), source="test")], source="test")
+    await shared.settle()
+    kept, afresh = store.frequencies("bench"), store._count("bench")
+    assert kept is not None
+    assert kept.functions == afresh.functions == len(CATALOG) + 3
 
 
 def refuse_to_count(namespace: str) -> Any:
