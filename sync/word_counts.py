@@ -1,7 +1,7 @@
 """The word counts a writer leaves ready after a change, so that routes need not count them.
 
 A catalog's IDF comes from counts over every function's terms (``FunctionStore.frequencies``),
-which take reading every function (0.3 s at 10,000 functions). A sole writer (embedded storage)
+which take reading every function (0.16 s at 10,000 functions). A sole writer (embedded storage)
 moves the counts it kept by what it wrote; any other case counts anew in the background, so a
 ``PUT`` never waits for it.
 """
