@@ -90,10 +90,10 @@ class MultilingualWriter:
         wanted = Generation(self.model, self._text, embedder.dimension)
         meta = self._catalogs.meta
         active = await asyncio.to_thread(meta.active_generation, SPACE)
-        new = await asyncio.to_thread(FunctionStore.open, self._storage, wanted)
+        new = await asyncio.to_thread(self._catalogs.open_store, wanted)
         index = ActiveIndex(new, embedder, self._lexical_weight)
         building = active is None or active.id != wanted.id
-        old = await asyncio.to_thread(FunctionStore.open, self._storage, active) if active and building else None
+        old = await asyncio.to_thread(self._catalogs.open_store, active) if active and building else None
         if building:
             log.info("building the multilingual space", extra={"to": wanted.as_payload()})
             await self._copy(index)

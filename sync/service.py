@@ -77,7 +77,7 @@ class CatalogService:
         self._embedders = embedders
         self._model = model
         self._text = text
-        self.catalogs = Catalogs(storage, embedders)
+        self.catalogs = Catalogs(storage, embedders, sole_writer=sole_writer)
         self.counters = counters or SyncCounters()
         self.log = SyncLog()
         self._reconcile = partial(reconcile, progress=progress, sync_log=self.log, counters=self.counters)
@@ -90,7 +90,7 @@ class CatalogService:
         self._written: dict[str, tuple[FunctionStore, dict[str, str]]] | None = {} if sole_writer else None
         # Namespaces whose functions changed but whose record or multilingual write has not followed.
         self._unfinished: set[str] = set()
-        self._words = WordCounts(self.catalogs, sole_writer=sole_writer)
+        self._words = WordCounts(self.catalogs)
         self.multilingual = (
             MultilingualWriter(
                 storage,
@@ -149,8 +149,8 @@ class CatalogService:
                 return
             meta = self.meta
             previous = await asyncio.to_thread(meta.active_generation)
-            old = await asyncio.to_thread(FunctionStore.open, self._storage, previous) if previous else None
-            new = await asyncio.to_thread(FunctionStore.open, self._storage, target)
+            old = await asyncio.to_thread(self.catalogs.open_store, previous) if previous else None
+            new = await asyncio.to_thread(self.catalogs.open_store, target)
             embedder = await self._embedders.get(target.model)
             copied = await self._copy(old, new, embedder)
             examples = await reembed_examples(old, new, embedder)
@@ -262,8 +262,7 @@ class CatalogService:
             summary = await self._reconcile(index.store, index.embedder, namespace, [])
             await asyncio.to_thread(self.meta.delete_catalog, namespace)
             self._unfinished.discard(namespace)
-            if self.catalogs.pins is not None:
-                self.catalogs.pins.deleted(namespace)
+            self.catalogs.gone(namespace)
             if self.multilingual is not None:
                 await self.multilingual.apply(namespace, [])
         self.counters.synced(record.source, summary)

@@ -2,8 +2,8 @@
 
 A catalog's IDF comes from counts over every function's terms (``FunctionStore.frequencies``),
 which take reading every function (0.16 s at 10,000 functions). A sole writer (embedded storage)
-moves the counts it kept by what it wrote; any other case counts anew in the background, so a
-``PUT`` never waits for it.
+moves the counts it kept by what it wrote (``FunctionStore.moves_counts``); any other case counts
+anew in the background, so a ``PUT`` never waits for it.
 """
 
 from __future__ import annotations
@@ -22,12 +22,10 @@ class WordCounts:
 
     Args:
         catalogs: the records and the spaces served.
-        sole_writer: nothing else writes the store, so counts moved here miss no write.
     """
 
-    def __init__(self, catalogs: Catalogs, *, sole_writer: bool) -> None:
+    def __init__(self, catalogs: Catalogs) -> None:
         self._catalogs = catalogs
-        self._sole_writer = sole_writer
         self._counting: set[asyncio.Task[None]] = set()
 
     async def after_change(self, namespace: str, *, since: float | None) -> None:
@@ -39,7 +37,7 @@ class WordCounts:
         for index in (self._catalogs.index, self._catalogs.multilingual):
             if index is None:
                 continue
-            if not self._sole_writer or not index.store.counted(namespace, record.updated_at, since=since):
+            if not index.store.counted(namespace, record.updated_at, since=since):
                 counting = asyncio.create_task(self._count(index.store, namespace, record.updated_at))
                 self._counting.add(counting)
                 counting.add_done_callback(self._counting.discard)

@@ -110,6 +110,8 @@ class Catalogs:
     Args:
         storage: the open storage.
         embedders: loaded models (the model of the generation served among them).
+        sole_writer: nothing but this process writes the store (embedded storage, which one
+            process holds), so its function stores move their word counts by what they write.
 
     Attributes:
         pins: each catalog's pinned functions kept for routes that cannot reach storage (None
@@ -122,9 +124,10 @@ class Catalogs:
             the default space.
     """
 
-    def __init__(self, storage: Storage, embedders: EmbedderPool) -> None:
+    def __init__(self, storage: Storage, embedders: EmbedderPool, *, sole_writer: bool = False) -> None:
         self.storage = storage
         self.embedders = embedders
+        self.sole_writer = sole_writer
         self._meta: MetaStore | None = None
         self._index: ActiveIndex | None = None
         self.pins: PinnedFunctions | None = None
@@ -167,9 +170,13 @@ class Catalogs:
     async def serve(self, generation: Generation) -> ActiveIndex:
         """Serve ``generation`` from now on: open its store and load its model."""
         embedder = await self.embedders.get(generation.model, dimension=generation.dimension)
-        store = await asyncio.to_thread(FunctionStore.open, self.storage, generation)
+        store = await asyncio.to_thread(self.open_store, generation)
         self._index = ActiveIndex(store, embedder)
         return self._index
+
+    def open_store(self, generation: Generation) -> FunctionStore:
+        """The function store of ``generation`` (blocking; created when missing)."""
+        return FunctionStore.open(self.storage, generation, moves_counts=self.sole_writer)
 
     def space(self, namespace: str, text: str) -> ActiveIndex:
         """The index a turn of ``text`` is routed in: the multilingual one when it is not English."""
@@ -236,8 +243,17 @@ class Catalogs:
         """``record`` on the calling thread (blocking)."""
         record = self.meta.catalog(namespace)
         if record is None:
+            self.gone(namespace)  # perhaps deleted by another process
             raise NamespaceNotFound(f"no catalog named {namespace!r}", field="namespace")
         return record
+
+    def gone(self, namespace: str) -> None:
+        """The catalog of ``namespace`` is gone: drop what this process kept of it."""
+        if self.pins is not None:
+            self.pins.deleted(namespace)
+        for index in (self._index, self.multilingual):
+            if index is not None:
+                index.store.gone(namespace)
 
     async def functions(self, namespace: str) -> list[FunctionDef]:
         """The stored functions of a known namespace, sorted by name."""

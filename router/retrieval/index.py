@@ -27,6 +27,9 @@ class FunctionStore:
         generation: what made its vectors.
         examples: usage examples (requests that led to a call), kept per model; None disables them.
         companions: the functions runs called together (no vectors: kept across models); None disables them.
+        moves_counts: nothing but this process writes the store (``Catalogs.sole_writer``), so a
+            write may move the word counts kept here by what it wrote instead of leaving them to be
+            counted again (``counted``); any other writer's counts would miss what others wrote.
     """
 
     def __init__(
@@ -35,11 +38,14 @@ class FunctionStore:
         generation: Generation,
         examples: ExampleStore | None = None,
         companions: CompanionStore | None = None,
+        *,
+        moves_counts: bool = False,
     ) -> None:
         self.collection = collection
         self.generation = generation
         self.examples = examples
         self.companions = companions
+        self.moves_counts = moves_counts
         # Each namespace's term frequencies, with the catalog version they were counted for.
         self._frequencies: dict[str, tuple[float | None, Frequencies]] = {}
         # Frequencies moved by this process's writes since their version (kept above), until a version names them.
@@ -51,10 +57,11 @@ class FunctionStore:
         self._keeping = threading.Lock()
 
     @classmethod
-    def open(cls, storage: Storage, generation: Generation) -> FunctionStore:
+    def open(cls, storage: Storage, generation: Generation, *, moves_counts: bool = False) -> FunctionStore:
         """Open (creating when missing) the collection of ``generation``, its model's examples and the companions."""
         examples = ExampleStore.open(storage, model=generation.model, dimension=generation.dimension)
-        return cls(storage.collection(generation.spec), generation, examples, CompanionStore.open(storage))
+        companions = CompanionStore.open(storage)
+        return cls(storage.collection(generation.spec), generation, examples, companions, moves_counts=moves_counts)
 
     def hashes(self, namespace: str) -> dict[str, str]:
         """The content hash of every stored function of ``namespace``, by name."""
@@ -173,13 +180,19 @@ class FunctionStore:
     ) -> tuple[float | None, Frequencies] | None:
         """The kept frequencies of ``namespace`` once ``ids`` hold the ``written`` terms (None: none to move)."""
         base = self._moved.get(namespace) or self._frequencies.get(namespace)
-        if base is None:
+        if not self.moves_counts or base is None:
             return None
         before = self.collection.retrieve(list(dict.fromkeys(ids)), fields=("terms",)) if ids else []
         if any("terms" not in r.payload for r in before):
             return None  # written by a replica of the previous version: counted afresh
         removed = [unpack_terms(r.payload["terms"]) for r in before]
         return base[0], base[1].changed(removed, written)
+
+    def gone(self, namespace: str) -> None:
+        """The catalog of ``namespace`` is gone: drop its word counts kept here."""
+        with self._keeping:
+            self._frequencies.pop(namespace, None)
+            self._moved.pop(namespace, None)
 
     def _write(self, namespace: str, moved: tuple[float | None, Frequencies] | None, write: Callable[[], None]) -> None:
         try:
