@@ -93,6 +93,13 @@ class Hit:
     id: str
     score: float
     payload: dict[str, Any] = field(default_factory=dict)
+    vector: list[float] | None = None  # the dense vector, when the search asked for it
+
+
+def dense_of(vectors: Any) -> list[float] | None:
+    """The dense vector among a point's named vectors, when it came with them."""
+    found = vectors.get(DENSE) if isinstance(vectors, dict) else None
+    return None if found is None else [float(x) for x in found]
 
 
 @dataclass(frozen=True)
@@ -105,6 +112,7 @@ class Search:
         match: the filter.
         limit: most hits.
         fields: the payload keys each hit carries (all when None).
+        vectors: whether each hit carries its dense vector.
     """
 
     dense: Sequence[float] | None = None
@@ -112,6 +120,7 @@ class Search:
     match: Match | None = None
     limit: int = 10
     fields: Sequence[str] | None = None
+    vectors: bool = False
 
 
 class Collection(Protocol):

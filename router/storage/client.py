@@ -178,12 +178,23 @@ class ClientCollection:
         if search.dense is not None:
             dense = [*map(float, search.dense)]
             return models.QueryRequest(
-                query=dense, using=DENSE, filter=flt, limit=search.limit, with_payload=payload, params=self._params
+                query=dense,
+                using=DENSE,
+                filter=flt,
+                limit=search.limit,
+                with_payload=payload,
+                with_vector=[DENSE] if search.vectors else False,
+                params=self._params,
             )
         if search.sparse is None or not search.sparse.indices:
             return None
         return models.QueryRequest(
-            query=to_sparse(search.sparse), using=SPARSE, filter=flt, limit=search.limit, with_payload=payload
+            query=to_sparse(search.sparse),
+            using=SPARSE,
+            filter=flt,
+            limit=search.limit,
+            with_payload=payload,
+            with_vector=[DENSE] if search.vectors else False,
         )
 
 

@@ -14,7 +14,7 @@ from typing import Any
 from qdrant_client import QdrantClient, models
 from qdrant_client.http.exceptions import UnexpectedResponse
 
-from router.storage.base import DENSE, SPARSE, CollectionSpec, Hit, Match, PointData, Record, SparseVector
+from router.storage.base import DENSE, SPARSE, CollectionSpec, Hit, Match, PointData, Record, SparseVector, dense_of
 from router.storage.cluster import ClusterOptions
 
 # A collection another process just created may answer errors for a moment while its shards start.
@@ -100,7 +100,7 @@ def to_struct(point: PointData) -> models.PointStruct:
 
 def to_hits(points: Sequence[models.ScoredPoint]) -> list[Hit]:
     """Search results as the protocol returns them."""
-    return [Hit(id=str(p.id), score=float(p.score), payload=dict(p.payload or {})) for p in points]
+    return [Hit(str(p.id), float(p.score), dict(p.payload or {}), dense_of(p.vector)) for p in points]
 
 
 def to_records(points: Sequence[models.Record]) -> list[Record]:

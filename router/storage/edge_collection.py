@@ -24,6 +24,7 @@ from router.storage.base import (
     Search,
     SparseVector,
     StorageUnavailable,
+    dense_of,
     sorted_by,
 )
 
@@ -65,7 +66,7 @@ def edge_selector(fields: Sequence[str] | None) -> Any:
 
 def edge_hit(point: Any) -> Hit:
     """A scored point as a hit."""
-    return Hit(id=str(point.id), score=float(point.score), payload=dict(point.payload or {}))
+    return Hit(str(point.id), float(point.score), dict(point.payload or {}), dense_of(point.vector))
 
 
 def edge_indexes(spec: CollectionSpec) -> dict[str, Any]:
@@ -201,4 +202,5 @@ def _query(search: Search) -> qe.QueryRequest:
         query = qe.Query.Nearest(edge_sparse(search.sparse), using=SPARSE)
     else:
         raise ValueError("a search needs a dense or a sparse vector")
-    return qe.QueryRequest(limit=search.limit, query=query, filter=flt, with_payload=payload)
+    vectors = search.vectors
+    return qe.QueryRequest(limit=search.limit, query=query, filter=flt, with_payload=payload, with_vector=vectors)

@@ -305,6 +305,21 @@ def test_searches_answer_each_request_in_one_call(storage: Storage) -> None:
     assert coll.searches([]) == []
 
 
+def test_a_search_returns_the_dense_vectors_only_when_asked(storage: Storage) -> None:
+    coll = storage.collection(make_spec())
+    coll.upsert([point(1, [0.6, 0.8, 0, 0], name="p1"), point(2, [0, 0, 1, 0], name="p2")])
+
+    bare, found = coll.searches(
+        [Search(dense=[1, 0, 0, 0], limit=2), Search(dense=[1, 0, 0, 0], limit=2, vectors=True)]
+    )
+
+    assert all(h.vector is None for h in bare)
+    assert [h.id for h in found] == [pid(1), pid(2)]
+    # Stored as given (cosine collections may keep them normalised: these are).
+    assert found[0].vector == pytest.approx([0.6, 0.8, 0, 0], abs=1e-6)
+    assert found[1].vector == pytest.approx([0, 0, 1, 0], abs=1e-6)
+
+
 def test_payload_fields_limit_search_and_retrieve(storage: Storage) -> None:
     coll = storage.collection(make_spec())
     coll.upsert([point(1, [1, 0, 0, 0], namespace="a", name="p1")])
