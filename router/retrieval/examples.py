@@ -21,31 +21,28 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from router.embedding import Embedder, Vectors
-from router.storage.base import Collection, CollectionSpec, PointData, Record, Storage
+from router.retrieval.voting import Stored, agree, overruled
+from router.storage.base import Collection, CollectionSpec, PointData, Record, Search, Storage
 
 # A frequent function's requests spread wide: a cap of 64 dropped nearly half of APIBench's most used
 # function's requests and cost 0.03 R@1 (benchmarks/RESULTS.md, bounded usage examples).
 MAX_EXAMPLES = 256
 # Two requests this close are the same request in other words (all-MiniLM-L6-v2 cosine).
 MERGE_SIMILARITY = 0.95
-# A request this close to a stored one asks the same thing, perhaps of other values ("a hotel in Rome for
-# three nights" and "in Paris for two", all-MiniLM-L6-v2 cosine 0.64): one run speaks for it alone; each
-# further stored request that agrees widens the reach (``agree``). 0.6 kept APIBench's first learning
-# step at the ungated ranking; 0.7 and 0.8 cost it (benchmarks/RESULTS.md, docs/scoring.md).
-SAME = 0.6
 _BATCH = 256
 _IDS = uuid.UUID("5d2e8f61-7a3c-4b9e-a1d4-0c6b8e2f9a73")
 # Every payload field of an example: all small, so embedded storage may keep them in memory.
-_FIELDS = ("namespace", "name", "text", "hash", "seq")
+_FIELDS = ("namespace", "name", "text", "hash", "seq", "with")
 _LISTED = ("namespace", "name", "text", "seq")
 
 
 @dataclass(frozen=True)
 class Example:
-    """A request that led to a call of ``name``."""
+    """A request that led to a call of ``name``; ``together``: the other functions its run called for it."""
 
     name: str
     text: str
+    together: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -118,7 +115,7 @@ class ExampleStore:
                 self.collection.delete([nearest[0].id])
             point = _point(namespace, example)
             payload: dict[str, object] = {"namespace": namespace, "name": example.name, "text": example.text}
-            payload.update(hash=content_hash, seq=seq + i)
+            payload.update({"hash": content_hash, "seq": seq + i, "with": list(example.together)})
             self.collection.upsert([PointData(id=point, payload=payload, dense=vector)])
             kept += 1
         return kept
@@ -128,9 +125,11 @@ class ExampleStore:
 
         A function's examples speak for the request when its ``k`` closest ones (distinct
         stored requests, near-duplicates being merged) all lie within ``SAME**k`` of it, for
-        some ``k`` (see ``agree``).
+        some ``k`` (see ``agree``), and the stored requests that ask the same thing do not
+        overrule them (see ``overruled``).
         """
-        hits = self.collection.search(dense=vector, match={"namespace": namespace}, limit=limit * 2, fields=_FIELDS)
+        search = Search(dense=vector, match={"namespace": namespace}, limit=limit * 2, fields=_FIELDS, vectors=True)
+        hits = self.collection.searches([search])[0]
         best: dict[str, Nearest] = {}
         similar: dict[str, list[float]] = {}
         for hit in hits:
@@ -138,7 +137,10 @@ class ExampleStore:
             similar.setdefault(name, []).append(hit.score)
             if name not in best:
                 best[name] = Nearest(hit.score, hit.payload["hash"], hit.payload["text"])
-        return dict([(name, found) for name, found in best.items() if agree(similar[name])][:limit])
+        stored = [Stored(h.payload["name"], h.score, h.vector, h.payload.get("with", ())) for h in hits]
+        left_out = overruled(stored)
+        spoken = [(name, found) for name, found in best.items() if agree(similar[name]) and name not in left_out]
+        return dict(spoken[:limit])
 
     def texts(self, namespace: str, name: str) -> list[str]:
         """The example requests of one function, oldest first."""
@@ -194,17 +196,6 @@ class ExampleStore:
         """Write examples read from another store with new vectors, ids and payloads kept."""
         points = [PointData(id=r.id, payload=dict(r.payload), dense=vectors[i].tolist()) for i, r in enumerate(records)]
         self.collection.upsert(points)
-
-
-def agree(similarities: Sequence[float]) -> bool:
-    """Whether a function's stored requests speak for a request, from their similarities to it, closest first.
-
-    One stored request speaks only for requests that mean the same thing (``SAME``); ``k``
-    of them, all within ``SAME**k``, speak for a wider neighbourhood: one run (a mistake, or
-    a user steering the namespace) moves its function only for its own request, while a
-    function many runs called for a kind of request rises for that whole kind.
-    """
-    return any(s >= SAME ** (k + 1) for k, s in enumerate(similarities))
 
 
 def cursor(record: Record) -> str:

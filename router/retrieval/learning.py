@@ -130,7 +130,8 @@ async def learn(
             run = f"{session}\x00{messages[turn].get('seq', turn)}"
             await asyncio.to_thread(store.companions.observe, namespace, run, [c.name for c in found])
         for name in teach:
-            kept.append((Example(name, chosen[name]), known[name]))
+            beside = tuple(n for n in teach if n != name)
+            kept.append((Example(name, chosen[name], beside), known[name]))
             rows.append(row[chosen[name]])
         dropped += [Example(name, text) for name in superseded for text in {chosen[name], found[0].request}]
     if dropped:

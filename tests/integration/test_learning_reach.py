@@ -75,6 +75,41 @@ async def test_one_wrong_run_moves_its_function_only_for_the_same_request(travel
     assert "get_airport_status" not in names(await route(travel.client, "Any rooms free in Vienna next week?"))[:2]
 
 
+async def test_runs_that_asked_the_same_outvote_a_wrong_run(travel: Served) -> None:
+    await post(travel.client, "mistaken", [user(ASKED), *call("get_airport_status", "c1", "CDG: open, no delays")])
+    before = await route(travel.client, "Find me a hotel in Rome for two nights", max_functions=5)
+    for number, city in enumerate(["Rome", "Madrid"]):
+        asked = user(f"Find me a hotel in {city} for two nights")
+        await post(travel.client, f"right-{number}", [asked, *call("book_hotel", f"h{number}")])
+
+    after = await route(travel.client, "Find me a hotel in Rome for two nights", max_functions=5)
+
+    # Alone, the wrong run lifts its function for the requests like its own.
+    assert "get_airport_status" in names(before)[:2]
+    assert next(f for f in before if f["name"] == "get_airport_status")["explanation"]["example"]["text"] == ASKED
+    # Two runs that asked the same thing called another function: the wrong one's example no longer counts.
+    assert names(after)[0] == "book_hotel"
+    assert "get_airport_status" not in names(after)[:3]
+    assert all(f["explanation"]["example"] is None for f in after if f["name"] == "get_airport_status")
+
+
+async def test_functions_runs_called_together_are_not_outvoted(travel: Served) -> None:
+    for number, city in enumerate(["Rome", "Madrid"]):
+        calls = [{"id": f"{name}-{number}", "type": "function", "function": {"name": name, "arguments": "{}"}}
+                 for name in ("search_flights", "book_flight")]  # fmt: skip
+        results = [{"role": "tool", "tool_call_id": c["id"], "content": "done"} for c in calls]
+        together = [{"role": "assistant", "content": None, "tool_calls": calls}, *results]  # in one message
+        await post(travel.client, f"both-{number}", [user(f"Find and book a flight from Lisbon to {city}"), *together])
+    await post(travel.client, "search", [user("Find a flight from Lisbon to Oslo"), *call("search_flights", "s")])
+
+    # The nearest run called search_flights alone, and more runs called it than book_flight: those that
+    # called both say that book_flight goes with it, not instead of it.
+    found = await route(travel.client, "Find a flight from Lisbon to Oslo", max_functions=5)
+
+    booked = next(f for f in found if f["name"] == "book_flight")
+    assert booked["explanation"]["example"] is not None
+
+
 async def test_runs_that_agree_widen_the_reach(travel: Served) -> None:
     berlin = "I need a room in Berlin for the weekend"
     # Cosine 0.45 to the Berlin request: the same neighbourhood, not the same request.

@@ -1,0 +1,87 @@
+"""Which stored requests speak for a new request: how far one run reaches, and when runs outvote it.
+
+A usage example (``router.retrieval.examples``) lifts its function for the requests that ask
+what it asked. One run is an anecdote, perhaps a mistake whose call succeeded; many runs that
+agree are evidence. These rules weigh one against the other, from the stored requests found
+near the new one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+# A request this close to a stored one asks the same thing, perhaps of other values ("a hotel in Rome for
+# three nights" and "in Paris for two", all-MiniLM-L6-v2 cosine 0.64): one run speaks for it alone; each
+# further stored request that agrees widens the reach (``agree``). 0.6 kept APIBench's first learning
+# step at the ungated ranking; 0.7 and 0.8 cost it (benchmarks/RESULTS.md, docs/scoring.md).
+SAME = 0.6
+
+
+def agree(similarities: Sequence[float]) -> bool:
+    """Whether a function's stored requests speak for a request, from their similarities to it, closest first.
+
+    One stored request speaks only for requests that mean the same thing (``SAME``); ``k``
+    of them, all within ``SAME**k``, speak for a wider neighbourhood: one run (a mistake, or
+    a user steering the namespace) moves its function only for its own request, while a
+    function many runs called for a kind of request rises for that whole kind.
+    """
+    return any(s >= SAME ** (k + 1) for k, s in enumerate(similarities))
+
+
+@dataclass(frozen=True)
+class Stored:
+    """A stored request found near a new one.
+
+    Attributes:
+        name: the function it called.
+        similarity: its cosine similarity to the new request.
+        vector: its embedding (None: not read).
+        together: the other functions its run called for it.
+    """
+
+    name: str
+    similarity: float
+    vector: Sequence[float] | None
+    together: Sequence[str] = ()
+
+
+def overruled(stored: Sequence[Stored]) -> set[str]:
+    """The functions whose examples the stored requests near a new one overrule (``stored`` closest first).
+
+    A run that called ``g`` where others called ``f`` for the same request (a mistake whose
+    call succeeded) is outvoted by them. ``g`` is overruled when, among the stored requests
+    that ask the same thing as the new one (within ``SAME`` of it), another function ``f``
+    was called by more of them, the nearest of them is nearer than any of ``g``'s, one of them
+    asks what ``g``'s closest asks (within ``SAME`` of it), and no run among them called both:
+    functions called together serve different parts of a request, and a nearer request is
+    not outvoted by farther ones.
+    """
+    closest: dict[str, Stored] = {}
+    near: dict[str, list[Stored]] = {}
+    for found in stored:
+        closest.setdefault(found.name, found)
+        if found.similarity >= SAME:
+            near.setdefault(found.name, []).append(found)
+
+    def asks_the_same(runs: Sequence[Stored], other: Stored) -> bool:
+        if other.vector is None:
+            return False
+        mine = np.asarray(other.vector)
+        return any(r.vector is not None and float(np.dot(r.vector, mine)) >= SAME for r in runs)
+
+    def called_together(f: str, g: str) -> bool:
+        return any(g in r.together for r in near[f]) or any(f in r.together for r in near.get(g, ()))
+
+    left_out: set[str] = set()
+    for g, own in closest.items():
+        votes = len(near.get(g, ()))
+        for f, runs in near.items():
+            if f == g or len(runs) <= votes or runs[0].similarity <= own.similarity:
+                continue
+            if asks_the_same(runs, own) and not called_together(f, g):
+                left_out.add(g)
+                break
+    return left_out

@@ -1,0 +1,68 @@
+"""When the stored requests near a new one outvote a function's example (pure logic, no model)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from router.retrieval.voting import Stored, overruled
+
+HOTEL = np.eye(4)[0]
+# Another request of the same kind: most of its meaning is the hotel request's.
+HOTEL_AGAIN = np.array([0.9, 0.436, 0.0, 0.0])
+WEATHER = np.eye(4)[2]
+
+
+def run(name: str, similarity: float, vector: np.ndarray, together: tuple[str, ...] = ()) -> Stored:
+    return Stored(name, similarity, vector.tolist(), together)
+
+
+def test_runs_that_asked_the_same_outvote_a_single_other_call() -> None:
+    stored = [
+        run("book_hotel", 0.9, HOTEL),
+        run("get_airport_status", 0.85, HOTEL_AGAIN),  # the mistake: a run that called it for the same request
+        run("book_hotel", 0.8, HOTEL_AGAIN),
+    ]
+    assert overruled(stored) == {"get_airport_status"}
+
+
+def test_functions_a_run_called_together_are_not_outvoted() -> None:
+    stored = [
+        run("search_hotels", 0.9, HOTEL, ("book_hotel",)),
+        run("book_hotel", 0.85, HOTEL_AGAIN, ("search_hotels",)),
+        run("search_hotels", 0.8, HOTEL_AGAIN),
+    ]
+    assert overruled(stored) == set()
+
+
+def test_a_nearer_request_is_not_outvoted_by_farther_ones() -> None:
+    stored = [
+        run("get_airport_status", 0.95, HOTEL),
+        run("book_hotel", 0.85, HOTEL_AGAIN),
+        run("book_hotel", 0.8, HOTEL_AGAIN),
+    ]
+    assert overruled(stored) == set()
+
+
+def test_runs_that_asked_something_else_do_not_outvote() -> None:
+    # Near the new request, but not to each other: they asked different things of it.
+    stored = [
+        run("book_hotel", 0.9, HOTEL),
+        run("get_weather", 0.85, WEATHER),
+        run("book_hotel", 0.8, HOTEL_AGAIN),
+    ]
+    assert overruled(stored) == set()
+
+
+def test_as_many_runs_do_not_outvote() -> None:
+    stored = [run("book_hotel", 0.9, HOTEL), run("get_airport_status", 0.85, HOTEL_AGAIN)]
+    assert overruled(stored) == set()
+
+
+def test_only_runs_that_ask_the_same_as_the_new_request_vote() -> None:
+    # Far from the new request, however many, they do not count as votes.
+    stored = [
+        run("get_airport_status", 0.7, HOTEL),
+        run("book_hotel", 0.75, HOTEL_AGAIN),
+        *[run("book_hotel", 0.3, HOTEL_AGAIN) for _ in range(3)],
+    ]
+    assert overruled(stored) == set()
