@@ -21,10 +21,8 @@ import argparse
 import asyncio
 import json
 import random
-import statistics
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -34,13 +32,12 @@ from tqdm import tqdm
 from benchmarks.bfcl import load_questions
 from benchmarks.catalogs import build_catalog, change_one
 from benchmarks.harness import Bare, Header, Server, progress, record, say
+from benchmarks.perf_report import CLIENTS, Size, report, table
 from router.catalog.functions import FunctionDef
 from router.retrieval.texts import DEFAULT_TEMPLATE, parameter_facets, template
 
 HEADING = "## Performance (make bench-perf)"
 NAMESPACE = "bench"
-CLIENTS = (1, 4, 16, 64)
-MB = 1 << 20
 # Between a route and a bare encode: the OpenMP threads of the process that just ran spin for a moment.
 SETTLE = 0.01
 
@@ -118,25 +115,6 @@ def spread(texts: Sequence[str], most: int) -> list[str]:
 def body(functions: Sequence[FunctionDef]) -> bytes:
     """A catalog ``PUT`` body."""
     return json.dumps({"functions": [dict(f.definition) for f in functions]}).encode()
-
-
-@dataclass
-class Size:
-    """What one catalog size measured."""
-
-    n: int
-    embedding: dict[str, Any] = field(default_factory=dict)
-    sync_seconds: float = 0.0
-    sync_texts: tuple[int, int, int] = (0, 0, 0)  # texts embedded, of which functions', texts of the floor
-    floor_rate: float = 0.0  # bare texts/s
-    routes: list[float] = field(default_factory=list)
-    encodes: list[float] = field(default_factory=list)
-    throughput: dict[int, float] = field(default_factory=dict)
-    gains: dict[int, float] = field(default_factory=dict)
-    changed: list[float] = field(default_factory=list)
-    changed_encode: float = 0.0
-    rss_ready: int = 0
-    rss_clients: int = 0
 
 
 async def put(server: Server, catalog: bytes, label: str) -> float:
@@ -229,67 +207,6 @@ async def measure(n: int, opts: argparse.Namespace, bare: Bare) -> Size:
             result.changed.append(await put(server, bodies[i % 2], "1 changed"))
         result.changed_encode = bare.single_ms([template(DEFAULT_TEMPLATE)(edited)] * 5)
     return result
-
-
-def table(results: Sequence[Size]) -> str:
-    """Every figure beside its floor, its ratio to it and its target."""
-    lines = [
-        "| measure | size | value | floor (same run) | ratio | target | |",
-        "| --- | ---: | --- | --- | ---: | --- | --- |",
-    ]
-
-    def add(
-        what: str, value: str, floor: str = "", ratio: float | None = None, want: str = "", met: bool | None = None
-    ) -> None:
-        verdict = "" if met is None else "met" if met else "**not met**"
-        times = "" if ratio is None else f"{ratio:.2f}x"
-        lines.append(f"| {what} | {r.n:,} | {value} | {floor} | {times} | {want} | {verdict} |")
-
-    for r in results:
-        big, (texts, own, sampled) = r.n >= 10_000, r.sync_texts
-        rate, floor = r.n / r.sync_seconds, r.n * r.floor_rate / texts
-        which = "all" if sampled == texts else f"a sample of {sampled:,} spread over their lengths"
-        of = f"of its {texts:,} texts ({own:,} functions, {texts - own:,} parameter facets; {which})"
-        add("full sync, PUT on an empty store", f"{rate:.1f} fn/s ({r.sync_seconds:.1f} s)",
-            f"{floor:.1f} fn/s bare batch encode {of}", rate / floor, "≥ 0.9x", rate / floor >= 0.9)  # fmt: skip
-        p50, encode = statistics.median(r.routes), statistics.median(r.encodes)
-        add(f"route p50, sequential ({len(r.routes)} distinct)", f"{p50:.1f} ms",
-            f"{encode:.1f} ms bare encode of the same text", p50 / encode, "≤ 1.5x", p50 / encode <= 1.5)  # fmt: skip
-        p95, encode95 = (statistics.quantiles(x, n=20)[-1] for x in (r.routes, r.encodes))
-        add("route p95, sequential", f"{p95:.1f} ms", f"{encode95:.1f} ms bare encode", p95 / encode95)
-        single, gain = r.throughput[1], max(r.gains.values())
-        add("throughput, 1 client (sequential)", f"{single:.1f} req/s")
-        for count in CLIENTS[1:]:
-            ratio = r.throughput[count] / single
-            want, least = (
-                (f"≥ 0.9x bare gain ({0.9 * gain:.2f}x), ≥ 1x", max(0.9 * gain, 1)) if count == 16 else ("≥ 1x", 1)
-            )
-            add(f"throughput, {count} clients", f"{r.throughput[count]:.1f} req/s", f"{single:.1f} req/s sequential",
-                ratio, want, ratio >= least)  # fmt: skip
-        for batch, value in r.gains.items():
-            add(f"bare encode, batches of {batch} against one per call", f"{value:.2f}x", "the 16 clients' questions")
-        change = statistics.median(r.changed)
-        add(f"1 changed, PUT of the whole catalog (median of {len(r.changed)})", f"{change:.3f} s",
-            f"{r.changed_encode:.1f} ms bare encode of its text", change * 1000 / r.changed_encode,
-            "≤ 0.3 s" if big else "", change <= 0.3 if big else None)  # fmt: skip
-        add("RSS after ready (empty store)", f"{r.rss_ready / MB:,.0f} MB")
-        add("RSS, most sampled while 64 clients route", f"{r.rss_clients / MB:,.0f} MB", "", None,
-            "≤ 1 GB (1,024 MB)" if big else "", r.rss_clients <= 1024 * MB if big else None)  # fmt: skip
-    return "\n".join(lines)
-
-
-def report(results: Sequence[Size], opts: argparse.Namespace) -> str:
-    """The table and what was run."""
-    embedding = json.dumps(results[0].embedding) if results else "{}"
-    return "\n\n".join([
-        table(results),
-        f"Router embedding (`GET /v1/status` \"embedding\"): `{embedding}`. Text template `{DEFAULT_TEMPLATE}`, "
-        "embedded mode (Qdrant Edge), one namespace holding the catalog; one server per size, on an empty store. "
-        "Client: one keep-alive HTTP/1.1 connection per client over asyncio streams (no httpx). "
-        f"Sequential routes: {opts.queries} distinct BFCL questions; throughput: {opts.per_level} distinct questions "
-        "per client count (none repeated within a size); bare batching gain: the best of batches of 4 and 16, on the "
-        f"16 clients' questions; one change: {opts.repeats} PUTs, each changing one description.",
-    ])  # fmt: skip
 
 
 async def run(opts: argparse.Namespace) -> list[Size]:
