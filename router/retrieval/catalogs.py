@@ -241,14 +241,17 @@ class Catalogs:
 
     def known(self, namespace: str) -> CatalogRecord:
         """``record`` on the calling thread (blocking)."""
+        stores = [index.store for index in (self._index, self.multilingual) if index is not None]
+        stamps = [store.writes for store in stores]
         record = self.meta.catalog(namespace)
-        if record is None:
-            self.gone(namespace)  # perhaps deleted by another process
+        if record is None:  # perhaps deleted by another process: its word counts go, unless a write made it anew
+            for store, stamp in zip(stores, stamps, strict=True):
+                store.gone(namespace, unless_written_since=stamp)
             raise NamespaceNotFound(f"no catalog named {namespace!r}", field="namespace")
         return record
 
     def gone(self, namespace: str) -> None:
-        """The catalog of ``namespace`` is gone: drop what this process kept of it."""
+        """The writer deleted the catalog of ``namespace``: drop what this process kept of it."""
         if self.pins is not None:
             self.pins.deleted(namespace)
         for index in (self._index, self.multilingual):

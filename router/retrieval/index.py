@@ -188,11 +188,21 @@ class FunctionStore:
         removed = [unpack_terms(r.payload["terms"]) for r in before]
         return base[0], base[1].changed(removed, written)
 
-    def gone(self, namespace: str) -> None:
-        """The catalog of ``namespace`` is gone: drop its word counts kept here."""
+    @property
+    def writes(self) -> int:
+        """How many writes this store has made: a stamp for ``gone``."""
+        return self._writes
+
+    def gone(self, namespace: str, *, unless_written_since: int | None = None) -> None:
+        """The catalog of ``namespace`` is gone: drop its word counts kept here.
+
+        With ``unless_written_since`` (a ``writes`` stamp taken before the catalog was found
+        gone), nothing is dropped once a write came since: it may have made the catalog anew.
+        """
         with self._keeping:
-            self._frequencies.pop(namespace, None)
-            self._moved.pop(namespace, None)
+            if unless_written_since is None or unless_written_since == self._writes:
+                self._frequencies.pop(namespace, None)
+                self._moved.pop(namespace, None)
 
     def _write(self, namespace: str, moved: tuple[float | None, Frequencies] | None, write: Callable[[], None]) -> None:
         try:

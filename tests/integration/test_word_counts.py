@@ -160,6 +160,26 @@ async def test_a_catalog_another_process_deleted_leaves_no_counts_behind(
         store.frequencies("bench")
 
 
+async def test_a_route_that_found_no_catalog_keeps_the_counts_a_write_made_meanwhile(
+    service: CatalogService, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    await service.settle()
+    store = service.index.store
+    assert store.frequencies("bench") is not None  # kept
+
+    def written_meanwhile(namespace: str) -> Any:
+        # The route reads no record (the catalog was being made anew), and the writer writes before its verdict.
+        store.upsert(namespace, functions()[:1], *vectors(service, 1))
+        return None
+
+    monkeypatch.setattr(service.meta, "catalog", written_meanwhile)
+    with pytest.raises(NamespaceNotFound):
+        service.catalogs.known("bench")
+    monkeypatch.undo()
+
+    assert "bench" in store._moved  # the counts the write moved, for its record to name
+
+
 async def test_a_deleted_catalog_leaves_no_counts_behind(service: CatalogService) -> None:
     await service.settle()
     store = service.index.store
