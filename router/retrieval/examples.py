@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 from router.embedding import Embedder, Vectors
 from router.retrieval.voting import Stored, agree, overruled
-from router.storage.base import Collection, CollectionSpec, PointData, Record, Search, Storage
+from router.storage.base import Collection, CollectionSpec, Hit, PointData, Record, Search, Storage
 
 # A frequent function's requests spread wide: a cap of 64 dropped nearly half of APIBench's most used
 # function's requests and cost 0.03 R@1 (benchmarks/RESULTS.md, bounded usage examples).
@@ -108,8 +108,9 @@ class ExampleStore:
         for i, (example, content_hash) in enumerate(examples):
             vector = vectors[i].tolist()
             match = {"namespace": namespace, "name": example.name}
-            nearest = self.collection.search(dense=vector, match=match, limit=1)
+            nearest = self.collection.searches([Search(dense=vector, match=match, limit=1, vectors=True)])[0]
             if nearest and nearest[0].score >= MERGE_SIMILARITY and nearest[0].payload.get("hash") == content_hash:
+                self._join(nearest[0], example.together)
                 continue
             if nearest and self.collection.count(match) >= MAX_EXAMPLES:
                 self.collection.delete([nearest[0].id])
@@ -119,6 +120,14 @@ class ExampleStore:
             self.collection.upsert([PointData(id=point, payload=payload, dense=vector)])
             kept += 1
         return kept
+
+    def _join(self, kept: Hit, together: Sequence[str]) -> None:
+        """A request merged into a kept example: the example keeps what either run called beside it."""
+        known = list(kept.payload.get("with", ()))
+        added = [name for name in together if name not in known]
+        if added and kept.vector is not None:
+            payload = {**kept.payload, "with": known + added}
+            self.collection.upsert([PointData(id=kept.id, payload=payload, dense=kept.vector)])
 
     def nearest(self, namespace: str, vector: Sequence[float], *, limit: int) -> dict[str, Nearest]:
         """The functions whose examples speak for a request at ``vector``, each with its closest example.

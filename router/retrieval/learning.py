@@ -125,12 +125,12 @@ async def learn(
     for turn, found in by_turn.items():
         names = list(dict.fromkeys(c.name for c in found))
         chosen = await asyncio.to_thread(_assign, store, namespace, names, parts[turn], vectors, row, lexical_weight)
-        teach, superseded = corrected(found, chosen, start=start)
+        teach, superseded, standing = corrected(found, chosen, start=start)
         if store.companions is not None:
             run = f"{session}\x00{messages[turn].get('seq', turn)}"
             await asyncio.to_thread(store.companions.observe, namespace, run, [c.name for c in found])
         for name in teach:
-            beside = tuple(n for n in teach if n != name)
+            beside = tuple(n for n in standing if n != name)
             kept.append((Example(name, chosen[name], beside), known[name]))
             rows.append(row[chosen[name]])
         dropped += [Example(name, text) for name in superseded for text in {chosen[name], found[0].request}]
@@ -148,14 +148,17 @@ def _parts(found: Sequence[RunCall]) -> list[str]:
     return clauses(text) if len({c.name for c in found}) > 1 else [text]
 
 
-def corrected(found: Sequence[RunCall], chosen: Mapping[str, str], *, start: int) -> tuple[list[str], list[str]]:
-    """Which of a turn's succeeded calls teach, and which were superseded after they had taught.
+def corrected(
+    found: Sequence[RunCall], chosen: Mapping[str, str], *, start: int
+) -> tuple[list[str], list[str], list[str]]:
+    """Which of a turn's succeeded calls teach, which were superseded after they had taught, and which stand.
 
     Each part of the request (``chosen`` maps each function to its part) is taught by the
     functions of the latest message that called one for it: calls made together serve
-    several parts, a later call for the same part replaces an earlier one. A function
-    teaches when one of its calls was answered from ``start`` on; a superseded one that was
-    answered before ``start`` had taught, and is returned to be forgotten.
+    several parts, a later call for the same part replaces an earlier one. Those functions
+    stand for the turn, whenever their results came. A function teaches when one of its
+    calls was answered from ``start`` on; a superseded one that was answered before
+    ``start`` had taught, and is returned to be forgotten.
     """
     latest: dict[str, int] = {}
     fresh: set[str] = set()
@@ -166,9 +169,9 @@ def corrected(found: Sequence[RunCall], chosen: Mapping[str, str], *, start: int
     last_of_part: dict[str, int] = {}
     for name, position in latest.items():
         last_of_part[chosen[name]] = max(last_of_part.get(chosen[name], -1), position)
-    teach = [n for n, p in latest.items() if p == last_of_part[chosen[n]] and n in fresh]
+    standing = [n for n, p in latest.items() if p == last_of_part[chosen[n]]]
     superseded = [n for n, p in latest.items() if p < last_of_part[chosen[n]] and n not in fresh]
-    return teach, superseded
+    return [n for n in standing if n in fresh], superseded, standing
 
 
 async def learn_in_spaces(

@@ -55,9 +55,9 @@ def overruled(stored: Sequence[Stored]) -> set[str]:
     call succeeded) is outvoted by them. ``g`` is overruled when, among the stored requests
     that ask the same thing as the new one (within ``SAME`` of it), another function ``f``
     was called by more of them, the nearest of them is nearer than any of ``g``'s, one of them
-    asks what ``g``'s closest asks (within ``SAME`` of it), and no run among them called both:
-    functions called together serve different parts of a request, and a nearer request is
-    not outvoted by farther ones.
+    asks what ``g``'s closest asks (within ``SAME`` of it), and no run among them (nor ``g``'s
+    closest) called both: functions called together serve different parts of a request, and
+    a nearer request is not outvoted by farther ones.
     """
     closest: dict[str, Stored] = {}
     near: dict[str, list[Stored]] = {}
@@ -66,22 +66,27 @@ def overruled(stored: Sequence[Stored]) -> set[str]:
         if found.similarity >= SAME:
             near.setdefault(found.name, []).append(found)
 
-    def asks_the_same(runs: Sequence[Stored], other: Stored) -> bool:
-        if other.vector is None:
-            return False
-        mine = np.asarray(other.vector)
-        return any(r.vector is not None and float(np.dot(r.vector, mine)) >= SAME for r in runs)
-
     def called_together(f: str, g: str) -> bool:
-        return any(g in r.together for r in near[f]) or any(f in r.together for r in near.get(g, ()))
+        mine = [closest[g], *near.get(g, ())]
+        return any(g in r.together for r in near[f]) or any(f in r.together for r in mine)
 
+    challenged = [
+        (g, f)
+        for g, own in closest.items()
+        for f, runs in near.items()
+        if f != g and len(runs) > len(near.get(g, ())) and runs[0].similarity > own.similarity
+        and not called_together(f, g)
+    ]  # fmt: skip
+    if not challenged:
+        return set()
+    # Whether f's runs asked what g's closest asked: one product of the vectors involved.
+    involved = {id(r): r for g, f in challenged for r in (closest[g], *near[f]) if r.vector is not None}
+    rows = {key: i for i, key in enumerate(involved)}
+    vectors = np.asarray([r.vector for r in involved.values()], dtype=np.float32)
+    similar = vectors @ vectors.T if len(vectors) else vectors
     left_out: set[str] = set()
-    for g, own in closest.items():
-        votes = len(near.get(g, ()))
-        for f, runs in near.items():
-            if f == g or len(runs) <= votes or runs[0].similarity <= own.similarity:
-                continue
-            if asks_the_same(runs, own) and not called_together(f, g):
-                left_out.add(g)
-                break
+    for g, f in challenged:
+        own = rows.get(id(closest[g]))
+        if own is not None and any(id(r) in rows and similar[own, rows[id(r)]] >= SAME for r in near[f]):
+            left_out.add(g)
     return left_out

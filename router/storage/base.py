@@ -99,7 +99,7 @@ class Hit:
 def dense_of(vectors: Any) -> list[float] | None:
     """The dense vector among a point's named vectors, when it came with them."""
     found = vectors.get(DENSE) if isinstance(vectors, dict) else None
-    return None if found is None else [float(x) for x in found]
+    return None if found is None else list(found)  # both engines answer a list of floats
 
 
 @dataclass(frozen=True)

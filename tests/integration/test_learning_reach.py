@@ -93,13 +93,18 @@ async def test_runs_that_asked_the_same_outvote_a_wrong_run(travel: Served) -> N
     assert all(f["explanation"]["example"] is None for f in after if f["name"] == "get_airport_status")
 
 
-async def test_functions_runs_called_together_are_not_outvoted(travel: Served) -> None:
+@pytest.mark.parametrize("posts", [1, 2])
+async def test_functions_runs_called_together_are_not_outvoted(travel: Served, posts: int) -> None:
     for number, city in enumerate(["Rome", "Madrid"]):
         calls = [{"id": f"{name}-{number}", "type": "function", "function": {"name": name, "arguments": "{}"}}
                  for name in ("search_flights", "book_flight")]  # fmt: skip
         results = [{"role": "tool", "tool_call_id": c["id"], "content": "done"} for c in calls]
-        together = [{"role": "assistant", "content": None, "tool_calls": calls}, *results]  # in one message
-        await post(travel.client, f"both-{number}", [user(f"Find and book a flight from Lisbon to {city}"), *together])
+        asked = [user(f"Find and book a flight from Lisbon to {city}"), {"role": "assistant", "tool_calls": calls}]
+        if posts == 1:  # both calls in one message, answered together
+            await post(travel.client, f"both-{number}", [*asked, *results])
+        else:  # the second result comes in the session's next post
+            await post(travel.client, f"both-{number}", [*asked, results[0]])
+            await post(travel.client, f"both-{number}", [results[1]])
     await post(travel.client, "search", [user("Find a flight from Lisbon to Oslo"), *call("search_flights", "s")])
 
     # The nearest run called search_flights alone, and more runs called it than book_flight: those that
@@ -108,6 +113,20 @@ async def test_functions_runs_called_together_are_not_outvoted(travel: Served) -
 
     booked = next(f for f in found if f["name"] == "book_flight")
     assert booked["explanation"]["example"] is not None
+
+
+async def test_a_request_taught_again_keeps_what_either_run_called_beside_it(travel: Served) -> None:
+    await post(travel.client, "alone", [user("Find a flight from Lisbon to Rome"), *call("search_flights", "s")])
+    calls = [{"id": f"{name}-c", "type": "function", "function": {"name": name, "arguments": "{}"}}
+             for name in ("search_flights", "book_flight")]  # fmt: skip
+    results = [{"role": "tool", "tool_call_id": c["id"], "content": "done"} for c in calls]
+    asked = [user("Find a flight from Lisbon to Rome"), {"role": "assistant", "tool_calls": calls}]
+    await post(travel.client, "both", [*asked, *results])
+
+    examples = travel.runtime.service.index.store.examples
+    assert examples is not None
+    kept = {r.payload["name"]: r.payload["with"] for r in examples.collection.scroll({"namespace": "travel"})}
+    assert kept == {"search_flights": ["book_flight"], "book_flight": ["search_flights"]}
 
 
 async def test_runs_that_agree_widen_the_reach(travel: Served) -> None:

@@ -66,3 +66,19 @@ def test_only_runs_that_ask_the_same_as_the_new_request_vote() -> None:
         *[run("book_hotel", 0.3, HOTEL_AGAIN) for _ in range(3)],
     ]
     assert overruled(stored) == set()
+
+
+def test_a_function_whose_own_closest_run_called_both_is_not_outvoted() -> None:
+    # Its closest run is beyond SAME (it speaks through a second one), and says f was called beside it.
+    stored = [
+        run("f", 0.7, HOTEL_AGAIN),
+        run("f", 0.65, HOTEL_AGAIN),
+        run("g", 0.55, HOTEL, ("f",)),
+        run("g", 0.5, HOTEL, ("f",)),
+    ]
+    assert overruled(stored) == set()
+
+
+def test_runs_without_vectors_never_outvote() -> None:
+    stored = [Stored("f", 0.9, None), Stored("g", 0.85, None), Stored("f", 0.8, None)]
+    assert overruled(stored) == set()
