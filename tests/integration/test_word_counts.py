@@ -4,8 +4,6 @@ counted afresh otherwise, and dropped with their catalog.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -19,28 +17,14 @@ from router.routing.routed import Turn
 from router.routing.settings import RouteSettings
 from router.routing.turns import TurnRouter
 from router.storage.base import PointData, Storage
-from router.storage.client import ClientStorage
-from router.storage.edge import EdgeStorage
 from sync.service import CatalogService
+from tests.integration import test_hybrid
 from tests.integration.test_hybrid import CATALOG, WORDS, crowd, functions, words
 
 pytestmark = pytest.mark.integration
 
-
-@pytest.fixture(params=["edge", "memory"])
-def storage(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Storage]:
-    opened: Storage = EdgeStorage(tmp_path / "data") if request.param == "edge" else ClientStorage.in_memory()
-    yield opened
-    opened.close()
-
-
-@pytest.fixture
-async def service(storage: Storage, embedders: EmbedderPool) -> CatalogService:
-    # Each test's store is its own, written by this service alone (as embedded storage is).
-    opened = CatalogService(storage, embedders, model=DEFAULT_MODEL, text=DEFAULT_TEMPLATE, sole_writer=True)
-    await opened.open()
-    await opened.apply("bench", functions(), source="test")
-    return opened
+# The hybrid tests' fixtures: both adapters, each store written by the service alone.
+storage, service = test_hybrid.storage, test_hybrid.service
 
 
 async def test_a_change_is_counted_by_its_writer_so_the_next_route_need_not(
