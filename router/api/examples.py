@@ -38,6 +38,9 @@ class ExampleItem(BaseModel):
     function: str = Field(description="the function the request led to")
     request: str = Field(description="the request (the user's turn, or the part of it the call served)")
     stored_at: float = Field(description="when it was stored (Unix seconds)")
+    called_with: list[str] = Field(
+        description="the other functions its run called for the same turn (they never outvote it)"
+    )
 
 
 class ExamplesOut(BaseModel):
@@ -83,6 +86,7 @@ async def list_examples(
             function=r.payload["name"],
             request=r.payload["text"],
             stored_at=int(r.payload.get("seq", 0)) / 1e6,
+            called_with=list(r.payload.get("with", ())),
         )
         for r in page[:limit]
     ]

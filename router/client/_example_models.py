@@ -10,18 +10,24 @@ from router.client._models import _float, _list, _object, _str
 
 @dataclass(frozen=True)
 class UsageExample:
-    """A request that led to a successful call of ``function``, kept to route like requests to it."""
+    """A request that led to a successful call of ``function``, kept to route like requests to it.
+
+    ``called_with``: the other functions its run called for the same turn (empty from a server
+    that does not say).
+    """
 
     id: str
     function: str
     request: str
     stored_at: float
+    called_with: tuple[str, ...] = ()
 
     @classmethod
     def from_json(cls, body: Any) -> UsageExample:
         """Read one ``examples`` item of ``GET /v1/catalogs/{namespace}/examples``."""
         item = _object(body, "example")
-        return cls(_str(item, "id"), _str(item, "function"), _str(item, "request"), _float(item, "stored_at"))
+        beside = tuple(str(name) for name in _list(item.get("called_with", []), "called_with"))
+        return cls(_str(item, "id"), _str(item, "function"), _str(item, "request"), _float(item, "stored_at"), beside)
 
 
 @dataclass(frozen=True)

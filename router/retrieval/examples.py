@@ -33,7 +33,7 @@ _BATCH = 256
 _IDS = uuid.UUID("5d2e8f61-7a3c-4b9e-a1d4-0c6b8e2f9a73")
 # Every payload field of an example: all small, so embedded storage may keep them in memory.
 _FIELDS = ("namespace", "name", "text", "hash", "seq", "with")
-_LISTED = ("namespace", "name", "text", "seq")
+_LISTED = ("namespace", "name", "text", "seq", "with")
 
 
 @dataclass(frozen=True)

@@ -75,6 +75,9 @@ async def test_examples_are_listed_paged_and_filtered(ops: Served) -> None:
         ("send_email", RUNS[2][0]),
     ]
     assert len(everything["examples"]) == 5  # the last run taught both of its functions
+    together = {e["function"]: e["called_with"] for e in everything["examples"][3:]}
+    assert together == {"send_email": ["post_slack_message"], "post_slack_message": ["send_email"]}
+    assert everything["examples"][0]["called_with"] == []
     assert everything["next_cursor"] is None
     assert all(e["stored_at"] > 1.7e9 for e in everything["examples"])
 
@@ -150,6 +153,7 @@ async def test_the_client_lists_and_deletes_examples(ops: Served) -> None:
     assert rest.next_cursor is None
     assert {e.function for e in emails.examples} == {"send_email"}
     assert first.examples[0].request == RUNS[0][0]
+    assert {e.called_with for e in rest.examples} == {("post_slack_message",), ("send_email",)}
     assert one.deleted == 1
     assert cleared.deleted == 2  # the first one was deleted already
     assert {e.function for e in left.examples} == {"post_slack_message"}
