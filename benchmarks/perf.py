@@ -12,7 +12,9 @@ pay for on 2 shared cores). Every floor is the bare library (``harness.Bare``) i
 3. throughput with 1, 4, 16 and 64 clients over distinct questions (the server caches query vectors
    by text), beside the bare batching gain on the 16 clients' questions (batches of 4 or 16 against one per call);
 4. one changed description, applied by a ``PUT`` of the whole catalog;
-5. the server's RSS after ready and while 64 clients route (the most sampled).
+5. the server's RSS after ready and while 64 clients route (the most sampled);
+6. route p50 again once the throughput questions were stored as runs (``POST /v1/sessions/{id}/messages``,
+   each calling the function BFCL expects), so that routes read usage examples and their votes.
 """
 
 from __future__ import annotations
@@ -29,10 +31,11 @@ from urllib.parse import urlsplit
 import orjson
 from tqdm import tqdm
 
-from benchmarks.bfcl import load_questions
+from benchmarks.bfcl import BfclQuestion, load_questions
 from benchmarks.catalogs import build_catalog, change_one
 from benchmarks.harness import Bare, Header, Server, progress, record, say
 from benchmarks.perf_report import CLIENTS, Size, report, table
+from benchmarks.quality_runs import run_of
 from router.catalog.functions import FunctionDef
 from router.retrieval.texts import DEFAULT_TEMPLATE, parameter_facets, template
 
@@ -86,11 +89,15 @@ class Connection:
             self.streams = None
 
 
-def questions(seed: int) -> list[str]:
-    """Every BFCL question's text once, in a seeded order (routed only: nothing is tuned on them)."""
-    texts = list(dict.fromkeys(q.text.strip() for q in load_questions() if q.text.strip()))
-    random.Random(seed).shuffle(texts)
-    return texts
+def questions(seed: int) -> list[BfclQuestion]:
+    """Every BFCL question with a text of its own, in a seeded order (routed only: nothing is tuned on them)."""
+    first: dict[str, BfclQuestion] = {}
+    for question in load_questions():
+        first.setdefault(question.text.strip(), question)
+    first.pop("", None)
+    ordered = list(first.values())
+    random.Random(seed).shuffle(ordered)
+    return ordered
 
 
 def sync_texts(functions: Sequence[FunctionDef]) -> tuple[list[str], int]:
@@ -163,14 +170,49 @@ def route(text: str) -> dict[str, Any]:
     return {"namespace": NAMESPACE, "messages": [{"role": "user", "content": text}]}
 
 
+async def sequential(server: Server, texts: Sequence[str], bare: Bare) -> tuple[list[float], list[float]]:
+    """Milliseconds of each route of ``texts``, one at a time, and of the bare encode of each."""
+    routes, encodes, http = [], [], Connection(server.url)
+    for i, text in enumerate(tqdm(texts, desc="sequential routes", unit="q", leave=False)):
+        if i % 2:  # which goes first alternates, so a drift of the machine weighs on both alike
+            encodes.append(bare.one_ms(text))
+        await asyncio.sleep(SETTLE)
+        start = time.perf_counter()
+        answer = await http.request("POST", "/v1/route", route(text))
+        routes.append((time.perf_counter() - start) * 1000)
+        if answer["context"] != text:
+            raise RuntimeError(f"the route embedded {answer['context']!r}, not the turn's text")
+        await asyncio.sleep(SETTLE)
+        if not i % 2:
+            encodes.append(bare.one_ms(text))
+    http.close()
+    return routes, encodes
+
+
+async def store_runs(server: Server, runs: Sequence[BfclQuestion]) -> int:
+    """Store each question as a finished run calling the functions it expects; the usage examples kept."""
+    http = Connection(server.url)
+    for question in tqdm(runs, desc="storing runs", unit="run", leave=False):
+        body = {"namespace": NAMESPACE, "messages": run_of(question)}
+        await http.request("POST", f"/v1/sessions/run-{question.id}/messages", body)
+    count, cursor = 0, ""
+    while cursor is not None:
+        page = await http.request("GET", f"/v1/catalogs/{NAMESPACE}/examples?limit=1000{cursor}")
+        count += len(page["examples"])
+        cursor = page["next_cursor"] and f"&cursor={page['next_cursor']}"
+    http.close()
+    return count
+
+
 async def measure(n: int, opts: argparse.Namespace, bare: Bare) -> Size:
     """Every figure of one catalog size, on a server of its own."""
     functions = build_catalog(n, seed=opts.seed)
     changed, edited = change_one(functions, seed=opts.seed)
     texts, own = sync_texts(functions)
     sample = spread(texts, opts.floor_texts)
-    asked = questions(opts.seed)
-    need = opts.queries + len(CLIENTS) * opts.per_level
+    ordered = questions(opts.seed)
+    asked = [q.text.strip() for q in ordered]
+    need = 2 * opts.queries + len(CLIENTS) * opts.per_level
     if need > len(asked):
         raise SystemExit(f"{need} distinct questions needed, BFCL has {len(asked)}: lower --queries or --per-level")
     result = Size(n, sync_texts=(len(texts), own, len(sample)))
@@ -179,21 +221,8 @@ async def measure(n: int, opts: argparse.Namespace, bare: Bare) -> Size:
         result.rss_ready, result.embedding = server.rss(), server.status()["embedding"]
         result.sync_seconds = await put(server, body(functions), f"full sync of {n:,}")
         result.floor_rate = bare.rate(sample, label=f"bare encode of {len(sample):,} sync texts")
-        http = Connection(server.url)
-        for i, text in enumerate(tqdm(asked[: opts.queries], desc="sequential routes", unit="q", leave=False)):
-            if i % 2:  # which goes first alternates, so a drift of the machine weighs on both alike
-                result.encodes.append(bare.one_ms(text))
-            await asyncio.sleep(SETTLE)
-            start = time.perf_counter()
-            answer = await http.request("POST", "/v1/route", route(text))
-            result.routes.append((time.perf_counter() - start) * 1000)
-            if answer["context"] != text:
-                raise RuntimeError(f"the route embedded {answer['context']!r}, not the turn's text")
-            await asyncio.sleep(SETTLE)
-            if not i % 2:
-                result.encodes.append(bare.one_ms(text))
-        http.close()
-        levels = asked[opts.queries :]
+        result.routes, result.encodes = await sequential(server, asked[: opts.queries], bare)
+        levels = asked[opts.queries : need - opts.queries]
         for i, count in enumerate(CLIENTS):
             say(f"{n:,} functions: {count} concurrent clients")
             texts_of_level = levels[i * opts.per_level : (i + 1) * opts.per_level]
@@ -206,6 +235,13 @@ async def measure(n: int, opts: argparse.Namespace, bare: Bare) -> Size:
         for i in range(opts.repeats):
             result.changed.append(await put(server, bodies[i % 2], "1 changed"))
         result.changed_encode = bare.single_ms([template(DEFAULT_TEMPLATE)(edited)] * 5)
+        held, after = {f.name for f in functions}, ordered[need - opts.queries : need]
+        stored = [q for q in ordered[opts.queries : need - opts.queries] if set(q.expected) <= held]
+        result.examples = (len(stored), await store_runs(server, stored))
+        learned = {name for q in stored for name in q.expected}
+        result.reached = sum(bool(set(q.expected) & learned) for q in after)
+        texts_after = [q.text.strip() for q in after]
+        result.learned_routes, result.learned_encodes = await sequential(server, texts_after, bare)
     return result
 
 
