@@ -32,6 +32,33 @@ def unpack(text: str, dtype: str, dimension: int) -> Vectors:
     return np.frombuffer(base64.b64decode(text), dtype=dtype).astype(np.float32).reshape(-1, dimension)
 
 
+def split(texts: Sequence[str], parts: int) -> list[list[str]]:
+    """``texts`` (shortest first) cut into at most ``parts`` runs of like length, the costliest as cheap as can be.
+
+    A call pads every text to its longest, so a run costs its size times its longest text: a
+    turn's whole text and its short parts go on two lanes as the whole alone and the parts
+    together, not half the texts each. The least cost that ``parts`` runs can keep to is
+    searched for; within a cost, each run, from the longest texts down, takes all it can.
+    """
+
+    def runs(cost: int) -> list[list[str]]:
+        taken: list[list[str]] = []
+        end = len(texts)
+        while end > 0:
+            start = max(0, end - max(1, cost // max(1, len(texts[end - 1]))))
+            taken.append(list(texts[start:end]))
+            end = start
+        return taken[::-1]
+
+    if not texts:
+        return []
+    low, high = max(1, len(texts[-1])), len(texts) * max(1, len(texts[-1]))
+    while low < high:
+        middle = (low + high) // 2
+        low, high = (low, middle) if len(runs(middle)) <= max(1, parts) else (middle + 1, high)
+    return runs(low)
+
+
 class QueryBatcher:
     """Encodes query texts through a cache and shared calls on one or more lanes.
 
@@ -88,11 +115,10 @@ class QueryBatcher:
             return
         waiting = sorted(self._queue, key=len)  # like lengths together: padding costs more than batching saves
         self._queue.clear()
-        parts = min(free, len(waiting))
-        self._alone = not self._running and parts == 1
-        size = -(-len(waiting) // parts)
-        for start in range(0, len(waiting), size):
-            task = asyncio.create_task(self._call(waiting[start : start + size], self._alone), name="query-batch")
+        groups = split(waiting, min(free, len(waiting)))
+        self._alone = not self._running and len(groups) == 1
+        for group in groups:
+            task = asyncio.create_task(self._call(group, self._alone), name="query-batch")
             self._running.add(task)
             task.add_done_callback(self._ended)
 

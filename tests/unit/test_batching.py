@@ -8,7 +8,7 @@ from collections.abc import Sequence
 import numpy as np
 import pytest
 
-from router.embedding.batching import QueryBatcher, Vectors
+from router.embedding.batching import QueryBatcher, Vectors, split
 
 
 class SlowEncoder:
@@ -74,7 +74,7 @@ async def test_queued_texts_split_across_free_lanes_and_share_the_machine() -> N
     results = await batcher.embed(texts)
     assert encoder.most_at_once == 2
     assert encoder.alone == [False, False]
-    assert encoder.batches == [texts[:4], texts[4:]]  # like lengths together
+    assert encoder.batches == [texts[:5], texts[5:]]  # like lengths together, the costlier call as cheap as can be
     assert [int(np.argmax(v)) for v in results] == [len(t) % 8 for t in texts]
 
 
@@ -102,6 +102,27 @@ async def test_a_lane_that_ends_takes_what_queued_while_the_other_runs() -> None
     await asyncio.gather(pair, late)
     assert encoder.batches == [["one"], ["two"], ["three"]]
     assert encoder.alone == [False, False, False]
+
+
+async def test_a_turn_and_its_short_parts_go_on_two_lanes_as_the_turn_alone_and_the_parts() -> None:
+    encoder = SlowEncoder()
+    batcher = QueryBatcher(encoder, dimension=8, lanes=2, cache_size=0)
+    parts = [f"part {i} " + "x" * 20 for i in range(4)]
+    whole = " ".join(parts)
+    await batcher.embed([whole, *parts])
+    assert encoder.batches == [parts, [whole]]
+
+
+def test_a_split_pads_least_and_keeps_every_text_in_order() -> None:
+    texts = [f"q{i}" for i in range(6)] + ["x" * 40]
+    assert split(texts, 2) == [texts[:6], texts[6:]]  # halves would pad three texts to 40
+    texts = ["a" * n for n in (1, 2, 2, 3, 9, 10, 30)]
+    runs = split(texts, 3)
+    assert [t for run in runs for t in run] == texts
+    assert max(len(run) * len(run[-1]) for run in runs) == 30  # the longest text alone: no cut costs less
+    assert split(texts, 1) == [texts]
+    assert split(["one"], 2) == [["one"]]
+    assert split([], 2) == []
 
 
 def test_a_batcher_needs_a_lane() -> None:
