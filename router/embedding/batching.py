@@ -32,27 +32,31 @@ def unpack(text: str, dtype: str, dimension: int) -> Vectors:
     return np.frombuffer(base64.b64decode(text), dtype=dtype).astype(np.float32).reshape(-1, dimension)
 
 
-def split(texts: Sequence[str], parts: int) -> list[list[str]]:
+def split(texts: Sequence[str], parts: int, *, longest: int = 0) -> list[list[str]]:
     """``texts`` (shortest first) cut into at most ``parts`` runs of like length, the costliest as cheap as can be.
 
-    A call pads every text to its longest, so a run costs its size times its longest text: a
-    turn's whole text and its short parts go on two lanes as the whole alone and the parts
-    together, not half the texts each. The least cost that ``parts`` runs can keep to is
-    searched for; within a cost, each run, from the longest texts down, takes all it can.
+    A call pads texts to the longest, so a run costs at most its size times its longest text
+    (counted up to ``longest`` characters, where the model cuts; 0: no cut): a turn's whole
+    text and its short parts go on two lanes as the whole alone and the parts together, not
+    half the texts each. The least cost that ``parts`` runs can keep to is searched for; within
+    a cost, each run, from the longest texts down, takes all it can.
     """
+
+    def length(text: str) -> int:
+        return max(1, min(len(text), longest) if longest else len(text))
 
     def runs(cost: int) -> list[list[str]]:
         taken: list[list[str]] = []
         end = len(texts)
         while end > 0:
-            start = max(0, end - max(1, cost // max(1, len(texts[end - 1]))))
+            start = max(0, end - max(1, cost // length(texts[end - 1])))
             taken.append(list(texts[start:end]))
             end = start
         return taken[::-1]
 
     if not texts:
         return []
-    low, high = max(1, len(texts[-1])), len(texts) * max(1, len(texts[-1]))
+    low, high = length(texts[-1]), len(texts) * length(texts[-1])
     while low < high:
         middle = (low + high) // 2
         low, high = (low, middle) if len(runs(middle)) <= max(1, parts) else (middle + 1, high)
@@ -71,9 +75,12 @@ class QueryBatcher:
         dimension: the vectors' dimension.
         lanes: most model calls at once.
         cache_size: query vectors kept, by exact text (0 disables the cache).
+        longest: the most characters of a text the model reads (0: all), what a text costs at most.
     """
 
-    def __init__(self, encode: Encode, *, dimension: int, lanes: int = 1, cache_size: int = 4096) -> None:
+    def __init__(
+        self, encode: Encode, *, dimension: int, lanes: int = 1, cache_size: int = 4096, longest: int = 0
+    ) -> None:
         if lanes < 1:
             raise ValueError(f"lanes must be at least 1, not {lanes}")
         self._encode = encode
@@ -81,6 +88,7 @@ class QueryBatcher:
         self._lanes = lanes
         self._cache: OrderedDict[str, Vectors] = OrderedDict()
         self._cache_size = cache_size
+        self._longest = longest
         self._pending: dict[str, asyncio.Future[Vectors]] = {}  # queued or being encoded
         self._queue: dict[str, None] = {}  # not started yet, oldest first
         self._running: set[asyncio.Task[None]] = set()
@@ -115,7 +123,7 @@ class QueryBatcher:
             return
         waiting = sorted(self._queue, key=len)  # like lengths together: padding costs more than batching saves
         self._queue.clear()
-        groups = split(waiting, min(free, len(waiting)))
+        groups = split(waiting, min(free, len(waiting)), longest=self._longest)
         self._alone = not self._running and len(groups) == 1
         for group in groups:
             task = asyncio.create_task(self._call(group, self._alone), name="query-batch")

@@ -23,6 +23,9 @@ _PACKAGED = {DEFAULT_MODEL, "all-MiniLM-L6-v2"}
 # of 4 queries faster per text than batches of 16 (less padding among texts of random length).
 QUERY_BATCH = 4
 
+# Beyond this many characters per piece of the model's window a text is cut: English runs about 4 per
+# all-MiniLM-L6-v2 word piece (BFCL's long questions: median 4.2, 95th percentile 4.9).
+_CHARACTERS_PER_PIECE = 5
 log = logging.getLogger(__name__)
 
 
@@ -96,8 +99,9 @@ class LocalEmbedder(Embedder):
         # against each other, so lone queries and catalog batches stay on the first lane.
         self._lanes = [ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"embed-{i}") for i in range(self.lanes)]
         self._busy = [0] * self.lanes
+        read = _CHARACTERS_PER_PIECE * int(self._model.max_seq_length or 0)
         self._queries = QueryBatcher(
-            self._encode_queries, dimension=self.dimension, lanes=self.lanes, cache_size=cache_size
+            self._encode_queries, dimension=self.dimension, lanes=self.lanes, cache_size=cache_size, longest=read
         )
         log.info("embedding model ready", extra={"model": model, "dimension": self.dimension, "lanes": self.lanes})
 

@@ -121,6 +121,9 @@ def test_a_split_pads_least_and_keeps_every_text_in_order() -> None:
     assert [t for run in runs for t in run] == texts
     assert max(len(run) * len(run[-1]) for run in runs) == 30  # the longest text alone: no cut costs less
     assert split(texts, 1) == [texts]
+    cut = [f"{i} " + "x" * 1550 for i in range(10)] + ["y" * 15830]  # all past what the model reads
+    assert [len(run) for run in split(cut, 2)] == [10, 1]
+    assert sorted(len(run) for run in split(cut, 2, longest=1280)) == [5, 6]
     assert split(["one"], 2) == [["one"]]
     assert split([], 2) == []
 
