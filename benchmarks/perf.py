@@ -14,7 +14,7 @@ pay for on 2 shared cores). Every floor is the bare library (``harness.Bare``) i
 4. one changed description, applied by a ``PUT`` of the whole catalog;
 5. the server's RSS after ready and while 64 clients route (the most sampled);
 6. route p50 again once the throughput questions were stored as runs (``POST /v1/sessions/{id}/messages``,
-   each calling the function BFCL expects), so that routes read usage examples and their votes.
+   each calling the functions BFCL expects), so that routes read usage examples and their votes.
 """
 
 from __future__ import annotations
