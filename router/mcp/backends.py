@@ -81,10 +81,16 @@ class WorkingSet:
         self._entries: OrderedDict[tuple[str, str], Found] = OrderedDict()
 
     def tools(self) -> list[tuple[str, Found]]:
-        """Each function with its tool name, the latest found first."""
+        """Each function with its tool name, the latest found first.
+
+        A name several functions hold is qualified for each, and so is a name that is another
+        function's qualified name (a catalog's own ``travel__search`` beside ``travel``'s and
+        ``shop``'s ``search``), so that no two tools share a name.
+        """
         found = list(reversed(self._entries.values()))
         shared = {name for name, count in Counter(f.name for f in found).items() if count > 1}
-        return [(qualified(f) if f.name in shared else f.name, f) for f in found]
+        taken = {qualified(f) for f in found if f.name in shared}
+        return [(qualified(f) if f.name in shared or f.name in taken else f.name, f) for f in found]
 
     def get(self, name: str) -> Found | None:
         """The function whose tool name, or qualified name, is ``name``, if the session found it."""

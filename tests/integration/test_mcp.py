@@ -507,6 +507,17 @@ def test_the_working_set_keeps_the_latest_found() -> None:
     assert tools.get("a__d") == tools.get("d") == found("d", 0.6)
 
 
+def test_a_name_that_is_another_functions_qualified_name_is_qualified_too() -> None:
+    tools = WorkingSet(3)
+    tools.add([found("a__c", 0.9, "x"), found("c", 0.8, "a"), found("c", 0.7, "b")])
+    assert sorted(tools.names()) == ["a__c", "b__c", "x__a__c"]
+    assert tools.get("a__c") == found("c", 0.8, "a")
+    assert tools.get("x__a__c") == found("a__c", 0.9, "x")
+    tools.add([found("d", 0.6, "b"), found("e", 0.5, "b")])  # both c leave: x's a__c names itself again
+    assert sorted(tools.names()) == ["a__c", "d", "e"]
+    assert tools.get("a__c") == found("a__c", 0.9, "x")
+
+
 def test_upstreams_from_flags_and_files(tmp_path: Path) -> None:
     desk = parse_upstream("desk=python 'my server.py' --verbose", resync_seconds=5)
     assert (desk.command, desk.args, desk.target, desk.resync_seconds) == (
