@@ -30,7 +30,7 @@ class WordCounts:
 
     async def after_change(self, namespace: str, *, since: float | None) -> None:
         """``namespace`` changed from version ``since`` (None: no record before); its record names the new one."""
-        # The version as routes read it back: a stored float may come back a hair off the one written.
+        # The version as routes read it: the record's latest, whichever write of this change made it.
         record = await asyncio.to_thread(self._catalogs.meta.catalog, namespace)
         if record is None:
             return

@@ -144,7 +144,9 @@ class MetaStore:
 
     def put_catalog(self, namespace: str, *, source: str, count: int, pinned: Sequence[str] = ()) -> CatalogRecord:
         """Record that ``namespace`` now holds ``count`` functions from ``source``."""
-        record = CatalogRecord(namespace, source, count, time.time(), tuple(pinned))
+        # In microseconds, a version comes back from storage as written; a raw time.time() came back
+        # one unit in the last place off from Qdrant Edge about one time in eight.
+        record = CatalogRecord(namespace, source, count, round(time.time(), 6), tuple(pinned))
         payload = {"kind": "catalog", **record.__dict__, "pinned": list(pinned)}
         self._collection.upsert([PointData(id=_id(f"catalog/{namespace}"), payload=payload)])
         return record

@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from router.catalog.records import MetaStore
 from router.storage.base import (
     CollectionSpec,
     PointData,
@@ -382,3 +383,10 @@ def test_scroll_can_return_only_some_payload_fields(storage: Storage) -> None:
     coll.upsert([PointData(id=str(uuid.uuid4()), payload={"namespace": "a", "name": "x", "big": list(range(50))})])
     (record,) = coll.scroll({"namespace": "a"}, fields=["name"])
     assert record.payload == {"name": "x"}
+
+
+def test_a_catalogs_version_comes_back_as_written(storage: Storage) -> None:
+    meta = MetaStore.open(storage)
+    written = [meta.put_catalog(f"ns{i}", source="api", count=1) for i in range(200)]
+    read = [meta.catalog(r.namespace) for r in written]
+    assert [r.updated_at if r else None for r in read] == [r.updated_at for r in written]
