@@ -69,8 +69,9 @@ class WorkingSet:
 
     A function is its catalog's and its name: two catalogs (two upstream servers, say) may both
     have a ``search``, and both stay. A name held by one function of the set is its tool name;
-    a name several hold is qualified for each as ``namespace__name`` (``qualified``), so the
-    names depend on the set alone.
+    a name several hold is qualified for each as ``namespace__name`` (``qualified``), and so is
+    a name that is another's qualified one (``travel__search`` beside ``travel``'s and
+    ``shop``'s ``search``): no two tools share a name, and the names depend on the set alone.
 
     Args:
         limit: how many functions the session keeps; the least recently found go first.
@@ -81,12 +82,7 @@ class WorkingSet:
         self._entries: OrderedDict[tuple[str, str], Found] = OrderedDict()
 
     def tools(self) -> list[tuple[str, Found]]:
-        """Each function with its tool name, the latest found first.
-
-        A name several functions hold is qualified for each, and so is a name that is another
-        function's qualified name (a catalog's own ``travel__search`` beside ``travel``'s and
-        ``shop``'s ``search``), so that no two tools share a name.
-        """
+        """Each function with its tool name (see the class), the latest found first."""
         found = list(reversed(self._entries.values()))
         shared = {name for name, count in Counter(f.name for f in found).items() if count > 1}
         taken = {qualified(f) for f in found if f.name in shared}
