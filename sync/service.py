@@ -15,6 +15,7 @@ from router.embedding import Embedder, EmbedderPool
 from router.retrieval.catalogs import ActiveIndex, Catalogs
 from router.retrieval.index import FunctionStore
 from router.retrieval.texts import template
+from router.retrieval.voting import SAME, Reach
 from router.sessions.reembed import drop_memories, reembed_memories
 from router.storage.base import Storage
 from sync.diff import Summary
@@ -47,6 +48,9 @@ class CatalogService:
             built by ``build_multilingual`` and written with every catalog (``sync.multilingual``).
         multilingual_lexical: the words' weight in that space (0 by default).
         multilingual_text: the function text template of that space (``text`` when None).
+        same_request: the default model's cosine at which two requests ask the same thing
+            (``router.retrieval.voting.Reach``: how far one stored run reaches).
+        multilingual_same_request: the multilingual model's.
 
     Attributes:
         catalogs: what routes read: the records and the generation served, which this writer
@@ -68,6 +72,8 @@ class CatalogService:
         multilingual: str | None = None,
         multilingual_lexical: float | None = 0.0,
         multilingual_text: str | None = None,
+        same_request: float = SAME,
+        multilingual_same_request: float = SAME,
     ) -> None:
         for name in (text, multilingual_text or text):
             template(name)  # reject an unknown template before anything is loaded
@@ -77,7 +83,10 @@ class CatalogService:
         self._embedders = embedders
         self._model = model
         self._text = text
-        self.catalogs = Catalogs(storage, embedders, sole_writer=sole_writer)
+        reaches = {model: Reach(same_request)}
+        if multilingual:
+            reaches[multilingual] = Reach(multilingual_same_request)
+        self.catalogs = Catalogs(storage, embedders, sole_writer=sole_writer, reaches=reaches)
         self.counters = counters or SyncCounters()
         self.log = SyncLog()
         self._reconcile = partial(reconcile, progress=progress, sync_log=self.log, counters=self.counters)

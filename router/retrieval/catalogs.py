@@ -30,6 +30,7 @@ from router.common.errors import NamespaceNotFound, Unavailable
 from router.embedding import Embedder, EmbedderPool, Vectors
 from router.embedding.language import LanguageIdentifier
 from router.retrieval.index import FunctionStore
+from router.retrieval.voting import DEFAULT_REACH, Reach
 from router.storage.base import Storage
 
 log = logging.getLogger(__name__)
@@ -112,6 +113,8 @@ class Catalogs:
         embedders: loaded models (the model of the generation served among them).
         sole_writer: nothing but this process writes the store (embedded storage, which one
             process holds), so its function stores move their word counts by what they write.
+        reaches: each model's ``Reach`` (by the model's name or service identity): where its
+            cosine says two requests ask the same thing; all-MiniLM-L6-v2's for a model not named.
 
     Attributes:
         pins: each catalog's pinned functions kept for routes that cannot reach storage (None
@@ -124,10 +127,18 @@ class Catalogs:
             the default space.
     """
 
-    def __init__(self, storage: Storage, embedders: EmbedderPool, *, sole_writer: bool = False) -> None:
+    def __init__(
+        self,
+        storage: Storage,
+        embedders: EmbedderPool,
+        *,
+        sole_writer: bool = False,
+        reaches: Mapping[str, Reach] | None = None,
+    ) -> None:
         self.storage = storage
         self.embedders = embedders
         self.sole_writer = sole_writer
+        self.reaches = dict(reaches or {})
         self._meta: MetaStore | None = None
         self._index: ActiveIndex | None = None
         self.pins: PinnedFunctions | None = None
@@ -176,7 +187,8 @@ class Catalogs:
 
     def open_store(self, generation: Generation) -> FunctionStore:
         """The function store of ``generation`` (blocking; created when missing)."""
-        return FunctionStore.open(self.storage, generation, moves_counts=self.sole_writer)
+        reach = self.reaches.get(generation.model, DEFAULT_REACH)
+        return FunctionStore.open(self.storage, generation, moves_counts=self.sole_writer, reach=reach)
 
     def space(self, namespace: str, text: str) -> ActiveIndex:
         """The index a turn of ``text`` is routed in: the multilingual one when it is not English."""

@@ -21,13 +21,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from router.embedding import Embedder, Vectors
-from router.retrieval.voting import Stored, agree, overruled
+from router.retrieval.voting import DEFAULT_REACH, Reach, Stored, agree, overruled
 from router.storage.base import Collection, CollectionSpec, Hit, PointData, Record, Search, Storage
 
 # A frequent function's requests spread wide: a cap of 64 dropped nearly half of APIBench's most used
 # function's requests and cost 0.03 R@1 (benchmarks/RESULTS.md, bounded usage examples).
 MAX_EXAMPLES = 256
-# Two requests this close are the same request in other words (all-MiniLM-L6-v2 cosine).
+# Two requests this close are the same request in other words (on all-MiniLM-L6-v2's scale, ``Reach``).
 MERGE_SIMILARITY = 0.95
 _BATCH = 256
 _IDS = uuid.UUID("5d2e8f61-7a3c-4b9e-a1d4-0c6b8e2f9a73")
@@ -61,16 +61,21 @@ class Nearest:
 
 
 class ExampleStore:
-    """Usage examples of every namespace, embedded by one model."""
+    """Usage examples of every namespace, embedded by one model.
 
-    def __init__(self, collection: Collection, *, model: str = "") -> None:
+    ``reach`` says where the model's cosine between two requests says they ask the same thing
+    (``router.retrieval.voting.Reach``): how far an example speaks, and which merge.
+    """
+
+    def __init__(self, collection: Collection, *, model: str = "", reach: Reach = DEFAULT_REACH) -> None:
         self.collection = collection
         self.model = model
+        self.reach = reach
 
     @classmethod
-    def open(cls, storage: Storage, *, model: str, dimension: int) -> ExampleStore:
+    def open(cls, storage: Storage, *, model: str, dimension: int, reach: Reach = DEFAULT_REACH) -> ExampleStore:
         """Open (creating when missing) the examples collection of ``model``."""
-        return cls(storage.collection(cls.spec(model=model, dimension=dimension)), model=model)
+        return cls(storage.collection(cls.spec(model=model, dimension=dimension)), model=model, reach=reach)
 
     @staticmethod
     def spec(*, model: str, dimension: int) -> CollectionSpec:
@@ -109,7 +114,8 @@ class ExampleStore:
             vector = vectors[i].tolist()
             match = {"namespace": namespace, "name": example.name}
             nearest = self.collection.searches([Search(dense=vector, match=match, limit=1, vectors=True)])[0]
-            if nearest and nearest[0].score >= MERGE_SIMILARITY and nearest[0].payload.get("hash") == content_hash:
+            same = nearest and self.reach.scaled(nearest[0].score) >= MERGE_SIMILARITY
+            if same and nearest[0].payload.get("hash") == content_hash:
                 self._join(nearest[0], example.together)
                 continue
             if nearest and self.collection.count(match) >= MAX_EXAMPLES:
@@ -133,22 +139,29 @@ class ExampleStore:
         """The functions whose examples speak for a request at ``vector``, each with its closest example.
 
         A function's examples speak for the request when its ``k`` closest ones (distinct
-        stored requests, near-duplicates being merged) all lie within ``SAME**k`` of it, for
-        some ``k`` (see ``agree``), and the stored requests that ask the same thing do not
-        overrule them (see ``overruled``).
+        stored requests, near-duplicates being merged) all lie within ``SAME**k`` of it on
+        all-MiniLM-L6-v2's scale (``reach``), for some ``k`` (see ``agree``; 1 alone when the
+        reach does not widen), and the stored
+        requests that ask the same thing do not overrule them (see ``overruled``). The
+        similarities returned are the model's own.
         """
         search = Search(dense=vector, match={"namespace": namespace}, limit=limit * 2, fields=_FIELDS, vectors=True)
         hits = self.collection.searches([search])[0]
         best: dict[str, Nearest] = {}
         similar: dict[str, list[float]] = {}
-        for hit in hits:
+        scaled = [self.reach.scaled(hit.score) for hit in hits]
+        for hit, score in zip(hits, scaled, strict=True):
             name = hit.payload["name"]
-            similar.setdefault(name, []).append(hit.score)
+            similar.setdefault(name, []).append(score)
             if name not in best:
                 best[name] = Nearest(hit.score, hit.payload["hash"], hit.payload["text"])
-        stored = [Stored(h.payload["name"], h.score, h.vector, h.payload.get("with", ())) for h in hits]
-        left_out = overruled(stored)
-        spoken = [(name, found) for name, found in best.items() if agree(similar[name]) and name not in left_out]
+        stored = [
+            Stored(h.payload["name"], s, h.vector, h.payload.get("with", ())) for h, s in zip(hits, scaled, strict=True)
+        ]
+        left_out = overruled(stored, self.reach)
+        spoken = [
+            (name, found) for name, found in best.items() if agree(similar[name], self.reach) and name not in left_out
+        ]
         return dict(spoken[:limit])
 
     def texts(self, namespace: str, name: str) -> list[str]:

@@ -16,6 +16,7 @@ from router.retrieval.companions import CompanionStore
 from router.retrieval.examples import ExampleStore
 from router.retrieval.scored import ScoredFunction
 from router.retrieval.sparse import Frequencies, document_vector, pack_terms, unpack_terms
+from router.retrieval.voting import DEFAULT_REACH, Reach
 from router.storage.base import Collection, Hit, PointData, Storage
 
 
@@ -57,9 +58,14 @@ class FunctionStore:
         self._keeping = threading.Lock()
 
     @classmethod
-    def open(cls, storage: Storage, generation: Generation, *, moves_counts: bool = False) -> FunctionStore:
-        """Open (creating when missing) the collection of ``generation``, its model's examples and the companions."""
-        examples = ExampleStore.open(storage, model=generation.model, dimension=generation.dimension)
+    def open(
+        cls, storage: Storage, generation: Generation, *, moves_counts: bool = False, reach: Reach = DEFAULT_REACH
+    ) -> FunctionStore:
+        """Open (creating when missing) the collection of ``generation``, its model's examples and the companions.
+
+        ``reach``: where the model's cosine says two requests ask the same thing (its examples' reach).
+        """
+        examples = ExampleStore.open(storage, model=generation.model, dimension=generation.dimension, reach=reach)
         companions = CompanionStore.open(storage)
         return cls(storage.collection(generation.spec), generation, examples, companions, moves_counts=moves_counts)
 

@@ -13,6 +13,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from router.embedding import DEFAULT_MODEL, Endpoint
 from router.retrieval.texts import DEFAULT_TEMPLATE, TEMPLATES
+from router.retrieval.voting import SAME
 
 
 class EmbeddingSettings(BaseSettings):
@@ -30,6 +31,13 @@ class EmbeddingSettings(BaseSettings):
         DEFAULT_MODEL, description="sentence-transformers model name or local path; a service's model when remote"
     )
     text: str = Field(DEFAULT_TEMPLATE, description=f"function text template: one of {sorted(TEMPLATES)}")
+    same_request: float = Field(
+        SAME,
+        gt=0,
+        lt=1,
+        description="the model's cosine at which two requests ask the same thing: how far one stored run reaches "
+        "(0.6 for all-MiniLM-L6-v2; docs/scoring.md says how to measure another model's)",
+    )
     device: str = "cpu"
     batch_size: int = Field(16, ge=1, le=4096, description="texts per model call (per request when remote)")
     threads: int | None = Field(None, ge=1, description="torch threads; all cores when unset")
@@ -178,6 +186,15 @@ class MultilingualSettings(EmbeddingSettings):
     )
     retry_seconds: float = Field(
         10.0, gt=0, le=3600, description="how often the space is built, or caught up, while its service fails"
+    )
+    # multilingual-e5-small puts unrelated requests near cosine 0.8: 0.9 is where as few unrelated English
+    # requests lie as at all-MiniLM-L6-v2's 0.6 (docs/scoring.md, usage examples).
+    same_request: float = Field(
+        0.9,
+        gt=0,
+        lt=1,
+        description="the space's cosine at which two requests ask the same thing, as ROUTER_EMBEDDING_SAME_REQUEST "
+        "(0.9 for multilingual-e5-small)",
     )
     lexical_weight: float = Field(
         0.0,

@@ -140,6 +140,8 @@ class Runtime:
                 multilingual=self.settings.multilingual.identity or None,
                 multilingual_lexical=self.settings.multilingual.lexical_weight,
                 multilingual_text=self.settings.multilingual.text,
+                same_request=embedding.same_request,
+                multilingual_same_request=self.settings.multilingual.same_request,
             )
             await service.open()
             catalogs = service.catalogs

@@ -145,3 +145,67 @@ async def test_with_the_service_down_a_turn_still_routes_and_a_sync_keeps_the_ca
             await eventually(caught_up, within=30)
             assert "search_ferries" in await top3(served.client, "travel", ferry)
     pool.close()
+
+
+async def test_one_wrong_run_reaches_only_the_same_request_in_the_second_space(
+    serve: Callable[..., Any], service: str, catalog: Path
+) -> None:
+    # multilingual-e5-small puts unrelated requests near cosine 0.8: at all-MiniLM-L6-v2's 0.6, one run
+    # reached every request in its language. The space's own SAME_REQUEST (0.9) keeps it to its own request.
+    travel = json.loads((catalog / "travel.json").read_text())
+    airport = {
+        "name": "get_airport_status",
+        "description": "Current status of an airport: delays, closures and weather.",
+    }
+    travel["functions"].append({"type": "function", "function": airport})
+    (catalog / "travel.json").write_text(json.dumps(travel))
+    asked = "Encontre-me um hotel em Paris para duas noites"
+    # Other requests of the language (cosine 0.84 to 0.89 to the run's): no run speaks for them.
+    others = (
+        "Há quartos livres em Viena na próxima semana?",
+        "Encontre um voo de Lisboa para Roma na sexta-feira",
+        "Quero alugar um carro no aeroporto de Faro",
+    )
+    multilingual = settings(service)
+    with closing(pool_for(multilingual)) as pool:
+        async with serve(pool=pool, catalog=catalog, multilingual=multilingual, ready=False) as served:
+            await served_space(served)
+
+            async def wrong_run(session: str, text: str) -> None:
+                call = {"id": "c1", "type": "function", "function": {"name": "get_airport_status", "arguments": "{}"}}
+                run = [
+                    {"role": "user", "content": text},
+                    {"role": "assistant", "content": None, "tool_calls": [call]},
+                    {"role": "tool", "tool_call_id": "c1", "content": "CDG: aberto, sem atrasos"},
+                ]
+                body = {"namespace": "travel", "messages": run}
+                assert (await served.client.post(f"/v1/sessions/{session}/messages", json=body)).status_code == 200
+
+            async def not_reached(text: str) -> None:
+                body = {"namespace": "travel", "messages": [{"role": "user", "content": text}], "explain": True}
+                response = await served.client.post("/v1/route", json=body)
+                assert response.status_code == 200, response.text
+                found = response.json()["functions"]
+                assert found[0]["name"] != "get_airport_status", text
+                assert all(f["explanation"]["example"] is None for f in found), text
+
+            await wrong_run("wrong", asked)
+            second = served.runtime.catalogs.multilingual
+            assert second is not None
+            assert second.store.examples is not None
+            assert second.store.examples.count("travel") == 1
+            # The same request, and the same one of other values (cosine 0.96), take the run's function.
+            for same in (asked, "Procure um hotel em Madrid para duas noites"):
+                assert (await top3(served.client, "travel", same))[0] == "get_airport_status", same
+            for other in others:
+                await not_reached(other)
+
+            # Runs that agree (cosine 0.93 and 0.94 to the first) widen the reach on all-MiniLM-L6-v2's
+            # scale only: read on it, this model's cosines would put it where most requests of a language lie.
+            for number, text in enumerate(
+                ("Procuro um hotel em Berlim para três noites", "Preciso de um hotel em Londres por quatro noites")
+            ):
+                await wrong_run(f"wrong-{number}", text)
+            assert second.store.examples.count("travel") == 3
+            for other in others:
+                await not_reached(other)

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
-from router.retrieval.voting import Stored, overruled
+from router.retrieval.voting import SAME, Reach, Stored, agree, overruled
 
 HOTEL = np.eye(4)[0]
 # Another request of the same kind: most of its meaning is the hotel request's.
@@ -82,3 +83,32 @@ def test_a_function_whose_own_closest_run_called_both_is_not_outvoted() -> None:
 def test_runs_without_vectors_never_outvote() -> None:
     stored = [Stored("f", 0.9, None), Stored("g", 0.85, None), Stored("f", 0.8, None)]
     assert overruled(stored) == set()
+
+
+def test_a_model_that_puts_requests_closer_needs_them_closer_to_ask_the_same() -> None:
+    # The mistaken run's request lies at cosine 0.85 from the others': the same request for all-MiniLM-L6-v2,
+    # an unrelated one for multilingual-e5-small, which puts unrelated requests near 0.8.
+    beside = np.array([0.85, np.sqrt(1 - 0.85**2), 0.0, 0.0])
+    stored = [run("book_hotel", 0.9, HOTEL), run("get_airport_status", 0.7, beside), run("book_hotel", 0.8, HOTEL)]
+    assert overruled(stored) == {"get_airport_status"}
+    assert overruled(stored, Reach(0.9)) == set()
+
+
+def test_a_cosine_at_the_models_same_request_reads_as_all_minilms() -> None:
+    assert Reach().scaled(0.73) == 0.73
+    assert Reach(0.9).scaled(0.9) == pytest.approx(SAME)
+    assert Reach(0.9).scaled(0.8) < 0.2 < Reach().scaled(0.8)
+
+
+def test_runs_that_agree_reach_wider_only_on_the_default_models_scale() -> None:
+    # Two stored requests at 0.5: beyond one run's reach, within two agreeing ones' (all-MiniLM-L6-v2).
+    assert agree([0.5, 0.5])
+    assert not agree([0.5])
+    # Another model's cosines, read on that scale, are exact near its same-request cosine only.
+    assert not agree([0.5, 0.5], Reach(0.9))
+    assert agree([0.7], Reach(0.9))
+
+
+def test_a_same_request_cosine_is_between_0_and_1() -> None:
+    with pytest.raises(ValueError, match="same-request"):
+        Reach(1.0)
