@@ -97,7 +97,7 @@ def test_a_model_that_puts_requests_closer_needs_them_closer_to_ask_the_same() -
 def test_a_cosine_at_the_models_same_request_reads_as_all_minilms() -> None:
     assert Reach().scaled(0.73) == 0.73
     assert Reach(0.9).scaled(0.9) == pytest.approx(SAME)
-    assert Reach(0.9).scaled(0.8) < 0.2 < Reach().scaled(0.8)
+    assert Reach(0.9).scaled(0.8) < 0.3 < Reach().scaled(0.8)
 
 
 def test_runs_that_agree_reach_wider_only_on_the_default_models_scale() -> None:
