@@ -146,7 +146,7 @@ async def measure(report: Report, *, url: str | None = None) -> None:
             for language in languages:
                 mine = [r.question for r in requests if r.language == language]
                 per_language.add(score_all(ranked_both, mine), language)
-            report.notes.append(reach_note(reaches) + " " + matched)
+            report.notes.append(reach_note(reaches) + " " + matched + "\n")
     report.notes.append(english_misread())
 
 

@@ -89,6 +89,7 @@ async def measure_reach(runtime: Runtime, requests: Sequence[tuple[str, BfclQues
 def reach_note(rows: Sequence[tuple[str, Reach]]) -> str:
     """The reach figures as a Markdown table."""
     lines = [
+        "",
         "**Requests in other languages: how far one wrong stored run reaches (multilingual space)**",
         "",
         "| the space's same-request cosine | its own request | other requests, same language | other languages |",
