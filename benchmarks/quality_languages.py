@@ -134,14 +134,14 @@ async def measure(report: Report, *, url: str | None = None) -> None:
                 table.add(score_all(ranked_both, [r.question for r in requests]), "**router, both spaces**")
                 pairs = [(r.namespace, r.question) for r in requests]
                 reaches = []
-                matched = ""
                 default = MultilingualSettings.model_fields["same_request"].default
                 for same in (default, SAME):  # the space's own, and all-MiniLM-L6-v2's
                     space = both.multilingual.model_copy(update={"same_request": same})
                     async with serving(Settings(storage=storage(f"reach-{same:g}"), multilingual=space)) as runtime:
                         label = f"{same:g}" + (" (the space's default)" if same == default else " (all-MiniLM-L6-v2's)")
                         reaches.append((label, await measure_reach(runtime, pairs)))
-                        matched = await matched_on_bfcl(runtime) if same == default else matched
+                        if same == default:
+                            matched = await matched_on_bfcl(runtime)
             per_language = report.table("Requests in other languages, per language: router with both spaces")
             for language in languages:
                 mine = [r.question for r in requests if r.language == language]

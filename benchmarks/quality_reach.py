@@ -39,7 +39,7 @@ class Reached:
 
 
 @dataclass
-class Reach:
+class Figures:
     """One setting's figures: the run's own request, the others in its language, those in other languages."""
 
     itself: Reached
@@ -47,13 +47,13 @@ class Reach:
     other_languages: Reached
 
 
-async def measure_reach(runtime: Runtime, requests: Sequence[tuple[str, BfclQuestion]]) -> Reach:
+async def measure_reach(runtime: Runtime, requests: Sequence[tuple[str, BfclQuestion]]) -> Figures:
     """Store one wrong run per request (with its namespace) and route its namespace's requests.
 
     ``runtime``: started, holding the requests' catalogs in both spaces; a request's
     ``category`` is its language.
     """
-    found = Reach(Reached(), Reached(), Reached())
+    found = Figures(Reached(), Reached(), Reached())
     router = runtime.turns
 
     async def first_and_reach(namespace: str, text: str, wrong: str, asked: str) -> tuple[str, bool]:
@@ -86,7 +86,7 @@ async def measure_reach(runtime: Runtime, requests: Sequence[tuple[str, BfclQues
     return found
 
 
-def reach_note(rows: Sequence[tuple[str, Reach]]) -> str:
+def reach_note(rows: Sequence[tuple[str, Figures]]) -> str:
     """The reach figures as a Markdown table."""
     lines = [
         "",
