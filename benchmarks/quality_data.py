@@ -4,7 +4,7 @@
   message and the names of the functions its ground truth calls (``cd(folder='x')`` -> ``cd``).
   ``benchmarks.bfcl`` loads single-turn questions only; this adds the multi-turn ones.
 - ``split``: the seeded 50/50 train/test split of questions for usage learning.
-- ``Scores``: R@k, MRR@10, nDCG@5, Complete@5 and Complete@10 by function *name*.
+- ``Scores``: R@k, MRR@10, nDCG@5, Complete@3, Complete@5 and Complete@10 by function *name*.
 
 Recall@k counts a question as found when any function it expects is in the top k (one right
 tool in view is what lets the model start); Complete@k asks for all of them in the top k, and
@@ -26,7 +26,7 @@ from benchmarks.bfcl import FILE_PREFIX, BfclQuestion, data_dir, sanitise_name
 
 T = TypeVar("T")
 KS = (1, 3, 5, 10)
-COMPLETE_KS = (5, 10)
+COMPLETE_KS = (3, 5, 10)
 MULTI_TURN = "multi_turn_base"
 _CALL = re.compile(r"^\s*([A-Za-z_][\w.]*)\s*\(")
 

