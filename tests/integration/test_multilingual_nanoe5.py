@@ -89,6 +89,49 @@ async def test_requests_in_portuguese_italian_and_chinese_route_to_their_functio
     assert {text: expected for _, text, expected in REQUESTS if expected not in found[text]} == {}
 
 
+# Multi-step requests: each step's tool comes back, found for its own part of the turn.
+STEPS = [
+    (
+        "travel",
+        "Reserve um hotel em Roma para três noites, depois alugue um carro no aeroporto e, por fim, "
+        "converta 300 euros em dólares.",
+        {"book_hotel": None, "search_car_rentals": "alugue um carro no aeroporto", "convert_currency": None},
+    ),
+    (
+        "commerce",
+        "Annulla l'ordine 5520 e poi rimborsa il pagamento, infine mostrami i miei ordini.",
+        {"cancel_order": None, "issue_refund": "rimborsa il pagamento", "list_orders": "mostrami i miei ordini."},
+    ),
+    (
+        "workspace",
+        "帮我搜索一下关于预算的邮件，然后给团队发一条聊天消息，最后创建一个复核预算的任务。",
+        {"search_emails": None, "send_chat_message": "给团队发一条聊天消息", "create_task": "创建一个复核预算的任务。"},
+    ),
+]
+
+
+async def test_a_multi_step_request_in_another_language_gets_each_steps_tool(
+    serve: Callable[..., Any], service: str, catalog: Path
+) -> None:
+    multilingual = settings(service)
+    with closing(pool_for(multilingual)) as pool:
+        async with serve(pool=pool, catalog=catalog, multilingual=multilingual, ready=False) as served:
+            await served_space(served)
+            for namespace, text, steps in STEPS:
+                body = {
+                    "namespace": namespace,
+                    "messages": [{"role": "user", "content": text}],
+                    "max_functions": 5,
+                    "explain": True,
+                }
+                response = await served.client.post("/v1/route", json=body)
+                assert response.status_code == 200, response.text
+                found = {f["name"]: f["explanation"]["part"] for f in response.json()["functions"]}
+                assert set(steps) <= set(found), (text, found)
+                # The parts the turn was split into name the steps they found (None: not checked).
+                assert {n: found[n] for n, part in steps.items() if part} == {n: p for n, p in steps.items() if p}
+
+
 async def test_english_requests_route_as_without_the_second_space(
     serve: Callable[..., Any], service: str, catalog: Path, tmp_path: Path
 ) -> None:

@@ -68,3 +68,58 @@ def test_a_fragment_too_short_to_route_on_joins_its_neighbour() -> None:
         "Please. Book a flight to Rome.",
         "Email the invoice to Dana.",
     ]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            "Reserve o voo AZ 201 para Roma, depois envie o itinerário para a Dana e, por fim, converta 300 euros.",
+            ["Reserve o voo AZ 201 para Roma", "envie o itinerário para a Dana", "converta 300 euros."],
+        ),
+        (
+            "Busca trenes de Madrid a Barcelona y luego alquila un coche. ¿Necesito visado para Japón?",
+            ["Busca trenes de Madrid a Barcelona", "alquila un coche.", "¿Necesito visado para Japón?"],
+        ),
+        (
+            "Cherche un vol pour Montréal, puis montre-moi le plan des sièges. Ensuite, réserve un hôtel.",
+            ["Cherche un vol pour Montréal", "montre-moi le plan des sièges.", "réserve un hôtel."],
+        ),
+        (
+            "Cerca un hotel a Firenze e poi mostrami i dettagli. Infine, prenota il primo.",
+            ["Cerca un hotel a Firenze", "mostrami i dettagli.", "prenota il primo."],
+        ),
+        (
+            "Zeig meine Termine für morgen, und dann schick Anna eine E-Mail. Über das Wetter reden wir später.",
+            ["Zeig meine Termine für morgen", "schick Anna eine E-Mail.", "Über das Wetter reden wir später."],
+        ),
+        (
+            "帮我查一下明天从北京到上海的火车，然后在上海租一辆车。最后把300欧元换成美元。",
+            ["帮我查一下明天从北京到上海的火车", "在上海租一辆车。", "把300欧元换成美元。"],
+        ),
+        (
+            "大阪のホテルを三泊で探して、それから一番目のホテルの詳細を見せて。その後、web-2を停止して。",
+            ["大阪のホテルを三泊で探して", "一番目のホテルの詳細を見せて。", "web-2を停止して。"],
+        ),
+    ],
+)
+def test_other_languages_split_at_their_own_sentence_ends_and_connectives(text: str, expected: list[str]) -> None:
+    assert parts(text) == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Encontre-me um hotel em Paris para duas noites",
+        "Dov'è il mio ordine? Grazie.",
+        "谢谢。",
+        "好的，谢谢。然后预订航班。",
+        "Prenota il volo, anche se costa di più",
+        "Reserve um hotel em Roma, depois do concerto de sábado",
+        "Reserva un hotel en Madrid, después de la reunión con Ana",
+        "Ich brauche ein Hotel, auch wenn es teuer ist",
+        "Then. 谢谢",
+    ],
+)
+def test_other_languages_keep_one_request_whole(text: str) -> None:
+    assert parts(text) == [text]
