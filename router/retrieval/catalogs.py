@@ -28,7 +28,7 @@ from router.catalog.functions import FunctionDef
 from router.catalog.records import CatalogRecord, Generation, MetaStore
 from router.common.errors import NamespaceNotFound, Unavailable
 from router.embedding import Embedder, EmbedderPool, Vectors
-from router.embedding.language import LanguageIdentifier
+from router.embedding.language import ENGLISH, LanguageIdentifier
 from router.retrieval.index import FunctionStore
 from router.retrieval.voting import DEFAULT_REACH, Reach
 from router.storage.base import Storage
@@ -189,6 +189,14 @@ class Catalogs:
         """The function store of ``generation`` (blocking; created when missing)."""
         reach = self.reaches.get(generation.model, DEFAULT_REACH)
         return FunctionStore.open(self.storage, generation, moves_counts=self.sole_writer, reach=reach)
+
+    def language(self, text: str) -> str:
+        """The language a turn of ``text`` is split in (``router.retrieval.parts``).
+
+        Its own when a multilingual space routes the turns not in English; English otherwise,
+        since the default model reads English only.
+        """
+        return ENGLISH if self.multilingual is None else self.languages.language(text)
 
     def space(self, namespace: str, text: str) -> ActiveIndex:
         """The index a turn of ``text`` is routed in: the multilingual one when it is not English."""

@@ -75,6 +75,7 @@ async def learn(
     start: int = 0,
     session: str = "",
     requests: Callable[[str], bool] | None = None,
+    language: Callable[[str], str] | None = None,
 ) -> int:
     """Keep the requests behind the calls whose results arrived in ``messages[start:]`` as examples.
 
@@ -95,6 +96,7 @@ async def learn(
         session: the session the messages belong to: each of its turns is kept once as a run of
             companions (``router.retrieval.companions``), with the functions it taught, in order.
         requests: which requests to learn from (all when None).
+        language: a request's language, which its split into parts reads (English when None).
 
     Returns:
         How many examples were kept.
@@ -114,7 +116,7 @@ async def learn(
     by_turn: dict[int, list[RunCall]] = {}
     for call in done:
         by_turn.setdefault(call.turn, []).append(call)
-    parts = {turn: _parts(found) for turn, found in by_turn.items()}
+    parts = {turn: _parts(found, language) for turn, found in by_turn.items()}
     pieces = list(dict.fromkeys(p for found in parts.values() for p in found))
     # A request is usually the turn just routed: through the query cache its vector costs no model call.
     vectors = await index.embedder.query(pieces)
@@ -142,10 +144,12 @@ async def learn(
     return len(kept)
 
 
-def _parts(found: Sequence[RunCall]) -> list[str]:
+def _parts(found: Sequence[RunCall], language: Callable[[str], str] | None) -> list[str]:
     """The parts of a turn's request its calls are matched to (the whole request for one function)."""
     text = found[0].request
-    return clauses(text) if len({c.name for c in found}) > 1 else [text]
+    if len({c.name for c in found}) == 1:
+        return [text]
+    return clauses(text, language(text)) if language is not None else clauses(text)
 
 
 def corrected(
@@ -196,7 +200,13 @@ async def learn_in_spaces(
     kept = await learn(catalogs.index, namespace, messages, requests=english, **options)
     try:
         options["lexical_weight"] = second.lexical(lexical_weight)
-        kept += await learn(second, namespace, messages, requests=lambda text: not english(text), **options)
+
+        def not_english(text: str) -> bool:
+            return not english(text)
+
+        kept += await learn(
+            second, namespace, messages, requests=not_english, language=catalogs.languages.language, **options
+        )
     except Exception as exc:
         log.warning("usage examples of non-English requests not kept", extra={"detail": str(exc)})
     return kept

@@ -8,9 +8,11 @@ its enumerations (numbered or bulleted lines, "first ..., second ..."), and rout
 part its own ranking (``router.retrieval.context``). Learning uses the same split to pair each
 called function with the part of its request that asked for it (``router.retrieval.learning``).
 
-The split reads the languages of the multilingual space's set as well as English: their
-sentence ends (``。`` in Chinese and Japanese, ``¿`` opening a Spanish question) and the words
-that start their next step ("depois", "luego", "puis", "poi", "dann", "然后", "それから").
+A turn in Portuguese, Spanish, French, Italian, German, Chinese or Japanese (the language the
+route tells, ``router.embedding.language``) is also split at its own language's sentence ends
+(``。`` with no space after it, a Spanish question opening with ``¿``) and next-step words
+("depois", "luego", "puis", "poi", "dann", "然后", "それから"); an English turn, or one in
+another language, is split by the English rules alone.
 
 A fragment too short to route on ("Thanks.", "Then", "谢谢。") joins its neighbour. Several
 requests in one sentence with no connective ("book a flight and email the invoice") stay one
@@ -20,72 +22,87 @@ part: "and" joins objects as often as requests, and the whole turn's own ranking
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 # Fewer words than this say too little to route on: they join a neighbour.
 MIN_WORDS = 3
+ENGLISH = "en"
 
-# Words that start a request's next step, after a comma or "and" inside a sentence.
-_CONNECTIVE_EN = (
+_ABBREVIATIONS = r"(?<!\bMr\.)(?<!\bMrs\.)(?<!\bMs\.)(?<!\bDr\.)(?<!\bSt\.)(?<!\bvs\.)(?<!\be\.g\.)(?<!\bi\.e\.)"
+# Inside a sentence a connective starts a new request only after a comma or "and" ("flights next week" stays whole).
+_CONNECTIVE = (
     r"then|also|after that|afterwards|additionally|finally|next|lastly|furthermore|moreover|"
     r"first|second|third|fourth|fifth|secondly|thirdly"
 )
-# In the other languages of the multilingual set, only sequencing words: "aussi", "anche" and
-# "auch" also open "even if" clauses, and "dopo", "après", "depois de", "después de" say "after" a thing.
-_CONNECTIVE_OTHER = (
-    r"depois disso|depois(?!\s+d[aeo]s?\b)|em seguida|a seguir|também|por fim|finalmente|além disso|"  # Portuguese
-    r"después de eso|después(?!\s+del?\b)|luego|a continuación|también|por último|además|"  # Spanish
-    r"puis|ensuite|enfin|finalement|de plus|"  # French
-    r"poi|in seguito|successivamente|infine|inoltre|"  # Italian
-    r"dann|danach|anschließend|außerdem|zuletzt|schließlich|zum schluss|abschließend"  # German
-)
-_CONNECTIVE = _CONNECTIVE_EN + "|" + _CONNECTIVE_OTHER
-# Those that start a step right after the language's "and" ("and then", "e depois", "und dann"), with no comma.
-_AFTER_AND = r"then|also|finally|lastly|" + _CONNECTIVE_OTHER
-_AND = r"and|e|y|et|und"
-# Chinese and Japanese write no spaces, so these follow a comma or start a sentence directly.
-_CJK_CONNECTIVE = r"然后|接着|之后|随后|最后|另外|此外|それから|次に|その後|そのあと|最後に|そして|さらに"
-
-_ABBREVIATIONS = r"(?<!\bMr\.)(?<!\bMrs\.)(?<!\bMs\.)(?<!\bDr\.)(?<!\bSt\.)(?<!\bvs\.)(?<!\be\.g\.)(?<!\bi\.e\.)"
-_SENTENCE = _ABBREVIATIONS + r"(?<=[.?!;])\s+(?=[A-ZÀ-ÖØ-Þ¿¡\"'(\d])|(?<=[。！？；])\s*"
-# Inside a sentence a connective starts a new request only after a comma or "and" ("flights next week" stays whole).
-_INNER = (
-    r"(?i:(?:,|;)\s*(?:(?:" + _AND + r")\s+)?(?=(?:" + _CONNECTIVE + r")\b)"
-    r"|\s+(?:" + _AND + r")\s*,?\s+(?=(?:" + _AFTER_AND + r")\b))"
-    r"|[，、,]\s*(?=" + _CJK_CONNECTIVE + r")"
-)
-_SPLIT = re.compile(_SENTENCE + r"|\s*\n+\s*|" + _INNER)
+# Words that start the next step in other languages (by py3langid's codes), with the language's "and".
+# Left out: "aussi", "anche" and "auch" also open "even if" clauses; "puis-je" asks "may I"; and
+# "depois de", "después de", "luego de", "depois que" say "after" something.
+_STEP_WORDS = {
+    "pt": (
+        "e",
+        r"depois disso|depois(?!\s+(?:d[aeo]s?|del[ae]s?|que)\b)|em seguida|a seguir|também|tambem|por fim|"
+        r"finalmente|além disso|alem disso",
+    ),
+    "es": (
+        "y",
+        r"después de eso|despues de eso|después(?!\s+(?:del?|que)\b)|despues(?!\s+(?:del?|que)\b)|"
+        r"luego(?!\s+(?:del?|que)\b)|a continuación|a continuacion|también|tambien|por último|por ultimo|"
+        r"además|ademas",
+    ),
+    "fr": ("et", r"puis(?!-)|ensuite|enfin|finalement|de plus"),
+    "it": ("e", r"poi|in seguito|successivamente|infine|inoltre"),
+    "de": (
+        "und",
+        r"dann|danach|anschließend|anschliessend|außerdem|ausserdem|zuletzt|schließlich|schliesslich|"
+        r"zum schluss|abschließend|abschliessend",
+    ),
+}
+# Chinese and Japanese write no spaces: these follow a comma or start a sentence directly ("最后一班" is "the last").
+_CJK_STEP_WORDS = {
+    "zh": r"然后|接着|之后|随后|最后(?![一二三两几个位次班天的])|另外|此外",
+    "ja": r"それから|次に|その後|そのあと|最後に|そして|さらに",
+}
+# A sentence of those two ends at 。！？； unless a closing quote or bracket follows.
+_CJK_SENTENCE = "|(?<=[。！？；])(?![」』\uff09】”\u2019\"'])\\s*+"
+_HAN = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+_KANA = "\u3040-\u30ff"
+_CJK = re.compile(f"[{_HAN}{_KANA}\u3000-\u303f\uff00-\uffef]")
+# How many characters a word takes: Chinese running text about 1.5 characters a word; kana spell
+# syllables, about three to a word. So "谢谢。" joins its neighbour as "Thanks." does.
+_HAN_PER_WORD, _KANA_PER_WORD = 1.5, 3.0
+_HAN_CHARACTER = re.compile(f"[{_HAN}]")
+_KANA_CHARACTER = re.compile(f"[{_KANA}]")
+# Letters or digits of another script among them ("web-2を停止して": "web", "2").
+_OTHER_RUN = re.compile(f"[^\\W{_HAN}{_KANA}]+")
 _MARKER = re.compile(r"^(?:\(?\d{1,2}[.):]|[-*\u2022]|\(?[a-z][.)])\s+", re.IGNORECASE)
-_LEADING = re.compile(
-    r"^(?:(?:(?:and\s+)?(?:" + _CONNECTIVE + r")\b\s*(?:of all\b)?)|(?:" + _CJK_CONNECTIVE + r"))\s*[,:，、：]?\s*",
-    re.IGNORECASE,
-)
 _QUOTES = " \t\"'"
 _WORD = re.compile(r"\w")
-# Chinese and Japanese characters (ideographs and kana), written without spaces between words.
-_CJK_CHARACTERS = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
-_CJK = re.compile(f"[{_CJK_CHARACTERS}]")
-_CJK_WORD_LENGTH = 1.5  # characters per word in Chinese running text
-# A run of letters or digits of another script among them ("web-2を停止して": "web", "2").
-_OTHER_RUN = re.compile(f"[^\\W{_CJK_CHARACTERS}]+")
 
 
-def parts(text: str) -> list[str]:
+def parts(text: str, language: str = ENGLISH) -> list[str]:
     """The things ``text`` asks, in order; ``[text]`` itself when it asks one thing.
 
     Each part is stripped of list markers and of the connective that introduced it
     ("Then, get ..." gives "get ..."); a part under ``MIN_WORDS`` words joins the one before
     it (the first one joins the next).
+
+    Args:
+        text: the turn's text.
+        language: its ISO 639-1 code (``router.embedding.language``); the languages without
+            rules of their own are split by the English ones.
     """
-    pieces = [_clean(piece) for piece in _SPLIT.split(text) if piece and piece.strip(_QUOTES)]
+    split, leading = _rules(language)
+    pieces = [_clean(piece, leading) for piece in split.split(text) if piece and piece.strip(_QUOTES)]
+    cjk = language in _CJK_STEP_WORDS
     merged: list[str] = []
     carry = ""
     for piece in pieces:
-        piece = _joined(carry, piece) if carry else piece
+        piece = _joined(carry, piece, cjk) if carry else piece
         carry = ""
-        if _words(piece) >= MIN_WORDS:
+        if (_cjk_words(piece) if cjk else len(piece.split())) >= MIN_WORDS:
             merged.append(piece)
         elif merged:
-            merged[-1] = _joined(merged[-1], piece)
+            merged[-1] = _joined(merged[-1], piece, cjk)
         else:
             carry = piece
     if carry:
@@ -93,23 +110,46 @@ def parts(text: str) -> list[str]:
     return merged if len(merged) > 1 else [text]
 
 
-def _words(piece: str) -> float:
-    """How many words ``piece`` holds: its spaced words, with Chinese or Japanese counted by characters."""
+@lru_cache(maxsize=16)
+def _rules(language: str) -> tuple[re.Pattern[str], re.Pattern[str]]:
+    """The split and the leading-connective patterns of a language."""
+    sentence = _ABBREVIATIONS + r"(?<=[.?!;])\s++(?=[A-Z\"'(\d])"
+    inner = r"(?:,|;)\s*(?:and\s+)?(?=(?:" + _CONNECTIVE + r")\b)|(?<!\s)\s++and\s++(?=(?:then|also|finally|lastly)\b)"
+    leading = r"^(?:and\s+)?(?:" + _CONNECTIVE + r")\b\s*(?:of all\b)?\s*[,:]?\s*"
+    if language in _STEP_WORDS:
+        word, steps = _STEP_WORDS[language]
+        sentence = _ABBREVIATIONS + r"(?<=[.?!;])\s++(?=[A-ZÀ-ÖØ-Þ¿¡\"'(\d])"
+        inner += rf"|(?:,|;)\s*(?:{word}\s+)?(?=(?:{steps})\b)|(?<!\s)\s++{word}(?:\s*+,)?\s++(?=(?:{steps})\b)"
+        leading = rf"^(?:(?:and|{word})\s+)?(?:{_CONNECTIVE}|{steps})\b\s*(?:of all\b)?\s*[,:]?\s*"
+    elif language in _CJK_STEP_WORDS:
+        steps = _CJK_STEP_WORDS[language]
+        sentence += _CJK_SENTENCE
+        inner += rf"|[，、,]\s*+(?={steps})"
+        leading += rf"|^(?:{steps})\s*[,:，、：]?\s*"
+    split = re.compile(sentence + r"|(?<!\s)[^\S\n]*+\n\s*+|(?i:" + inner + ")")
+    return split, re.compile(leading, re.IGNORECASE)
+
+
+def _cjk_words(piece: str) -> float:
+    """How many words ``piece`` of Chinese or Japanese holds: its spaced words, its characters by their length."""
     count = 0.0
     for word in piece.split():
-        cjk = len(_CJK.findall(word))
-        count += 1 if not cjk else cjk / _CJK_WORD_LENGTH + len(_OTHER_RUN.findall(word))
+        han, kana = len(_HAN_CHARACTER.findall(word)), len(_KANA_CHARACTER.findall(word))
+        if han or kana:
+            count += han / _HAN_PER_WORD + kana / _KANA_PER_WORD + len(_OTHER_RUN.findall(word))
+        else:
+            count += 1
     return count
 
 
-def _joined(first: str, second: str) -> str:
+def _joined(first: str, second: str, cjk: bool) -> str:
     # Chinese and Japanese join without a space.
-    gap = "" if _CJK.search(first[-1:]) or _CJK.search(second[:1]) else " "
+    gap = "" if cjk and _CJK.match(first[-1:]) and _CJK.match(second[:1]) else " "
     return f"{first}{gap}{second}".strip()
 
 
-def _clean(piece: str) -> str:
+def _clean(piece: str, leading: re.Pattern[str]) -> str:
     piece = _MARKER.sub("", piece.strip(_QUOTES))
-    stripped = _LEADING.sub("", piece)
+    stripped = leading.sub("", piece)
     # "Then." or "Next, " alone: the connective was all there was.
     return stripped if _WORD.search(stripped) else piece

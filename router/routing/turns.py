@@ -140,7 +140,7 @@ class TurnRouter:
         recent = context_texts(history, roles=roles)[-turn.recent_messages :] if turn.recent_messages else []
         new_text, recent_text = "\n".join(new), "\n".join(recent + new) if recent else ""
         texts = [new_text, recent_text] if recent_text else [new_text]
-        asked = parts(new_text)
+        asked = parts(new_text, self._catalogs.language(new_text))
         # One model call for every query: the whole turn, its recent context and each part it asks, in the
         # space the turn's language chooses (the multilingual one, when set, for a turn not in English).
         index, vectors = await self._catalogs.embed_turn(turn.namespace, [*texts, *asked] if len(asked) > 1 else texts)

