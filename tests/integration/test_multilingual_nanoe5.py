@@ -7,9 +7,10 @@ with the reason. None of the requests routed to their function is in ``examples/
 
 from __future__ import annotations
 
+import contextlib
 import json
 import shutil
-from collections.abc import Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import closing
 from pathlib import Path
 from typing import Any
@@ -61,6 +62,16 @@ async def served_space(served: Served) -> None:
     await eventually(built, within=240)
 
 
+@contextlib.asynccontextmanager
+async def space_served(serve: Callable[..., Any], service: str, catalog: Path, **options: Any) -> AsyncIterator[Served]:
+    """A server with the multilingual space of ``service``, once that space holds every catalog."""
+    multilingual = settings(service)
+    with closing(pool_for(multilingual)) as pool:
+        async with serve(pool=pool, catalog=catalog, multilingual=multilingual, ready=False, **options) as served:
+            await served_space(served)
+            yield served
+
+
 async def top3(client: httpx.AsyncClient, namespace: str, text: str) -> list[str]:
     body = {"namespace": namespace, "messages": [{"role": "user", "content": text}], "max_functions": 3}
     response = await client.post("/v1/route", json=body)
@@ -82,11 +93,8 @@ REQUESTS = [
 async def test_requests_in_portuguese_italian_and_chinese_route_to_their_function(
     serve: Callable[..., Any], service: str, catalog: Path
 ) -> None:
-    multilingual = settings(service)
-    with closing(pool_for(multilingual)) as pool:
-        async with serve(pool=pool, catalog=catalog, multilingual=multilingual, ready=False) as served:
-            await served_space(served)
-            found = {text: await top3(served.client, namespace, text) for namespace, text, _ in REQUESTS}
+    async with space_served(serve, service, catalog) as served:
+        found = {text: await top3(served.client, namespace, text) for namespace, text, _ in REQUESTS}
     assert {text: expected for _, text, expected in REQUESTS if expected not in found[text]} == {}
 
 
@@ -117,28 +125,25 @@ STEPS = [
 async def test_a_multi_step_request_in_another_language_gets_each_steps_tool(
     serve: Callable[..., Any], service: str, catalog: Path
 ) -> None:
-    multilingual = settings(service)
-    with closing(pool_for(multilingual)) as pool:
-        async with serve(pool=pool, catalog=catalog, multilingual=multilingual, ready=False) as served:
-            await served_space(served)
-            for namespace, language, text, steps in STEPS:
-                assert served.runtime.catalogs.language(text) == language
-                asked = parts(text, language)
-                assert len(asked) == 3, asked
-                body = {
-                    "namespace": namespace,
-                    "messages": [{"role": "user", "content": text}],
-                    "max_functions": 5,
-                    "explain": True,
-                }
-                response = await served.client.post("/v1/route", json=body)
-                assert response.status_code == 200, response.text
-                found = {f["name"]: f["explanation"]["part"] for f in response.json()["functions"]}
-                assert steps <= set(found), (text, found)
-                # Each function says which part of the turn found it (None: the whole turn).
-                named = {part for part in found.values() if part is not None}
-                assert named, found
-                assert named <= set(asked), (asked, found)
+    async with space_served(serve, service, catalog) as served:
+        for namespace, language, text, steps in STEPS:
+            assert served.runtime.catalogs.language(text) == language
+            asked = parts(text, language)
+            assert len(asked) == 3, asked
+            body = {
+                "namespace": namespace,
+                "messages": [{"role": "user", "content": text}],
+                "max_functions": 5,
+                "explain": True,
+            }
+            response = await served.client.post("/v1/route", json=body)
+            assert response.status_code == 200, response.text
+            found = {f["name"]: f["explanation"]["part"] for f in response.json()["functions"]}
+            assert steps <= set(found), (text, found)
+            # Each function says which part of the turn found it (None: the whole turn).
+            named = {part for part in found.values() if part is not None}
+            assert named, found
+            assert named <= set(asked), (asked, found)
 
 
 async def test_each_function_of_a_multi_call_turn_in_another_language_learns_its_own_part(
@@ -154,19 +159,14 @@ async def test_each_function_of_a_multi_call_turn_in_another_language_learns_its
         {"role": "assistant", "content": None, "tool_calls": calls},
         *({"role": "tool", "tool_call_id": c["id"], "content": "ok"} for c in calls),
     ]
-    multilingual = settings(service)
-    with closing(pool_for(multilingual)) as pool:
-        async with serve(pool=pool, catalog=catalog, multilingual=multilingual, ready=False) as served:
-            await served_space(served)
-            body = {"namespace": "workspace", "messages": run}
-            assert (await served.client.post("/v1/sessions/pt-run/messages", json=body)).status_code == 200
-            second = served.runtime.catalogs.multilingual
-            assert second is not None
-            assert second.store.examples is not None
-            assert second.store.examples.texts("workspace", "search_emails") == ["Procure os emails sobre o orçamento"]
-            assert second.store.examples.texts("workspace", "create_task") == [
-                "crie uma tarefa para revisar o orçamento."
-            ]
+    async with space_served(serve, service, catalog) as served:
+        body = {"namespace": "workspace", "messages": run}
+        assert (await served.client.post("/v1/sessions/pt-run/messages", json=body)).status_code == 200
+        second = served.runtime.catalogs.multilingual
+        assert second is not None
+        assert second.store.examples is not None
+        assert second.store.examples.texts("workspace", "search_emails") == ["Procure os emails sobre o orçamento"]
+        assert second.store.examples.texts("workspace", "create_task") == ["crie uma tarefa para revisar o orçamento."]
 
 
 async def test_english_requests_route_as_without_the_second_space(
@@ -176,12 +176,8 @@ async def test_english_requests_route_as_without_the_second_space(
     requests = [c["request"] for c in cases if "request" in c]
     async with serve(catalog=catalog, data=tmp_path / "one") as alone:
         without = [await top3(alone.client, "travel", text) for text in requests]
-    multilingual = settings(service)
-    with closing(pool_for(multilingual)) as pool:
-        two = tmp_path / "two"
-        async with serve(pool=pool, catalog=catalog, data=two, multilingual=multilingual, ready=False) as both:
-            await served_space(both)
-            assert [await top3(both.client, "travel", text) for text in requests] == without
+    async with space_served(serve, service, catalog, data=tmp_path / "two") as both:
+        assert [await top3(both.client, "travel", text) for text in requests] == without
 
 
 async def test_with_the_service_down_a_turn_still_routes_and_a_sync_keeps_the_catalog(
@@ -246,52 +242,49 @@ async def test_one_wrong_run_reaches_only_the_same_request_in_the_second_space(
         "Encontre um voo de Lisboa para Roma na sexta-feira",
         "Quero alugar um carro no aeroporto de Faro",
     )
-    multilingual = settings(service)
-    with closing(pool_for(multilingual)) as pool:
-        async with serve(pool=pool, catalog=catalog, multilingual=multilingual, ready=False) as served:
-            await served_space(served)
+    async with space_served(serve, service, catalog) as served:
 
-            async def wrong_run(session: str, text: str) -> None:
-                call = {"id": "c1", "type": "function", "function": {"name": "get_airport_status", "arguments": "{}"}}
-                run = [
-                    {"role": "user", "content": text},
-                    {"role": "assistant", "content": None, "tool_calls": [call]},
-                    {"role": "tool", "tool_call_id": "c1", "content": "CDG: aberto, sem atrasos"},
-                ]
-                body = {"namespace": "travel", "messages": run}
-                assert (await served.client.post(f"/v1/sessions/{session}/messages", json=body)).status_code == 200
+        async def wrong_run(session: str, text: str) -> None:
+            call = {"id": "c1", "type": "function", "function": {"name": "get_airport_status", "arguments": "{}"}}
+            run = [
+                {"role": "user", "content": text},
+                {"role": "assistant", "content": None, "tool_calls": [call]},
+                {"role": "tool", "tool_call_id": "c1", "content": "CDG: aberto, sem atrasos"},
+            ]
+            body = {"namespace": "travel", "messages": run}
+            assert (await served.client.post(f"/v1/sessions/{session}/messages", json=body)).status_code == 200
 
-            async def not_reached(text: str) -> None:
-                # Every function of the catalog, so that an example counting anywhere in the ranking shows.
-                body = {
-                    "namespace": "travel",
-                    "messages": [{"role": "user", "content": text}],
-                    "explain": True,
-                    "max_functions": 16,
-                }
-                response = await served.client.post("/v1/route", json=body)
-                assert response.status_code == 200, response.text
-                found = response.json()["functions"]
-                assert len(found) == 16
-                assert all(f["explanation"]["example"] is None for f in found), text
+        async def not_reached(text: str) -> None:
+            # Every function of the catalog, so that an example counting anywhere in the ranking shows.
+            body = {
+                "namespace": "travel",
+                "messages": [{"role": "user", "content": text}],
+                "explain": True,
+                "max_functions": 16,
+            }
+            response = await served.client.post("/v1/route", json=body)
+            assert response.status_code == 200, response.text
+            found = response.json()["functions"]
+            assert len(found) == 16
+            assert all(f["explanation"]["example"] is None for f in found), text
 
-            await wrong_run("wrong", asked)
-            second = served.runtime.catalogs.multilingual
-            assert second is not None
-            assert second.store.examples is not None
-            assert second.store.examples.count("travel") == 1
-            # The same request, and the same one of other values (cosine 0.96), take the run's function.
-            for same in (asked, "Procure um hotel em Madrid para duas noites"):
-                assert (await top3(served.client, "travel", same))[0] == "get_airport_status", same
-            for other in others:
-                await not_reached(other)
+        await wrong_run("wrong", asked)
+        second = served.runtime.catalogs.multilingual
+        assert second is not None
+        assert second.store.examples is not None
+        assert second.store.examples.count("travel") == 1
+        # The same request, and the same one of other values (cosine 0.96), take the run's function.
+        for same in (asked, "Procure um hotel em Madrid para duas noites"):
+            assert (await top3(served.client, "travel", same))[0] == "get_airport_status", same
+        for other in others:
+            await not_reached(other)
 
-            # Runs that agree (cosine 0.93 and 0.94 to the first) widen the reach on all-MiniLM-L6-v2's
-            # scale only: read on it, this model's cosines would put it where most requests of a language lie.
-            for number, text in enumerate(
-                ("Procuro um hotel em Berlim para três noites", "Preciso de um hotel em Londres por quatro noites")
-            ):
-                await wrong_run(f"wrong-{number}", text)
-            assert second.store.examples.count("travel") == 3
-            for other in others:
-                await not_reached(other)
+        # Runs that agree (cosine 0.93 and 0.94 to the first) widen the reach on all-MiniLM-L6-v2's
+        # scale only: read on it, this model's cosines would put it where most requests of a language lie.
+        for number, text in enumerate(
+            ("Procuro um hotel em Berlim para três noites", "Preciso de um hotel em Londres por quatro noites")
+        ):
+            await wrong_run(f"wrong-{number}", text)
+        assert second.store.examples.count("travel") == 3
+        for other in others:
+            await not_reached(other)
