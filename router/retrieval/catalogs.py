@@ -193,8 +193,8 @@ class Catalogs:
     def language(self, text: str) -> str:
         """The language a turn of ``text`` is split in (``router.retrieval.parts``).
 
-        Its own when a multilingual space routes the turns not in English; English otherwise,
-        since the default model reads English only.
+        Its own when a multilingual space is set (even while the turn falls back to the default
+        space); English otherwise, as the default model reads English only.
         """
         return ENGLISH if self.multilingual is None else self.languages.language(text)
 

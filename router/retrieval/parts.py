@@ -8,11 +8,11 @@ its enumerations (numbered or bulleted lines, "first ..., second ..."), and rout
 part its own ranking (``router.retrieval.context``). Learning uses the same split to pair each
 called function with the part of its request that asked for it (``router.retrieval.learning``).
 
-A turn in Portuguese, Spanish, French, Italian, German, Chinese or Japanese (the language the
-route tells, ``router.embedding.language``) is also split at its own language's sentence ends
-(``。`` with no space after it, a Spanish question opening with ``¿``) and next-step words
-("depois", "luego", "puis", "poi", "dann", "然后", "それから"); an English turn, or one in
-another language, is split by the English rules alone.
+With a multilingual space set, a turn in Portuguese, Spanish, French, Italian, German, Chinese
+or Japanese (as ``router.embedding.language`` tells it) is also split at its own language's
+sentence ends (``。`` even with no space after it, a Spanish question opening with ``¿``) and
+next-step words ("depois", "luego", "puis", "poi", "dann", "然后", "それから"); an English turn,
+or one in another language, is split by the English rules alone.
 
 A fragment too short to route on ("Thanks.", "Then", "谢谢。") joins its neighbour. Several
 requests in one sentence with no connective ("book a flight and email the invoice") stay one
@@ -29,38 +29,51 @@ MIN_WORDS = 3
 ENGLISH = "en"
 
 _ABBREVIATIONS = r"(?<!\bMr\.)(?<!\bMrs\.)(?<!\bMs\.)(?<!\bDr\.)(?<!\bSt\.)(?<!\bvs\.)(?<!\be\.g\.)(?<!\bi\.e\.)"
-# Inside a sentence a connective starts a new request only after a comma or "and" ("flights next week" stays whole).
-_CONNECTIVE = (
-    r"then|also|after that|afterwards|additionally|finally|next|lastly|furthermore|moreover|"
-    r"first|second|third|fourth|fifth|secondly|thirdly"
+# Titles and abbreviations of the other languages a capital may follow ("al Sr. Álvarez", "z. B. Das").
+_OTHER_ABBREVIATIONS = "".join(
+    rf"(?<!\b{re.escape(word)})"
+    for word in (
+        *("Sr.", "Sra.", "Srta.", "Dra.", "Ud.", "Uds.", "M.", "Mme.", "Mlle.", "Nr.", "Hr.", "Fr.", "Dott."),
+        *("Sig.", "ca.", "z.", "B.", "Nº."),
+    )
 )
+# Inside a sentence a connective starts a new request only after a comma or "and" ("flights next week" stays whole).
+_CONNECTIVE_WORDS = (
+    *("then", "also", "after that", "afterwards", "additionally", "finally", "next", "lastly", "furthermore"),
+    *("moreover", "first", "second", "third", "fourth", "fifth", "secondly", "thirdly"),
+)
+_CONNECTIVE = "|".join(_CONNECTIVE_WORDS)
 # Words that start the next step in other languages (by py3langid's codes), with the language's "and".
-# Left out: "aussi", "anche" and "auch" also open "even if" clauses; "puis-je" asks "may I"; and
-# "depois de", "después de", "luego de", "depois que" say "after" something.
+# Left out or guarded, for what else they say: "aussi" ("as", "so"), "anche" and "auch" ("even
+# if"), German "also" ("so"), "puis-je" ("may I"), "depois de", "después de", "luego de",
+# "depois que", "in seguito a" ("after" or "following" something) and "además de" ("besides").
 _STEP_WORDS = {
     "pt": (
         "e",
-        r"depois disso|depois(?!\s+(?:d[aeo]s?|del[ae]s?|que)\b)|em seguida|a seguir|também|tambem|por fim|"
+        r"depois disso|depois disto|depois(?!\s+(?:d\w*|que)\b)|em seguida|a seguir|também|tambem|por fim|"
         r"finalmente|além disso|alem disso",
     ),
     "es": (
         "y",
         r"después de eso|despues de eso|después(?!\s+(?:del?|que)\b)|despues(?!\s+(?:del?|que)\b)|"
         r"luego(?!\s+(?:del?|que)\b)|a continuación|a continuacion|también|tambien|por último|por ultimo|"
-        r"además|ademas",
+        r"además de eso|ademas de eso|además(?!\s+de\b)|ademas(?!\s+de\b)",
     ),
     "fr": ("et", r"puis(?!-)|ensuite|enfin|finalement|de plus"),
-    "it": ("e", r"poi|in seguito|successivamente|infine|inoltre"),
+    "it": ("e", r"poi|in seguito(?!\s+a(?:l|ll[aeo']|gli|i)?\b)|successivamente|infine|inoltre"),
     "de": (
         "und",
         r"dann|danach|anschließend|anschliessend|außerdem|ausserdem|zuletzt|schließlich|schliesslich|"
         r"zum schluss|abschließend|abschliessend",
     ),
 }
-# Chinese and Japanese write no spaces: these follow a comma or start a sentence directly ("最后一班" is "the last").
+# Chinese and Japanese write no spaces: these follow a comma or start a sentence directly. Guarded
+# where they qualify what follows: "最后一班" ("the last train"), "之后的" ("later"), "另外一个"
+# ("another one"), "その後の" ("later"), "さらに安い" ("even cheaper").
 _CJK_STEP_WORDS = {
-    "zh": r"然后|接着|之后|随后|最后(?![一二三两几个位次班天的])|另外|此外",
-    "ja": r"それから|次に|その後|そのあと|最後に|そして|さらに",
+    "zh": r"然后|接着|之后(?![的一二三两几0-9个天])|随后|"
+    r"最后(?![一二三两四五六七八九十几0-9\uff10-\uff19个位次班天的期名])|另外(?![一两几个的])|此外",
+    "ja": r"それから|次に|その後(?!の)|そのあと(?!の)|最後に|そして|さらに(?=[、,])",
 }
 # A sentence of those two ends at 。！？； unless a closing quote or bracket follows.
 _CJK_SENTENCE = "|(?<=[。！？；])(?![」』\uff09】”\u2019\"'])\\s*+"
@@ -118,9 +131,13 @@ def _rules(language: str) -> tuple[re.Pattern[str], re.Pattern[str]]:
     leading = r"^(?:and\s+)?(?:" + _CONNECTIVE + r")\b\s*(?:of all\b)?\s*[,:]?\s*"
     if language in _STEP_WORDS:
         word, steps = _STEP_WORDS[language]
-        sentence = _ABBREVIATIONS + r"(?<=[.?!;])\s++(?=[A-ZÀ-ÖØ-Þ¿¡\"'(\d])"
-        inner += rf"|(?:,|;)\s*(?:{word}\s+)?(?=(?:{steps})\b)|(?<!\s)\s++{word}(?:\s*+,)?\s++(?=(?:{steps})\b)"
-        leading = rf"^(?:(?:and|{word})\s+)?(?:{_CONNECTIVE}|{steps})\b\s*(?:of all\b)?\s*[,:]?\s*"
+        english = "|".join(w for w in _CONNECTIVE_WORDS if w != "also") if language == "de" else _CONNECTIVE
+        sentence = _ABBREVIATIONS + _OTHER_ABBREVIATIONS + r"(?<=[.?!;])\s++(?=[A-ZÀ-ÖØ-Þ¿¡\"'(\d])"
+        inner = (
+            r"(?:,|;)\s*(?:and\s+)?(?=(?:" + english + r")\b)|(?<!\s)\s++and\s++(?=(?:then|also|finally|lastly)\b)"
+            rf"|(?:,|;)\s*(?:{word}\s+)?(?=(?:{steps})\b)|(?<!\s)\s++{word}(?:\s*+,)?\s++(?=(?:{steps})\b)"
+        )
+        leading = rf"^(?:(?:and|{word})\s+)?(?:{english}|{steps})\b\s*(?:of all\b)?\s*[,:]?\s*"
     elif language in _CJK_STEP_WORDS:
         steps = _CJK_STEP_WORDS[language]
         sentence += _CJK_SENTENCE

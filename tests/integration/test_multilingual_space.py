@@ -132,6 +132,34 @@ async def test_a_turn_not_in_english_is_routed_in_the_second_space(
         assert status["multilingual"]["served"] is True
 
 
+async def test_a_turn_not_in_english_is_split_and_learned_by_its_own_languages_steps(
+    serve: Callable[..., Any], pool: EmbedderPool, second: Switchable, catalog: Path
+) -> None:
+    steps = ["Encontre um voo de Lisboa para Roma na sexta-feira", "reserve um hotel perto do Coliseu."]
+    text = f"{steps[0]}, depois {steps[1]}"
+    async with serve(pool=pool, catalog=catalog, multilingual=MultilingualSettings(model=SECOND)) as served:
+        await served_space(served)
+        await route(served.client, text)
+        assert second.queried == [text, *steps]
+
+        calls = [
+            {"id": f"c{i}", "type": "function", "function": {"name": name, "arguments": "{}"}}
+            for i, name in enumerate(("search_flights", "book_hotel"))
+        ]
+        results = [{"role": "tool", "tool_call_id": c["id"], "content": "ok"} for c in calls]
+        run = [{"role": "user", "content": text}, {"role": "assistant", "content": None, "tool_calls": calls}]
+        body = {"namespace": "travel", "messages": [*run, *results]}
+        response = await served.client.post("/v1/sessions/pt-steps/messages", json=body)
+        assert response.status_code == 200, response.text
+        index = served.runtime.catalogs.multilingual
+        assert index is not None
+        assert index.store.examples is not None
+        learned = index.store.examples.texts("travel", "search_flights") + index.store.examples.texts(
+            "travel", "book_hotel"
+        )
+        assert sorted(learned) == sorted(steps)
+
+
 async def test_the_second_space_embeds_with_its_own_text_template(
     serve: Callable[..., Any], pool: EmbedderPool, catalog: Path, tmp_path: Path
 ) -> None:

@@ -142,7 +142,17 @@ def test_other_languages_split_at_their_own_sentence_ends_and_connectives(
         ("de", "Ich brauche ein Hotel, auch wenn es teuer ist"),
         ("zh", "帮我查一下订单，最后一个订单取消掉。"),
         ("zh", "最后一班火车是几点？"),
+        ("zh", "帮我创建一个复核预算的任务，最后期限是下周五。"),
+        ("zh", "帮我取消明天下午的会议，之后的安排也发给我。"),
+        ("zh", "帮我取消订单5520，另外一个订单也退款。"),
         ("ja", "「明日の会議をキャンセルして。」と田中さんにメールして。"),
+        ("ja", "明日の会議をキャンセルして、その後の予定を教えて。"),
+        ("ja", "東京のホテルを探して、さらに安いホテルがあれば予約して。"),
+        ("pt", "Agende a entrega para sexta-feira, depois desse feriado prolongado de Páscoa."),
+        ("es", "Busca vuelos a Lima para el lunes, además de un hotel barato cerca del aeropuerto."),
+        ("it", "Annulla l'ordine 5520, in seguito alla richiesta del cliente di ieri sera."),
+        ("de", "Ich bin morgen in Hamburg, also such mir ein Hotel in der Nähe vom Bahnhof."),
+        ("es", "Envía la factura al Sr. Álvarez por correo electrónico hoy mismo."),
     ],
 )
 def test_other_languages_keep_one_request_whole(language: str, text: str) -> None:
