@@ -174,6 +174,7 @@ async def run_app(
     limits: LimitSettings | None = None,
     storage: Storage | None = None,
     multilingual: MultilingualSettings | None = None,
+    model: str | None = None,
 ) -> AsyncIterator[Served]:
     """Run the app with its lifespan on ``data``; wait until ready unless ``ready=False``.
 
@@ -181,7 +182,7 @@ async def run_app(
     """
     where = StorageSettings(data=data) if storage is None else StorageSettings(qdrant_url=storage.location)
     settings = Settings(
-        embedding=EmbeddingSettings(text=text),
+        embedding=EmbeddingSettings(text=text) if model is None else EmbeddingSettings(text=text, model=model),
         storage=where,
         sync=SyncSettings(catalog=catalog, allow_delete=allow_delete),
         auth=auth,

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from router.catalog.functions import FunctionDef
 from router.catalog.records import CatalogRecord, Generation, MetaStore
 from router.common.errors import NamespaceNotFound, Unavailable
-from router.embedding import Embedder, EmbedderPool, Vectors
+from router.embedding import DEFAULT_MODEL, Embedder, EmbedderPool, Vectors
 from router.embedding.language import ENGLISH, LanguageIdentifier
 from router.retrieval.index import FunctionStore
 from router.retrieval.voting import DEFAULT_REACH, Reach
@@ -193,10 +193,12 @@ class Catalogs:
     def language(self, text: str) -> str:
         """The language a turn of ``text`` is split in (``router.retrieval.parts``).
 
-        Its own when a multilingual space is set (even while the turn falls back to the default
-        space); English otherwise, as the default model reads English only.
+        Its own when a model may read it: with a multilingual space (even while the turn falls
+        back to the default space), or a default model other than the packaged all-MiniLM-L6-v2,
+        which reads English only (and whose router then need not load the identifier).
         """
-        return ENGLISH if self.multilingual is None else self.languages.language(text)
+        english_only = self._index is not None and self._index.embedder.model_name == DEFAULT_MODEL
+        return ENGLISH if self.multilingual is None and english_only else self.languages.language(text)
 
     def space(self, namespace: str, text: str) -> ActiveIndex:
         """The index a turn of ``text`` is routed in: the multilingual one when it is not English."""

@@ -193,6 +193,7 @@ async def learn_in_spaces(
     A failure of the multilingual space loses its examples of this run only (logged).
     """
     options: dict[str, Any] = {"roles": roles, "start": start, "lexical_weight": lexical_weight, "session": session}
+    options["language"] = catalogs.language  # the split routing reads (``Catalogs.language``)
     second = catalogs.multilingual
     if second is None:
         return await learn(catalogs.index, namespace, messages, **options)
@@ -204,9 +205,7 @@ async def learn_in_spaces(
         def not_english(text: str) -> bool:
             return not english(text)
 
-        kept += await learn(
-            second, namespace, messages, requests=not_english, language=catalogs.languages.language, **options
-        )
+        kept += await learn(second, namespace, messages, requests=not_english, **options)
     except Exception as exc:
         log.warning("usage examples of non-English requests not kept", extra={"detail": str(exc)})
     return kept

@@ -8,11 +8,11 @@ its enumerations (numbered or bulleted lines, "first ..., second ..."), and rout
 part its own ranking (``router.retrieval.context``). Learning uses the same split to pair each
 called function with the part of its request that asked for it (``router.retrieval.learning``).
 
-With a multilingual space set, a turn in Portuguese, Spanish, French, Italian, German, Chinese
-or Japanese (as ``router.embedding.language`` tells it) is also split at its own language's
-sentence ends (``。`` even with no space after it, a Spanish question opening with ``¿``) and
-next-step words ("depois", "luego", "puis", "poi", "dann", "然后", "それから"); an English turn,
-or one in another language, is split by the English rules alone.
+When a model may read other languages (``Catalogs.language``), a turn in Portuguese, Spanish,
+French, Italian, German, Chinese or Japanese (as ``router.embedding.language`` tells it) is also
+split at its own language's sentence ends (``。`` even with no space after it, a Spanish question
+opening with ``¿``) and next-step words ("depois", "luego", "puis", "poi", "dann", "然后",
+"それから"); an English turn, or one in another language, is split by the English rules alone.
 
 A fragment too short to route on ("Thanks.", "Then", "谢谢。") joins its neighbour. Several
 requests in one sentence with no connective ("book a flight and email the invoice") stay one

@@ -160,6 +160,20 @@ async def test_a_turn_not_in_english_is_split_and_learned_by_its_own_languages_s
         assert sorted(learned) == sorted(steps)
 
 
+async def test_a_default_model_other_than_the_packaged_one_is_split_by_the_turns_language(
+    serve: Callable[..., Any], pool: EmbedderPool, second: Switchable, catalog: Path
+) -> None:
+    steps = ["Encontre um voo de Lisboa para Roma na sexta-feira", "reserve um hotel perto do Coliseu."]
+    text = f"{steps[0]}, depois {steps[1]}"
+    async with serve(pool=pool, catalog=catalog) as served:
+        # The packaged model reads English only: its router splits by the English rules alone.
+        answered = await route(served.client, text, explain=True)
+        assert [f["explanation"]["part"] for f in answered["functions"]] == [None] * len(answered["functions"])
+    async with serve(pool=pool, catalog=catalog, model=SECOND, data=catalog.parent / "second") as served:
+        await route(served.client, text)
+        assert second.queried == [text, *steps]
+
+
 async def test_the_second_space_embeds_with_its_own_text_template(
     serve: Callable[..., Any], pool: EmbedderPool, catalog: Path, tmp_path: Path
 ) -> None:
