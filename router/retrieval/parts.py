@@ -42,7 +42,6 @@ _CONNECTIVE_WORDS = (
     *("then", "also", "after that", "afterwards", "additionally", "finally", "next", "lastly", "furthermore"),
     *("moreover", "first", "second", "third", "fourth", "fifth", "secondly", "thirdly"),
 )
-_CONNECTIVE = "|".join(_CONNECTIVE_WORDS)
 # Words that start the next step in other languages (by py3langid's codes), with the language's "and".
 # Left out or guarded, for what else they say: "aussi" ("as", "so"), "anche" and "auch" ("even
 # if"), German "also" ("so"), "puis-je" ("may I"), "depois de", "después de", "luego de",
@@ -126,23 +125,22 @@ def parts(text: str, language: str = ENGLISH) -> list[str]:
 @lru_cache(maxsize=16)
 def _rules(language: str) -> tuple[re.Pattern[str], re.Pattern[str]]:
     """The split and the leading-connective patterns of a language."""
-    sentence = _ABBREVIATIONS + r"(?<=[.?!;])\s++(?=[A-Z\"'(\d])"
-    inner = r"(?:,|;)\s*(?:and\s+)?(?=(?:" + _CONNECTIVE + r")\b)|(?<!\s)\s++and\s++(?=(?:then|also|finally|lastly)\b)"
-    leading = r"^(?:and\s+)?(?:" + _CONNECTIVE + r")\b\s*(?:of all\b)?\s*[,:]?\s*"
+    english = "|".join(w for w in _CONNECTIVE_WORDS if not (language == "de" and w == "also"))
+    abbreviations, capitals = _ABBREVIATIONS, "A-Z"
+    inner = r"(?:,|;)\s*(?:and\s+)?(?=(?:" + english + r")\b)|(?<!\s)\s++and\s++(?=(?:then|also|finally|lastly)\b)"
+    leading = r"^(?:and\s+)?(?:" + english + r")\b\s*(?:of all\b)?\s*[,:]?\s*"
+    ends = ""
     if language in _STEP_WORDS:
         word, steps = _STEP_WORDS[language]
-        english = "|".join(w for w in _CONNECTIVE_WORDS if w != "also") if language == "de" else _CONNECTIVE
-        sentence = _ABBREVIATIONS + _OTHER_ABBREVIATIONS + r"(?<=[.?!;])\s++(?=[A-ZÀ-ÖØ-Þ¿¡\"'(\d])"
-        inner = (
-            r"(?:,|;)\s*(?:and\s+)?(?=(?:" + english + r")\b)|(?<!\s)\s++and\s++(?=(?:then|also|finally|lastly)\b)"
-            rf"|(?:,|;)\s*(?:{word}\s+)?(?=(?:{steps})\b)|(?<!\s)\s++{word}(?:\s*+,)?\s++(?=(?:{steps})\b)"
-        )
+        abbreviations, capitals = _ABBREVIATIONS + _OTHER_ABBREVIATIONS, "A-ZÀ-ÖØ-Þ¿¡"
+        inner += rf"|(?:,|;)\s*(?:{word}\s+)?(?=(?:{steps})\b)|(?<!\s)\s++{word}(?:\s*+,)?\s++(?=(?:{steps})\b)"
         leading = rf"^(?:(?:and|{word})\s+)?(?:{english}|{steps})\b\s*(?:of all\b)?\s*[,:]?\s*"
     elif language in _CJK_STEP_WORDS:
         steps = _CJK_STEP_WORDS[language]
-        sentence += _CJK_SENTENCE
+        ends = _CJK_SENTENCE
         inner += rf"|[，、,]\s*+(?={steps})"
         leading += rf"|^(?:{steps})\s*[,:，、：]?\s*"
+    sentence = abbreviations + r"(?<=[.?!;])\s++(?=[" + capitals + r"\"'(\d])" + ends
     split = re.compile(sentence + r"|(?<!\s)[^\S\n]*+\n\s*+|(?i:" + inner + ")")
     return split, re.compile(leading, re.IGNORECASE)
 
