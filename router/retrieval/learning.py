@@ -27,6 +27,7 @@ from router.retrieval.catalogs import ActiveIndex, Catalogs
 from router.retrieval.examples import Example
 from router.retrieval.fusion import hybrid
 from router.retrieval.index import FunctionStore
+from router.retrieval.parts import ENGLISH
 from router.retrieval.parts import parts as clauses
 from router.retrieval.runs import RunCall, calls, run_calls
 from router.retrieval.sparse import query_vector
@@ -149,7 +150,7 @@ def _parts(found: Sequence[RunCall], language: Callable[[str], str] | None) -> l
     text = found[0].request
     if len({c.name for c in found}) == 1:
         return [text]
-    return clauses(text, language(text)) if language is not None else clauses(text)
+    return clauses(text, ENGLISH if language is None else language(text))
 
 
 def corrected(
@@ -201,11 +202,7 @@ async def learn_in_spaces(
     kept = await learn(catalogs.index, namespace, messages, requests=english, **options)
     try:
         options["lexical_weight"] = second.lexical(lexical_weight)
-
-        def not_english(text: str) -> bool:
-            return not english(text)
-
-        kept += await learn(second, namespace, messages, requests=not_english, **options)
+        kept += await learn(second, namespace, messages, requests=lambda text: not english(text), **options)
     except Exception as exc:
         log.warning("usage examples of non-English requests not kept", extra={"detail": str(exc)})
     return kept
