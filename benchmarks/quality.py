@@ -21,7 +21,8 @@ requests are routed through ``TurnRouter.route``. Measured per set, in order:
 
 The issue's targets (``benchmarks.quality_targets``) are printed per set, each met or not.
 
-Then requests in seven languages (``benchmarks.quality_languages``).
+Then follow-ups on the example catalog (``benchmarks.quality_followups``) and requests in seven
+languages (``benchmarks.quality_languages``).
 Tables go to stdout and to ``benchmarks/RESULTS.md`` under "## Retrieval quality (make bench-quality)",
 with the harness's header. Nothing is cached between runs.
 """
@@ -37,6 +38,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from benchmarks import quality_followups as followups
 from benchmarks import quality_languages as languages
 from benchmarks.bfcl import BfclQuestion
 from benchmarks.harness import Header, progress, record
@@ -225,6 +227,7 @@ async def measure(report: Report, sets: Sequence[str], *, sample: int | None = N
         try:
             for name in sets:
                 await measure_set(report, runtime, load_set(name, sample=sample))
+            await followups.measure(report)
             await languages.measure(report)
             settings = runtime.turns.settings
             index = runtime.service.index

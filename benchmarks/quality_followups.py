@@ -1,0 +1,149 @@
+"""Follow-ups: a turn that leans on the one before it ("Book the first one for John", "And AF 456?").
+
+``python -m benchmarks.quality_followups`` (``make bench-quality`` runs it after the English
+sets). The set, ``examples/followups.jsonl``: 40 two-turn conversations in the example catalog's
+namespaces. In 24 the second turn leans on the first (``"kind": "vague"``: it names a reference,
+an elliptical "and for ...?", or "do the same for ..."); in 16 it asks something new (``"clear"``:
+the first turn must not pull it back). Each second turn is ranked by the peers (Semantic Kernel
+on both turns joined, langgraph-bigtool on the new turn) and by the router: the new turn alone,
+both turns joined into one query, and with the session's history (the first turn stored with
+``record``), its default way.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from benchmarks.bfcl import BfclQuestion
+from benchmarks.harness import Header
+from benchmarks.quality_data import Scores, score_all
+from benchmarks.quality_languages import CATALOG, serving
+from benchmarks.quality_report import Report
+from router.evaluate.peers import DenseBaseline, bigtool_text, semantic_kernel_text
+from router.routing.routed import Routed, Turn
+from router.server.settings import Settings, StorageSettings
+from sync.worker import read_file
+
+SET = Path(__file__).resolve().parent.parent / "examples" / "followups.jsonl"
+COLUMNS = ("R@1", "R@3", "MRR@10")
+KINDS = {"vague": "lean on the turn before", "clear": "ask something new"}
+
+
+@dataclass(frozen=True)
+class FollowUp:
+    """One conversation: its earlier turns, and its last turn as the question scored."""
+
+    namespace: str
+    kind: str
+    earlier: tuple[str, ...]
+    question: BfclQuestion
+
+
+def load_follow_ups(path: Path = SET) -> list[FollowUp]:
+    """The set's conversations, in file order."""
+    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    return [
+        FollowUp(
+            row["namespace"],
+            row["kind"],
+            tuple(row["turns"][:-1]),
+            BfclQuestion(
+                f"{path.stem}_{i}",
+                row["kind"],
+                ({"role": "user", "content": row["turns"][-1]},),
+                tuple(row["expected"]),
+            ),
+        )
+        for i, row in enumerate(rows)
+    ]
+
+
+def _names(routed: Routed) -> list[str]:
+    return [f.function.name for f in routed.functions]
+
+
+async def rankings(follow_ups: Sequence[FollowUp], data: Path) -> dict[str, dict[str, list[str]]]:
+    """Each method's ranking of every last turn, by method then question id (cold, the defaults)."""
+    methods: dict[str, dict[str, list[str]]] = {}
+    async with serving(Settings(storage=StorageSettings(data=data))) as runtime:
+        router, embedder = runtime.turns, runtime.service.index.embedder
+        for namespace in sorted({f.namespace for f in follow_ups}):
+            functions = read_file(CATALOG / f"{namespace}.json").functions
+            sk = DenseBaseline(embedder, functions, semantic_kernel_text)
+            bigtool = DenseBaseline(embedder, functions, bigtool_text)
+            for i, follow_up in enumerate(f for f in follow_ups if f.namespace == namespace):
+                question, earlier = follow_up.question, [{"role": "user", "content": t} for t in follow_up.earlier]
+                joined = "\n".join([*follow_up.earlier, question.text])
+                vectors = await embedder.query([joined, question.text])
+                ranked = {
+                    "sk": sk.rank(vectors[:1])[0],
+                    "bigtool": bigtool.rank(vectors[1:])[0],
+                    "alone": _names(await router.route(Turn(namespace, question.messages, max_functions=10))),
+                    "joined": _names(
+                        await router.route(Turn(namespace, [*earlier, *question.messages], max_functions=10))
+                    ),
+                }
+                session = f"followups-{namespace}-{i}"
+                await router.record(session, earlier, user_id=None, namespace=namespace)
+                with_history = Turn(namespace, question.messages, max_functions=10, session_id=session)
+                ranked["history"] = _names(await router.route(with_history))
+                for method, names in ranked.items():
+                    methods.setdefault(method, {})[question.id] = names
+    return methods
+
+
+async def measure(report: Report) -> None:
+    """Add the follow-ups' table to ``report``."""
+    from benchmarks.quality import BIGTOOL, SK
+
+    follow_ups = load_follow_ups()
+    with tempfile.TemporaryDirectory(prefix="bench-followups-") as tmp:
+        ranked = await rankings(follow_ups, Path(tmp))
+    table = report.table(
+        f"Follow-ups (`examples/followups.jsonl`: {len(follow_ups)} two-turn conversations in the example "
+        "catalog's namespaces): the second turn",
+        lead=("second turns", "method"),
+        columns=COLUMNS,
+        note="The router with history stores the first turn in a session and routes the second with it "
+        "(the defaults: the context counts for a turn whose best similarity is under the vague mark); peers and "
+        "the other router rows see the second turn alone, or both joined.",
+    )
+    rows = {
+        "sk": SK.replace("last 2", "the turn before"),
+        "bigtool": BIGTOOL + ", new turn",
+        "alone": "router, new turn alone",
+        "joined": "router, both turns joined (one query)",
+        "history": "**router with history** (defaults)",
+    }
+    for kind, what in KINDS.items():
+        mine = [f.question for f in follow_ups if f.kind == kind]
+        for method, label in rows.items():
+            table.add(score_all(ranked[method], mine), f"{len(mine)} that {what}", label)
+    alone, history = (score_all(ranked[m], [f.question for f in follow_ups]) for m in ("alone", "history"))
+    report.notes.append(_note(alone, history))
+
+
+def _note(alone: Scores, history: Scores) -> str:
+    return (
+        f"- Follow-ups, all {alone.count} second turns: with history R@1 {history.recall(1):.3f}, R@3 "
+        f"{history.recall(3):.3f} against the new turn alone R@1 {alone.recall(1):.3f}, R@3 {alone.recall(3):.3f}."
+    )
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """Measure and print the table."""
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.quality_followups", description=__doc__)
+    parser.parse_args(argv)
+    header, report = Header.begin("benchmarks.quality_followups", argv), Report()
+    asyncio.run(measure(report))
+    print(f"{header.finish().markdown(timed=False)}\n\n{report.markdown()}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,19 @@
+"""The follow-ups set loads, and every function it expects is in its namespace's example catalog."""
+
+from __future__ import annotations
+
+from benchmarks.quality_followups import KINDS, load_follow_ups
+from benchmarks.quality_languages import CATALOG
+from sync.worker import read_file
+
+
+def test_every_follow_up_expects_functions_of_its_catalog_after_an_earlier_turn() -> None:
+    follow_ups = load_follow_ups()
+    catalogs = {
+        n: {f.name for f in read_file(CATALOG / f"{n}.json").functions} for n in {f.namespace for f in follow_ups}
+    }
+    assert {f.kind for f in follow_ups} == set(KINDS)
+    for follow_up in follow_ups:
+        assert follow_up.earlier, follow_up.question.id
+        assert set(follow_up.question.expected) <= catalogs[follow_up.namespace], follow_up.question.id
+    assert len({f.question.id for f in follow_ups}) == len(follow_ups)
