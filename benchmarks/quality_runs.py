@@ -141,7 +141,7 @@ async def multi_turn(
     ``alone`` routes the new turn without a session; ``joined`` routes the last ``recent``
     user turns and the new one as one request (Semantic Kernel's context, one vector);
     every other key is a router whose session holds the earlier user turns (stored with
-    ``record``), fused with its own ``context_weight``.
+    ``record``), fused by its own context rule.
     """
     base = next(iter(routers.values()))
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from router.retrieval.context import Found, TurnQueries, rank_turn, take_turns, with_context
+from router.retrieval.context import Found, TurnQueries, context_weight, rank_turn, take_turns, with_context
 from router.retrieval.fusion import Terms, hybrid, scored
 from router.retrieval.scored import Candidate, Ranked
 
@@ -81,7 +81,7 @@ def test_no_candidates() -> None:
     assert hybrid([], lexical_weight=0.25, example_weight=0.8) == []
 
 
-RULE = {"lexical_weight": 0.25, "example_weight": 0.9, "context_weight": 0.3, "vague": 0.3}
+RULE = {"lexical_weight": 0.25, "example_weight": 0.9, "vague": 0.3}
 
 
 def test_terms_add_up_to_the_score_and_name_the_signal_that_counted() -> None:
@@ -99,10 +99,24 @@ def test_a_vague_turn_follows_its_context() -> None:
     recent = [candidate("book_flight", 0.46), candidate("cancel_booking", 0.40), candidate("search_flights", 0.45)]
     ranking = rank_turn(TurnQueries(new, recent=recent), **RULE)
     assert names(ranking.functions)[0] == "book_flight"
-    assert ranking.context_weight == 0.3
+    assert 0.0 < ranking.context_weight < 1.0
     alone = rank_turn(TurnQueries(new), **RULE)
     assert names(alone.functions)[0] == "cancel_booking"
     assert alone.context_weight == 0.0
+
+
+def test_the_less_a_turn_matches_the_more_its_context_counts() -> None:
+    # "Same for the way back on Sunday" after a train search: the turn itself matches nothing well.
+    new = [candidate("search_flights", 0.09, lexical=2.0), candidate("search_trains", 0.05)]
+    new += [candidate(f"f{i}", 0.04) for i in range(4)]
+    recent = [candidate("search_trains", 0.55), candidate("search_flights", 0.35)]
+    ranking = rank_turn(TurnQueries(new, recent=recent), **RULE)
+    assert names(ranking.functions)[0] == "search_trains"
+    weights = [context_weight(best, 0.3) for best in (-0.2, 0.0, 0.1, 0.2, 0.29, 0.3, 0.6)]
+    assert weights[:2] == [1.0, 1.0]  # a turn that matches nothing is its context
+    assert weights[1] > weights[2] > weights[3] > weights[4] > 0.0
+    assert weights[5:] == [0.0, 0.0]
+    assert context_weight(-0.5, 0.0) == 0.0  # a mark of 0: no turn is vague
 
 
 def test_a_clear_turn_ignores_its_context() -> None:
@@ -122,11 +136,11 @@ def test_a_close_usage_example_makes_a_turn_clear() -> None:
 def test_context_terms_and_the_stand_in_for_a_missing_function_add_up() -> None:
     new = [Terms("a", 0.4, 0.0, 0.1), Terms("b", 0.3, 0.0, 0.0)]
     recent = [Terms("c", 0.9, 0.0, 0.0), Terms("a", 0.2, 0.0, 0.0)]
-    fused = {f.terms.name: f for f in with_context(new, recent, weight=0.5)}
-    assert fused["a"].score == pytest.approx((0.5 + 0.5 * 0.2) / 1.5)
-    assert fused["b"].score == pytest.approx((0.3 + 0.5 * 0.2) / 1.5)  # the recent query's floor
-    assert fused["c"].score == pytest.approx((0.3 + 0.5 * 0.9) / 1.5)  # the new turn's floor
-    assert fused["c"].unseen == pytest.approx(0.3 / 1.5)
+    fused = {f.terms.name: f for f in with_context(new, recent, weight=0.25)}
+    assert fused["a"].score == pytest.approx(0.75 * 0.5 + 0.25 * 0.2)
+    assert fused["b"].score == pytest.approx(0.75 * 0.3 + 0.25 * 0.2)  # the recent query's floor
+    assert fused["c"].score == pytest.approx(0.75 * 0.3 + 0.25 * 0.9)  # the new turn's floor
+    assert fused["c"].unseen == pytest.approx(0.75 * 0.3)
     assert fused["a"].alone == pytest.approx(0.5)
 
 
