@@ -50,7 +50,8 @@ class CatalogService:
         multilingual_text: the function text template of that space (``text`` when None).
         same_request: the default model's cosine at which two requests ask the same thing
             (``router.retrieval.voting.Reach``: how far one stored run reaches).
-        multilingual_same_request: the multilingual model's.
+        multilingual_same_request: the multilingual model's (needed with ``multilingual``: each model
+            has its own, multilingual-e5-small's is 0.9).
 
     Attributes:
         catalogs: what routes read: the records and the generation served, which this writer
@@ -73,18 +74,23 @@ class CatalogService:
         multilingual_lexical: float | None = 0.0,
         multilingual_text: str | None = None,
         same_request: float = SAME,
-        multilingual_same_request: float = SAME,
+        multilingual_same_request: float | None = None,
     ) -> None:
         for name in (text, multilingual_text or text):
             template(name)  # reject an unknown template before anything is loaded
         if multilingual == model:
             raise ValueError(f"the multilingual model {model!r} is the default model; choose another or unset it")
+        if multilingual and multilingual_same_request is None:
+            raise ValueError(
+                f"multilingual_same_request is needed with the multilingual model {multilingual!r}: "
+                "the cosine at which that model reads two requests as the same one"
+            )
         self._storage = storage
         self._embedders = embedders
         self._model = model
         self._text = text
         reaches = {model: Reach(same_request)}
-        if multilingual:
+        if multilingual and multilingual_same_request is not None:
             reaches[multilingual] = Reach(multilingual_same_request)
         self.catalogs = Catalogs(storage, embedders, sole_writer=sole_writer, reaches=reaches)
         self.counters = counters or SyncCounters()

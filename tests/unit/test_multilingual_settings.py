@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+from typing import Any, cast
+
 import pytest
 from pydantic import ValidationError
 
-from router.embedding import Endpoint
+from router.embedding import DEFAULT_MODEL, Endpoint
+from router.retrieval.texts import DEFAULT_TEMPLATE
 from router.server.embedding_settings import MultilingualSettings
+from sync.service import CatalogService
 
 URL = "http://127.0.0.1:8090/v1"
 
@@ -46,3 +50,12 @@ def test_errors_name_the_variables_of_the_second_space(given: dict[str, str], na
     with pytest.raises(ValidationError, match=named) as raised:
         MultilingualSettings(model="multilingual-e5-small-q4", **given)
     assert "ROUTER_EMBEDDING_" not in str(raised.value)
+
+
+def test_a_catalog_service_with_a_multilingual_space_needs_that_model_s_same_request_cosine() -> None:
+    nothing = cast(Any, None)  # the check comes before storage or a model is touched
+    space = {"model": DEFAULT_MODEL, "text": DEFAULT_TEMPLATE, "multilingual": "multilingual-e5-small-q4"}
+    with pytest.raises(ValueError, match="multilingual_same_request"):
+        CatalogService(nothing, nothing, **space)
+    with pytest.raises(ValueError, match="is the default model"):
+        CatalogService(nothing, nothing, **{**space, "multilingual": DEFAULT_MODEL}, multilingual_same_request=0.9)
