@@ -8,8 +8,9 @@ context. Each query's candidates are ranked by ``router.retrieval.fusion.scored`
   or a usage example) is under ``vague``, its ranking becomes ``(1 - w) * s_new + w * s_recent``
   with ``w = 1 - s / vague``, over the union of both queries' candidates (a function missing
   from one gets that query's lowest score, an upper bound of its own), and its words count half
-  (``s_new`` with ``a / 2``). The less the turn matches, the more its context counts: a turn
-  just under the mark is nearly alone, one that matches nothing is its context;
+  (``s_new`` with ``a / 2``). The less the turn matches, the more its context counts: just
+  under the mark the context's weight is near 0 (though the words already count half), and a
+  turn that matches nothing is its context;
 - **parts share the top-N**: the rankings take turns, the whole turn's first, then the parts'
   by score; round ``r`` adds each one's ``r``-th best unless another already took it. One part
   cannot crowd out another, and a request that only reads as one thing together keeps its place
@@ -130,7 +131,8 @@ def with_context(new: Sequence[Terms], recent: Sequence[Terms], *, weight: float
                 alone=terms.score if terms else floor_new,
             )
         )
-    fused.sort(key=lambda f: (-f.score, f.terms.name))
+    # At w = 1 the new turn's terms are all 0: its own scores still order what the context ties.
+    fused.sort(key=lambda f: (-f.score, -(f.alone or 0.0), f.terms.name))
     return fused
 
 
@@ -158,7 +160,7 @@ def take_turns(rankings: Sequence[Sequence[Found]]) -> list[Found]:
 def rank_turn(queries: TurnQueries, *, lexical_weight: float, example_weight: float, vague: float) -> TurnRanking:
     """A turn's ranking from the candidates of its queries (see the module's description)."""
     rule = {"lexical_weight": lexical_weight, "example_weight": example_weight}
-    weight = context_weight(best_similarity(queries.whole), vague) if queries.recent is not None else 0.0
+    weight = context_weight(best_similarity(queries.whole), vague) if queries.recent else 0.0
     # A vague turn's words point at its context ("book the first one"), yet may name the action: they count half.
     share = lexical_weight / 2 if weight else lexical_weight
     new = scored(queries.whole, lexical_weight=share, example_weight=example_weight)

@@ -238,3 +238,5 @@ async def test_the_less_a_follow_up_says_the_more_its_context_decides(serve: Cal
             first_function = answer["functions"][0]
             assert first_function["name"] == expected, (follow_up, [f["name"] for f in answer["functions"]])
             assert first_function["explanation"]["context_weight"] > 0
+            for function in answer["functions"]:
+                assert sum(function["explanation"]["terms"].values()) == pytest.approx(function["score"], abs=1e-6)

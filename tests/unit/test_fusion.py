@@ -4,9 +4,18 @@ from __future__ import annotations
 
 import pytest
 
-from router.retrieval.context import Found, TurnQueries, context_weight, rank_turn, take_turns, with_context
+from router.catalog.functions import parse_function
+from router.retrieval.context import (
+    Found,
+    TurnQueries,
+    context_weight,
+    explain,
+    rank_turn,
+    take_turns,
+    with_context,
+)
 from router.retrieval.fusion import Terms, hybrid, scored
-from router.retrieval.scored import Candidate, Ranked
+from router.retrieval.scored import Candidate, Ranked, ScoredFunction
 
 
 def candidate(name: str, cosine: float, lexical: float = 0.0, example: float | None = None) -> Candidate:
@@ -142,6 +151,38 @@ def test_context_terms_and_the_stand_in_for_a_missing_function_add_up() -> None:
     assert fused["c"].score == pytest.approx(0.75 * 0.3 + 0.25 * 0.9)  # the new turn's floor
     assert fused["c"].unseen == pytest.approx(0.75 * 0.3)
     assert fused["a"].alone == pytest.approx(0.5)
+
+
+@pytest.mark.parametrize(
+    ("new", "label"),
+    [
+        ([candidate("book_flight", 0.21, lexical=2.0), candidate("cancel_booking", 0.1, lexical=3.0)], "vague"),
+        ([candidate("book_flight", -0.1), candidate("cancel_booking", -0.2)], "matches nothing"),
+        ([], "no candidates"),
+    ],
+)
+def test_under_context_the_explained_terms_add_up_to_each_score(new: list[Candidate], label: str) -> None:
+    recent = [candidate("search_flights", 0.5, lexical=4.0), candidate("book_flight", 0.4, lexical=1.0)]
+    queries = TurnQueries(new, recent=recent)
+    ranking = rank_turn(queries, **RULE)
+    assert ranking.context_weight > 0, label
+    chosen = [
+        ScoredFunction(parse_function({"name": r.name, "description": ""}, where="test"), r.score)
+        for r in ranking.functions
+    ]
+    explained = explain(chosen, queries, ranking)
+    assert "search_flights" in explained  # found by the context alone: its own score stands in as `unseen`
+    for function in chosen:
+        terms = explained[function.function.name].terms
+        assert sum(terms.values()) == pytest.approx(function.score), (label, function.function.name)
+
+
+def test_a_turn_that_matches_nothing_keeps_its_own_order_where_the_context_ties() -> None:
+    new = [candidate("a_second", -0.2), candidate("z_first", -0.1)]
+    recent = [candidate("context_first", 0.6), candidate("context_last", 0.2)]
+    ranking = rank_turn(TurnQueries(new, recent=recent), **RULE)
+    assert ranking.context_weight == 1.0
+    assert names(ranking.functions) == ["context_first", "z_first", "a_second", "context_last"]
 
 
 def test_rankings_take_turns_and_one_whose_best_is_taken_waits_for_the_next_round() -> None:
