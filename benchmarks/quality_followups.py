@@ -1,13 +1,15 @@
 """Follow-ups: a turn that leans on the one before it ("Book the first one for John", "And AF 456?").
 
 ``python -m benchmarks.quality_followups`` (``make bench-quality`` runs it after the English
-sets). The set, ``examples/followups.jsonl``: 40 two-turn conversations in the example catalog's
-namespaces. In 24 the second turn leans on the first (``"kind": "vague"``: it names a reference,
-an elliptical "and for ...?", or "do the same for ..."); in 16 it asks something new (``"clear"``:
-the first turn must not pull it back). Each second turn is ranked by the peers (Semantic Kernel
-on both turns joined, langgraph-bigtool on the new turn) and by the router: the new turn alone,
-both turns joined into one query, and with the session's history (the first turn stored with
-``record``), its default way.
+sets). The set, ``examples/followups.jsonl``: 53 two-turn conversations in the example catalog's
+namespaces. In 24 the second turn leans on the first for its function (``"kind": "vague"``: a
+reference, an elliptical "and for ...?", "do the same for ..."); in 13 it refers to the first
+turn's object but wants another function (``"switch"``: "Is it on time?" after a booking); in
+16 it asks something new in full (``"clear"``). The context must carry the first kind and not
+pull the other two back. Each second turn is ranked by the peers (Semantic Kernel on both turns
+joined into one vector, langgraph-bigtool on the new turn) and by the router: the new turn
+alone, both turns sent as one turn (two messages, so routed as their parts), and with the
+session's history (the first turn stored with ``record``), its default way.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import argparse
 import asyncio
 import json
 import tempfile
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,12 +30,17 @@ from benchmarks.quality_languages import CATALOG, serving
 from benchmarks.quality_report import Report
 from router.evaluate.peers import DenseBaseline, bigtool_text, semantic_kernel_text
 from router.routing.routed import Routed, Turn
+from router.routing.settings import RouteSettings
 from router.server.settings import Settings, StorageSettings
 from sync.worker import read_file
 
 SET = Path(__file__).resolve().parent.parent / "examples" / "followups.jsonl"
 COLUMNS = ("R@1", "R@3", "MRR@10")
-KINDS = {"vague": "lean on the turn before", "clear": "ask something new"}
+KINDS = {
+    "vague": "lean on the turn before",
+    "switch": "refer to it for another function",
+    "clear": "ask something new in full",
+}
 
 
 @dataclass(frozen=True)
@@ -68,11 +76,15 @@ def _names(routed: Routed) -> list[str]:
     return [f.function.name for f in routed.functions]
 
 
-async def rankings(follow_ups: Sequence[FollowUp], data: Path) -> dict[str, dict[str, list[str]]]:
-    """Each method's ranking of every last turn, by method then question id (cold, the defaults)."""
+async def rankings(
+    follow_ups: Sequence[FollowUp], data: Path
+) -> tuple[dict[str, dict[str, list[str]]], dict[str, float]]:
+    """Each method's ranking of every last turn, by method then question id (cold, the defaults), and
+    each last turn's best cosine to a function (what the router's vague mark reads)."""
     methods: dict[str, dict[str, list[str]]] = {}
+    best: dict[str, float] = {}
     async with serving(Settings(storage=StorageSettings(data=data))) as runtime:
-        router, embedder = runtime.turns, runtime.service.index.embedder
+        router, embedder, store = runtime.turns, runtime.service.index.embedder, runtime.service.index.store
         for namespace in sorted({f.namespace for f in follow_ups}):
             functions = read_file(CATALOG / f"{namespace}.json").functions
             sk = DenseBaseline(embedder, functions, semantic_kernel_text)
@@ -81,6 +93,8 @@ async def rankings(follow_ups: Sequence[FollowUp], data: Path) -> dict[str, dict
                 question, earlier = follow_up.question, [{"role": "user", "content": t} for t in follow_up.earlier]
                 joined = "\n".join([*follow_up.earlier, question.text])
                 vectors = await embedder.query([joined, question.text])
+                hits = await asyncio.to_thread(store.search, namespace, vectors[1].tolist(), limit=1)
+                best[question.id] = hits[0].score if hits else 0.0
                 ranked = {
                     "sk": sk.rank(vectors[:1])[0],
                     "bigtool": bigtool.rank(vectors[1:])[0],
@@ -95,7 +109,7 @@ async def rankings(follow_ups: Sequence[FollowUp], data: Path) -> dict[str, dict
                 ranked["history"] = _names(await router.route(with_history))
                 for method, names in ranked.items():
                     methods.setdefault(method, {})[question.id] = names
-    return methods
+    return methods, best
 
 
 async def measure(report: Report) -> None:
@@ -104,7 +118,10 @@ async def measure(report: Report) -> None:
 
     follow_ups = load_follow_ups()
     with tempfile.TemporaryDirectory(prefix="bench-followups-") as tmp:
-        ranked = await rankings(follow_ups, Path(tmp))
+        ranked, best = await rankings(follow_ups, Path(tmp))
+    mark = RouteSettings().context_vague
+    total = Counter(f.kind for f in follow_ups)
+    under = Counter(f.kind for f in follow_ups if best[f.question.id] < mark)
     table = report.table(
         f"Follow-ups (`examples/followups.jsonl`: {len(follow_ups)} two-turn conversations in the example "
         "catalog's namespaces): the second turn",
@@ -112,13 +129,16 @@ async def measure(report: Report) -> None:
         columns=COLUMNS,
         note="The router with history stores the first turn in a session and routes the second with it "
         "(the defaults: the context counts for a turn whose best similarity is under the vague mark); peers and "
-        "the other router rows see the second turn alone, or both joined.",
+        "the other router rows see the second turn alone, or both turns. Under the mark (cold, the router's "
+        "dense search of the second turn): "
+        + ", ".join(f"{under[k]} of the {total[k]} that {what}" for k, what in KINDS.items())
+        + ".",
     )
     rows = {
-        "sk": SK.replace("last 2", "the turn before"),
+        "sk": SK.replace("last 2 + new joined", "both turns joined, one vector"),
         "bigtool": BIGTOOL + ", new turn",
         "alone": "router, new turn alone",
-        "joined": "router, both turns joined (one query)",
+        "joined": "router, both turns sent as one turn (routed as their parts)",
         "history": "**router with history** (defaults)",
     }
     for kind, what in KINDS.items():

@@ -139,7 +139,7 @@ async def multi_turn(
     """Rank every turn of every conversation with each method, in turn order.
 
     ``alone`` routes the new turn without a session; ``joined`` routes the last ``recent``
-    user turns and the new one as one request (Semantic Kernel's context, one vector);
+    user turns and the new one as one turn of several messages (routed as their parts);
     every other key is a router whose session holds the earlier user turns (stored with
     ``record``), fused by its own context rule.
     """

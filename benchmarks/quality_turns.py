@@ -2,7 +2,7 @@
 
 Every turn with a call is ranked by the peers (Semantic Kernel on the last two turns and the new
 one joined; dense ``name: description``, BM25 and the per-sentence reference on the new turn),
-and by the router: on the new turn alone, on the last turns joined into one query, with the
+and by the router: on the new turn alone, on the last turns sent with it as one turn, with the
 session's history (its way, cold), and with history after the BFCL training half was stored
 (learned). Follow-ups are measured on their own: the vague turns, whose new turn's best
 similarity to any function (the router's dense search, cold) is below the router's vague mark,
@@ -30,6 +30,7 @@ if TYPE_CHECKING:
 # similarity is below the router's vague mark; either way at weight 1 - s / mark.
 CONTEXT_VARIANTS: tuple[float, ...] = (1.0,)
 LEARNED = "**router, learned** (history; BFCL training half stored)"
+SENT_TOGETHER = "router, last 2 + new turn sent as one turn (routed as their parts)"
 
 
 def _context_label(vague: float) -> str:
@@ -86,7 +87,7 @@ async def multi_turn_tables(report: Report, runtime: Runtime, data: DevSet, peer
     split = table.add(_turns(await peers.sentences.rank(texts), turns), PER_SENTENCE + ", new turn")
     alone_rows, joined_rows = rows.pop("alone"), rows.pop("joined")
     alone = table.add(_turns(alone_rows, turns), "router, new turn alone")
-    table.add(_turns(joined_rows, turns), "router, last 2 + new turn joined (one query)")
+    table.add(_turns(joined_rows, turns), SENT_TOGETHER)
     learned_rows = rows.pop(LEARNED)
     labelled = {label: table.add(_turns(r, turns), f"router, {label}") for label, r in rows.items()}
     table.add(_turns(learned_rows, turns), LEARNED)
@@ -120,6 +121,6 @@ async def multi_turn_tables(report: Report, runtime: Runtime, data: DevSet, peer
         keep = [b < mark for b in best]
         lead = f"{sum(k and c for k, c in zip(keep, called, strict=True)):,} {label}"
         table.add(_turns(alone_rows, turns, keep), lead, "router, new turn alone")
-        table.add(_turns(joined_rows, turns, keep), lead, "router, last 2 + new turn joined (one query)")
+        table.add(_turns(joined_rows, turns, keep), lead, SENT_TOGETHER)
         table.add(_turns(rows[chosen], turns, keep), lead, f"router with context, {chosen}")
         table.add(_turns(learned_rows, turns, keep), lead, LEARNED)
