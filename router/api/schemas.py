@@ -168,12 +168,13 @@ class SignalWeights(BaseModel):
 class ScoreTerms(BaseModel):
     """The terms summed into a function's score: they add up to it."""
 
-    dense: float = Field(description="(1 - a) x the cosine, when it beat the usage example (x (1 - w) under context)")
+    dense: float = Field(description="(1 - a) x the cosine, when it beat the usage example (each term x (1 - w))")
     usage: float = Field(description="(1 - a) x b x the usage example's similarity, when it beat the cosine")
-    lexical: float = Field(description="a x the BM25 score relative to the best candidate's")
+    lexical: float = Field(description="a x the BM25 score relative to the best candidate's (a / 2 for a vague turn)")
     context: float = Field(description="w x its score for the recent context, for a vague turn (0 otherwise)")
     unseen: float = Field(
-        description="for a function only the recent context found: the turn's lowest score, standing in for its own"
+        description="for a function only the recent context found: the turn's lowest score x (1 - w), standing in "
+        "for its own"
     )
     companion: float = Field(
         0.0, description="for a companion: its anchor's score x how often stored runs call them together"
@@ -188,8 +189,8 @@ class Explanation(BaseModel):
     lexical_raw: float = Field(description="the BM25 score itself")
     example: ExampleMatch | None = Field(None, description="the usage example that matched, when one did")
     context_weight: float = Field(
-        description="w, the weight the recent context had for this turn: 1 - s / the vague mark for a turn whose "
-        "best similarity s is under it, 0 otherwise"
+        description="w, the weight the recent context had for this turn: 1 - s / the vague mark (1 at most) for a "
+        "turn whose best similarity s is under it, 0 otherwise"
     )
     recent: float | None = Field(None, description="the function's score for the recent-context query, when used")
     weights: SignalWeights
