@@ -236,7 +236,7 @@ async def measure(report: Report, sets: Sequence[str], *, sample: int | None = N
                 + (f" **Sample of {sample} per set.**" if sample else ""),
                 f"Model `{index.embedder.model_name}`; router defaults: text template `{index.generation.text}`, "
                 f"lexical share a = {settings.lexical_weight:g}, example weight b = {settings.example_weight:g}, "
-                f"context weight w = 1 - s/{settings.context_vague:g} for a turn whose best similarity s is under "
+                f"context weight w = {settings.context_weight:g} for a turn whose best similarity is under "
                 f"{settings.context_vague:g}, a turn's parts taking turns in the top-N, "
                 f"candidates {settings.candidates} per signal. "
                 "R@k counts a request when any function it expects is in the top k (by name); Complete@k "

@@ -141,7 +141,7 @@ async def multi_turn(
     ``alone`` routes the new turn without a session; ``joined`` routes the last ``recent``
     user turns and the new one as one turn of several messages (routed as their parts);
     every other key is a router whose session holds the earlier user turns (stored with
-    ``record``), fused by its own context rule.
+    ``record``), fused with its own ``context_weight``.
     """
     base = next(iter(routers.values()))
 

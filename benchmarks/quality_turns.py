@@ -26,17 +26,17 @@ if TYPE_CHECKING:
     from benchmarks.quality import Peers
     from benchmarks.quality_sets import DevSet
 
-# Context on every turn (vague mark 1: every turn is vague enough), or only on turns whose best
-# similarity is below the router's vague mark; either way at weight 1 - s / mark.
-CONTEXT_VARIANTS: tuple[float, ...] = (1.0,)
+# Context on every turn (vague = 1: every turn is vague enough), or only on turns whose best
+# similarity is below the vague mark (the router's way).
+CONTEXT_VARIANTS: tuple[tuple[float, float], ...] = ((0.3, 1.0),)
 LEARNED = "**router, learned** (history; BFCL training half stored)"
 SENT_TOGETHER = "router, last 2 + new turn sent as one turn (routed as their parts)"
 
 
-def _context_label(vague: float) -> str:
+def _context_label(weight: float, vague: float) -> str:
     if vague >= 1.0:
-        return "history on every turn, w = 1 - s"
-    return f"history when the new turn's best similarity s < {vague:g}, w = 1 - s/{vague:g}"
+        return f"history on every turn, w={weight:g}"
+    return f"history when the new turn's best similarity < {vague:g}, w={weight:g}"
 
 
 def _turns(rows: Sequence[Sequence[str]], turns: Sequence[Turn], keep: Sequence[bool] | None = None) -> Scores:
@@ -60,11 +60,12 @@ async def multi_turn_tables(report: Report, runtime: Runtime, data: DevSet, peer
     def variant(**changes: float | bool) -> TurnRouter:
         return TurnRouter(runtime.catalogs, settings.model_copy(update=changes))
 
-    default = settings.context_vague
-    chosen = _context_label(default)
+    default = (settings.context_weight, settings.context_vague)
+    chosen = _context_label(*default)
     quiet = {"learn_from_usage": False}
     routers = {
-        _context_label(v): variant(context_vague=v, **quiet) for v in dict.fromkeys((*CONTEXT_VARIANTS, default))
+        _context_label(*v): variant(context_weight=v[0], context_vague=v[1], **quiet)
+        for v in dict.fromkeys((*CONTEXT_VARIANTS, default))
     }
     routers[LEARNED] = runtime.turns
     rows = await multi_turn(routers, conversations, recent=settings.recent_messages, namespace=namespace)

@@ -168,13 +168,12 @@ class SignalWeights(BaseModel):
 class ScoreTerms(BaseModel):
     """The terms summed into a function's score: they add up to it."""
 
-    dense: float = Field(description="(1 - a) x the cosine, when it beat the usage example (each term x (1 - w))")
+    dense: float = Field(description="(1 - a) x the cosine, when it beat the usage example")
     usage: float = Field(description="(1 - a) x b x the usage example's similarity, when it beat the cosine")
-    lexical: float = Field(description="a x the BM25 score relative to the best candidate's (a / 2 for a vague turn)")
-    context: float = Field(description="w x its score for the recent context, for a vague turn (0 otherwise)")
+    lexical: float = Field(description="a x the BM25 score relative to the best candidate's")
+    context: float = Field(description="the recent context's share, for a vague turn (0 otherwise)")
     unseen: float = Field(
-        description="for a function only the recent context found: the turn's lowest score x (1 - w), standing in "
-        "for its own"
+        description="for a function only the recent context found: the turn's lowest score, standing in for its own"
     )
     companion: float = Field(
         0.0, description="for a companion: its anchor's score x how often stored runs call them together"
@@ -188,10 +187,7 @@ class Explanation(BaseModel):
     lexical: float = Field(description="BM25 score relative to the best candidate's, 0..1")
     lexical_raw: float = Field(description="the BM25 score itself")
     example: ExampleMatch | None = Field(None, description="the usage example that matched, when one did")
-    context_weight: float = Field(
-        description="w, the weight the recent context had for this turn: 1 - s / the vague mark (1 at most) for a "
-        "turn whose best similarity s is under it, 0 otherwise"
-    )
+    context_weight: float = Field(description="the weight the recent context had for this turn")
     recent: float | None = Field(None, description="the function's score for the recent-context query, when used")
     weights: SignalWeights
     score_new: float = Field(description="the function's score for its query alone, before the context")

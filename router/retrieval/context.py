@@ -4,13 +4,10 @@ A turn is searched as several queries (``TurnQueries``): its whole text, each pa
 (``router.retrieval.parts``) when it asks several things, and, with a session, its recent
 context. Each query's candidates are ranked by ``router.retrieval.fusion.scored``. Then:
 
-- **context** only for a vague turn: when the whole turn's best similarity ``s`` (to a function
-  or a usage example) is under ``vague``, its ranking becomes ``(1 - w) * s_new + w * s_recent``
-  with ``w = 1 - s / vague``, over the union of both queries' candidates (a function missing
-  from one gets that query's lowest score, an upper bound of its own), and its words count half
-  (``s_new`` with ``a / 2``). The less the turn matches, the more its context counts: just
-  under the mark the context's weight is near 0 (though the words already count half), and a
-  turn that matches nothing is its context;
+- **context** only for a vague turn: when the whole turn's best similarity (to a function or
+  a usage example) is under ``vague``, its ranking becomes ``(s_new + w * s_recent) / (1 + w)``
+  over the union of both queries' candidates (a function missing from one gets that query's
+  lowest score, an upper bound of its own), and its words count half (``s_new`` with ``a / 2``);
 - **parts share the top-N**: the rankings take turns, the whole turn's first, then the parts'
   by score; round ``r`` adds each one's ``r``-th best unless another already took it. One part
   cannot crowd out another, and a request that only reads as one thing together keeps its place
@@ -52,11 +49,11 @@ class Found:
     """Why a function is in a turn's ranking.
 
     Attributes:
-        terms: its terms for the query it was taken for (times ``1 - w`` under context).
+        terms: its terms for the query it was taken for (divided by ``1 + w`` under context).
         part: the part of the turn it was taken for (None: the whole turn).
-        context: the recent context's term, ``w * s_recent`` (0 without context).
+        context: the recent context's term, ``w * s_recent / (1 + w)`` (0 without context).
         unseen: for a function the whole turn's search missed, that query's lowest score
-            (times ``1 - w`` like the terms): the stand-in for its own score under context.
+            (divided like the terms): the stand-in for its own score under context.
         recent: its score for the recent-context query, when the context counted.
         alone: its score for its own query, before the context.
     """
@@ -82,8 +79,7 @@ class TurnRanking:
         functions: the final ranking (the turns of the queries' rankings).
         found: why each function of ``functions`` is there, by name.
         weights: the signal weights of the rule.
-        context_weight: ``w``, the weight the recent context had (0 when the turn is clear, up
-            to 1 when it matches nothing).
+        context_weight: ``w``, the weight the recent context had (0 when the turn is clear).
     """
 
     functions: list[Ranked]
@@ -97,26 +93,15 @@ def best_similarity(found: Sequence[Candidate]) -> float:
     return max((max(c.cosine, c.example or -1.0) for c in found), default=-1.0)
 
 
-def context_weight(best: float, vague: float) -> float:
-    """The recent context's weight for a turn whose best similarity is ``best``: ``1 - best / vague`` under the mark.
-
-    0 at the mark and above (a clear turn is routed alone), rising as the turn matches less, up to
-    1 for a turn that matches nothing at all (``best`` <= 0); 0 when ``vague`` <= 0 (no turn is vague).
-    """
-    if vague <= 0 or best >= vague:
-        return 0.0
-    return min(1.0, 1.0 - best / vague)
-
-
 def with_context(new: Sequence[Terms], recent: Sequence[Terms], *, weight: float) -> list[Found]:
-    """The whole turn's ranking nudged by its recent context's: ``(1 - w) * s_new + w * s_recent``, best first."""
+    """The whole turn's ranking nudged by its recent context's: ``(s_new + w * s_recent) / (1 + w)``, best first."""
     if not recent or weight <= 0:
         return [Found(t) for t in new]
     floor_new = new[-1].score if new else 0.0
     floor_recent = recent[-1].score
     own = {t.name: t for t in new}
     context = {t.name: t.score for t in recent}
-    share = 1.0 - weight
+    share = 1.0 / (1.0 + weight)
     fused: list[Found] = []
     for name in dict.fromkeys([*own, *context]):
         terms = own.get(name)
@@ -125,14 +110,13 @@ def with_context(new: Sequence[Terms], recent: Sequence[Terms], *, weight: float
         fused.append(
             Found(
                 scaled or Terms(name, 0.0, 0.0, 0.0),
-                context=weight * s_recent,
+                context=weight * share * s_recent,
                 unseen=0.0 if terms else floor_new * share,
                 recent=s_recent,
                 alone=terms.score if terms else floor_new,
             )
         )
-    # At w = 1 the new turn's terms are all 0: its own scores still order what the context ties.
-    fused.sort(key=lambda f: (-f.score, -(f.alone or 0.0), f.terms.name))
+    fused.sort(key=lambda f: (-f.score, f.terms.name))
     return fused
 
 
@@ -157,10 +141,13 @@ def take_turns(rankings: Sequence[Sequence[Found]]) -> list[Found]:
     return list(taken.values())
 
 
-def rank_turn(queries: TurnQueries, *, lexical_weight: float, example_weight: float, vague: float) -> TurnRanking:
+def rank_turn(
+    queries: TurnQueries, *, lexical_weight: float, example_weight: float, context_weight: float, vague: float
+) -> TurnRanking:
     """A turn's ranking from the candidates of its queries (see the module's description)."""
     rule = {"lexical_weight": lexical_weight, "example_weight": example_weight}
-    weight = context_weight(best_similarity(queries.whole), vague) if queries.recent else 0.0
+    vague_turn = bool(queries.recent) and best_similarity(queries.whole) < vague
+    weight = context_weight if vague_turn else 0.0
     # A vague turn's words point at its context ("book the first one"), yet may name the action: they count half.
     share = lexical_weight / 2 if weight else lexical_weight
     new = scored(queries.whole, lexical_weight=share, example_weight=example_weight)

@@ -71,6 +71,7 @@ def search_turn(
         whole,
         lexical_weight=index.lexical(settings.lexical_weight),
         example_weight=settings.example_weight,
+        context_weight=settings.context_weight,
         vague=settings.context_vague,
     )
     left_out, floor = set(pinned_names), turn.min_score

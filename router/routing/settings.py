@@ -14,12 +14,15 @@ class RouteSettings(BaseSettings):
     max_functions: int = Field(3, ge=1, le=128, description="functions returned when a request does not say")
     recent_messages: int = Field(2, ge=0, le=100, description="earlier messages that add context to the new turn")
     roles: tuple[str, ...] = Field(("user",), min_length=1, description="roles whose messages count for routing")
+    context_weight: float = Field(
+        0.3, ge=0.0, le=1.0, description="weight of the recent context against a vague new turn"
+    )
     context_vague: float = Field(
         0.3,
-        ge=0.0,
+        ge=-1.0,
         le=1.0,
-        description="a new turn whose best similarity s (to a function or a usage example) is below this is vague: "
-        "its recent context counts, at weight 1 - s / this (0 turns the context off)",
+        description="a new turn whose best similarity (to a function or a usage example) is below this is vague: "
+        "its recent context counts",
     )
     candidates: int = Field(20, ge=1, le=1000, description="candidates searched per query vector before fusion")
     lexical_weight: float = Field(

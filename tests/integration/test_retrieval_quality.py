@@ -215,28 +215,3 @@ async def test_the_readme_follow_up_books_the_flight(serve: Callable[..., Any], 
     assert functions[0]["name"] == "book_flight"
     assert functions[0]["explanation"]["context_weight"] > 0
     assert functions[0]["explanation"]["recent"] is not None
-
-
-# Follow-ups that match nothing well on their own: the context must carry them.
-FOLLOW_UPS = [
-    ("travel", "Find trains from Milan to Venice tomorrow morning", "Same for the way back on Sunday", "search_trains"),
-    ("travel", "What's the status of flight LH 1234?", "And AF 456?", "get_flight_status"),
-    ("commerce", "Where is my package with tracking number 1Z999?", "And the one from last week?", "track_shipment"),
-]
-
-
-async def test_the_less_a_follow_up_says_the_more_its_context_decides(serve: Callable[..., Any]) -> None:
-    async with serve() as running:
-        client = running.client
-        for namespace in {n for n, *_ in FOLLOW_UPS}:
-            catalog = json.loads((EXAMPLES / f"{namespace}.json").read_text(encoding="utf-8"))
-            assert (await client.put(f"/v1/catalogs/{namespace}", json=catalog)).status_code == 200
-        for i, (namespace, first, follow_up, expected) in enumerate(FOLLOW_UPS):
-            stored = {"namespace": namespace, "messages": [user(first)]}
-            assert (await client.post(f"/v1/sessions/f-{i}/messages", json=stored)).status_code == 200
-            answer = await route(client, namespace, follow_up, session_id=f"f-{i}", explain=True)
-            first_function = answer["functions"][0]
-            assert first_function["name"] == expected, (follow_up, [f["name"] for f in answer["functions"]])
-            assert first_function["explanation"]["context_weight"] > 0
-            for function in answer["functions"]:
-                assert sum(function["explanation"]["terms"].values()) == pytest.approx(function["score"], abs=1e-6)
