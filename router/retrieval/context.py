@@ -5,9 +5,10 @@ A turn is searched as several queries (``TurnQueries``): its whole text, each pa
 context. Each query's candidates are ranked by ``router.retrieval.fusion.scored``. Then:
 
 - **context** only for a vague turn: when the whole turn's best similarity (to a function or
-  a usage example) is under ``vague``, its ranking becomes ``(s_new + w * s_recent) / (1 + w)``
-  over the union of both queries' candidates (a function missing from one gets that query's
-  lowest score, an upper bound of its own), and its words count half (``s_new`` with ``a / 2``);
+  a usage example) is under ``vague`` and the context found candidates, its ranking becomes
+  ``(s_new + w * s_recent) / (1 + w)`` over the union of both queries' candidates (a function
+  missing from one gets that query's lowest score, an upper bound of its own), and its words
+  count half (``s_new`` with ``a / 2``);
 - **parts share the top-N**: the rankings take turns, the whole turn's first, then the parts'
   by score; round ``r`` adds each one's ``r``-th best unless another already took it. One part
   cannot crowd out another, and a request that only reads as one thing together keeps its place

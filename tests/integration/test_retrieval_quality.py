@@ -215,3 +215,5 @@ async def test_the_readme_follow_up_books_the_flight(serve: Callable[..., Any], 
     assert functions[0]["name"] == "book_flight"
     assert functions[0]["explanation"]["context_weight"] > 0
     assert functions[0]["explanation"]["recent"] is not None
+    for function in functions:  # the terms under context add up to what the route answers
+        assert sum(function["explanation"]["terms"].values()) == pytest.approx(function["score"], abs=1e-6)

@@ -16,4 +16,5 @@ def test_every_follow_up_expects_functions_of_its_catalog_after_an_earlier_turn(
     for follow_up in follow_ups:
         assert len(follow_up.earlier) == 1, follow_up.question.id  # two turns: the tables say "the second"
         assert set(follow_up.question.expected) <= catalogs[follow_up.namespace], follow_up.question.id
-    assert len({f.question.id for f in follow_ups}) == len(follow_ups)
+    conversations = {(f.namespace, *f.earlier, f.question.text) for f in follow_ups}
+    assert len(conversations) == len(follow_ups)  # no conversation twice

@@ -107,7 +107,7 @@ def test_a_vague_turn_follows_its_context() -> None:
     recent = [candidate("book_flight", 0.46), candidate("cancel_booking", 0.40), candidate("search_flights", 0.45)]
     ranking = rank_turn(TurnQueries(new, recent=recent), **RULE)
     assert names(ranking.functions)[0] == "book_flight"
-    assert ranking.context_weight == 0.3
+    assert ranking.context_weight == RULE["context_weight"]
     alone = rank_turn(TurnQueries(new), **RULE)
     assert names(alone.functions)[0] == "cancel_booking"
     assert alone.context_weight == 0.0
