@@ -30,7 +30,6 @@ from benchmarks.quality_languages import CATALOG, serving
 from benchmarks.quality_report import Report
 from router.evaluate.peers import DenseBaseline, bigtool_text, semantic_kernel_text
 from router.routing.routed import Routed, Turn
-from router.routing.settings import RouteSettings
 from router.server.settings import Settings, StorageSettings
 from sync.worker import read_file
 
@@ -76,15 +75,14 @@ def _names(routed: Routed) -> list[str]:
     return [f.function.name for f in routed.functions]
 
 
-async def rankings(
-    follow_ups: Sequence[FollowUp], data: Path
-) -> tuple[dict[str, dict[str, list[str]]], dict[str, float]]:
+async def rankings(follow_ups: Sequence[FollowUp], data: Path) -> tuple[dict[str, dict[str, list[str]]], set[str]]:
     """Each method's ranking of every last turn, by method then question id (cold, the defaults), and
-    each last turn's best cosine to a function (what the router's vague mark reads)."""
+    the last turns whose best cosine to a function is under the router's vague mark."""
     methods: dict[str, dict[str, list[str]]] = {}
-    best: dict[str, float] = {}
+    vague: set[str] = set()
     async with serving(Settings(storage=StorageSettings(data=data))) as runtime:
         router, embedder, store = runtime.turns, runtime.service.index.embedder, runtime.service.index.store
+        mark = router.settings.context_vague
         for namespace in sorted({f.namespace for f in follow_ups}):
             functions = read_file(CATALOG / f"{namespace}.json").functions
             sk = DenseBaseline(embedder, functions, semantic_kernel_text)
@@ -94,7 +92,8 @@ async def rankings(
                 joined = "\n".join([*follow_up.earlier, question.text])
                 vectors = await embedder.query([joined, question.text])
                 hits = await asyncio.to_thread(store.search, namespace, vectors[1].tolist(), limit=1)
-                best[question.id] = hits[0].score if hits else 0.0
+                if (hits[0].score if hits else 0.0) < mark:
+                    vague.add(question.id)
                 ranked = {
                     "sk": sk.rank(vectors[:1])[0],
                     "bigtool": bigtool.rank(vectors[1:])[0],
@@ -109,7 +108,7 @@ async def rankings(
                 ranked["history"] = _names(await router.route(with_history))
                 for method, names in ranked.items():
                     methods.setdefault(method, {})[question.id] = names
-    return methods, best
+    return methods, vague
 
 
 async def measure(report: Report) -> None:
@@ -118,10 +117,9 @@ async def measure(report: Report) -> None:
 
     follow_ups = load_follow_ups()
     with tempfile.TemporaryDirectory(prefix="bench-followups-") as tmp:
-        ranked, best = await rankings(follow_ups, Path(tmp))
-    mark = RouteSettings().context_vague
+        ranked, vague = await rankings(follow_ups, Path(tmp))
     total = Counter(f.kind for f in follow_ups)
-    under = Counter(f.kind for f in follow_ups if best[f.question.id] < mark)
+    under = Counter(f.kind for f in follow_ups if f.question.id in vague)
     table = report.table(
         f"Follow-ups (`examples/followups.jsonl`: {len(follow_ups)} two-turn conversations in the example "
         "catalog's namespaces): the second turn",

@@ -22,12 +22,12 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from router.embedding import Vectors
+from router.embedding.language import ENGLISH
 from router.retrieval.candidates import named
 from router.retrieval.catalogs import ActiveIndex, Catalogs
 from router.retrieval.examples import Example
 from router.retrieval.fusion import hybrid
 from router.retrieval.index import FunctionStore
-from router.retrieval.parts import ENGLISH
 from router.retrieval.parts import parts as clauses
 from router.retrieval.runs import RunCall, calls, run_calls
 from router.retrieval.sparse import query_vector

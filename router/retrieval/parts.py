@@ -24,9 +24,10 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
+from router.embedding.language import ENGLISH
+
 # Fewer words than this say too little to route on: they join a neighbour.
 MIN_WORDS = 3
-ENGLISH = "en"
 
 _ABBREVIATIONS = r"(?<!\bMr\.)(?<!\bMrs\.)(?<!\bMs\.)(?<!\bDr\.)(?<!\bSt\.)(?<!\bvs\.)(?<!\be\.g\.)(?<!\bi\.e\.)"
 # Titles and abbreviations of the other languages a capital may follow ("al Sr. Álvarez", "z. B. Das").
