@@ -1,8 +1,10 @@
 """Follow-ups: a turn that leans on the one before it ("Book the first one for John", "And AF 456?").
 
 ``python -m benchmarks.quality_followups`` (``make bench-quality`` runs it after the English
-sets). The set, ``examples/followups.jsonl``: 53 two-turn conversations in the example catalog's
-namespaces. In 24 the second turn leans on the first for its function (``"kind": "vague"``: a
+sets). Two sets of two-turn conversations in the example catalog's namespaces:
+``examples/followups.jsonl`` (53, written for this measure: a development set) and
+``examples/followups_unseen.jsonl`` (72, 24 of each kind, written apart from the router's rules:
+not tuned on). In the first, In 24 the second turn leans on the first for its function (``"kind": "vague"``: a
 reference, an elliptical "and for ...?", "do the same for ..."); in 13 it refers to the first
 turn's object but wants another function (``"switch"``: "Is it on time?" after a booking); in
 16 it asks something new in full (``"clear"``). The context must carry the first kind and not
@@ -33,7 +35,13 @@ from router.routing.routed import Routed, Turn
 from router.server.settings import Settings, StorageSettings
 from sync.worker import read_file
 
-SET = Path(__file__).resolve().parent.parent / "examples" / "followups.jsonl"
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+SET = EXAMPLES / "followups.jsonl"
+# Each set, and what it is to the rules: the development set, and one they were not tuned on.
+SETS = {
+    SET: "written for this measure",
+    EXAMPLES / "followups_unseen.jsonl": "written apart from the rules, not tuned on",
+}
 COLUMNS = ("R@1", "R@3", "MRR@10")
 KINDS = {
     "vague": "lean on the turn before",
@@ -115,14 +123,19 @@ async def measure(report: Report) -> None:
     """Add the follow-ups' table to ``report``."""
     from benchmarks.quality import BIGTOOL, SK
 
-    follow_ups = load_follow_ups()
+    for path, origin in SETS.items():
+        await _measure_set(report, path, origin, SK, BIGTOOL)
+
+
+async def _measure_set(report: Report, path: Path, origin: str, sk_label: str, bigtool_label: str) -> None:
+    follow_ups = load_follow_ups(path)
     with tempfile.TemporaryDirectory(prefix="bench-followups-") as tmp:
         ranked, vague = await rankings(follow_ups, Path(tmp))
     total = Counter(f.kind for f in follow_ups)
     under = Counter(f.kind for f in follow_ups if f.question.id in vague)
     table = report.table(
-        f"Follow-ups (`examples/followups.jsonl`: {len(follow_ups)} two-turn conversations in the example "
-        "catalog's namespaces): the second turn",
+        f"Follow-ups (`examples/{path.name}`: {len(follow_ups)} two-turn conversations in the example "
+        f"catalog's namespaces, {origin}): the second turn",
         lead=("second turns", "method"),
         columns=COLUMNS,
         note="The router with history stores the first turn in a session and routes the second with it "
@@ -133,8 +146,8 @@ async def measure(report: Report) -> None:
         + ".",
     )
     rows = {
-        "sk": SK.replace("last 2 + new joined", "both turns joined, one vector"),
-        "bigtool": BIGTOOL + ", new turn",
+        "sk": sk_label.replace("last 2 + new joined", "both turns joined, one vector"),
+        "bigtool": bigtool_label + ", new turn",
         "alone": "router, new turn alone",
         "joined": "router, both turns sent as one turn (routed as their parts)",
         "history": "**router with history** (defaults)",
@@ -144,13 +157,14 @@ async def measure(report: Report) -> None:
         for method, label in rows.items():
             table.add(score_all(ranked[method], mine), f"{len(mine)} that {what}", label)
     alone, history = (score_all(ranked[m], [f.question for f in follow_ups]) for m in ("alone", "history"))
-    report.notes.append(_note(alone, history))
+    report.notes.append(_note(path, alone, history))
 
 
-def _note(alone: Scores, history: Scores) -> str:
+def _note(path: Path, alone: Scores, history: Scores) -> str:
     return (
-        f"- Follow-ups, all {alone.count} second turns: with history R@1 {history.recall(1):.3f}, R@3 "
-        f"{history.recall(3):.3f} against the new turn alone R@1 {alone.recall(1):.3f}, R@3 {alone.recall(3):.3f}."
+        f"- Follow-ups of `examples/{path.name}`, all {alone.count} second turns: with history "
+        f"R@1 {history.recall(1):.3f}, R@3 {history.recall(3):.3f} against the new turn alone "
+        f"R@1 {alone.recall(1):.3f}, R@3 {alone.recall(3):.3f}."
     )
 
 

@@ -8,7 +8,9 @@ context. Each query's candidates are ranked by ``router.retrieval.fusion.scored`
   a usage example) is under ``vague`` and the context found candidates, its ranking becomes
   ``(s_new + w * s_recent) / (1 + w)`` over the union of both queries' candidates (a function
   missing from one gets that query's lowest score, an upper bound of its own), and its words
-  count half (``s_new`` with ``a / 2``);
+  count half (``s_new`` with ``a / 2``). A vague turn that only changes the values of the
+  request before it ("And AF 456?", ``router.retrieval.ellipsis``) asks what its context asked:
+  it is ranked by the context's query alone (``w`` is reported as 1);
 - **parts share the top-N**: the rankings take turns, the whole turn's first, then the parts'
   by score; round ``r`` adds each one's ``r``-th best unless another already took it. One part
   cannot crowd out another, and a request that only reads as one thing together keeps its place
@@ -38,11 +40,13 @@ class TurnQueries:
         whole: the whole new turn's.
         parts: each part's text and candidates, in order (empty when the turn asks one thing).
         recent: the recent context's (the last messages and the new turn), when there is a session.
+        elliptical: the new turn only changes the values of the request before it ("And AF 456?").
     """
 
     whole: Sequence[Candidate]
     parts: Sequence[tuple[str, Sequence[Candidate]]] = ()
     recent: Sequence[Candidate] | None = None
+    elliptical: bool = False
 
 
 @dataclass(frozen=True)
@@ -80,13 +84,17 @@ class TurnRanking:
         functions: the final ranking (the turns of the queries' rankings).
         found: why each function of ``functions`` is there, by name.
         weights: the signal weights of the rule.
-        context_weight: ``w``, the weight the recent context had (0 when the turn is clear).
+        context_weight: ``w``, the weight the recent context had (0 when the turn is clear, 1 when
+            the turn was ranked by its context alone).
+        as_context: the whole turn was ranked by its recent context's query alone (an elliptical
+            vague turn): its functions' terms are that query's.
     """
 
     functions: list[Ranked]
     found: dict[str, Found]
     weights: Weights
     context_weight: float = 0.0
+    as_context: bool = False
 
 
 def best_similarity(found: Sequence[Candidate]) -> float:
@@ -121,6 +129,13 @@ def with_context(new: Sequence[Terms], recent: Sequence[Terms], *, weight: float
     return fused
 
 
+def context_ranking(new: Sequence[Terms], recent: Sequence[Terms]) -> list[Found]:
+    """The context's ranking standing for the whole turn's: each function scores its context score."""
+    floor_new = new[-1].score if new else 0.0
+    alone = {t.name: t.score for t in new}
+    return [Found(t, recent=t.score, alone=alone.get(t.name, floor_new)) for t in recent]
+
+
 def take_turns(rankings: Sequence[Sequence[Found]]) -> list[Found]:
     """The rankings taking turns: round ``r`` adds the first ranking's ``r``-th best, then the others' by score.
 
@@ -149,20 +164,24 @@ def rank_turn(
     rule = {"lexical_weight": lexical_weight, "example_weight": example_weight}
     vague_turn = bool(queries.recent) and best_similarity(queries.whole) < vague
     weight = context_weight if vague_turn else 0.0
-    # A vague turn's words point at its context ("book the first one"), yet may name the action: they count half.
-    share = lexical_weight / 2 if weight else lexical_weight
-    new = scored(queries.whole, lexical_weight=share, example_weight=example_weight)
     recent = scored(queries.recent, **rule) if queries.recent and weight else []
-    whole = with_context(new, recent, weight=weight)
+    # "And AF 456?" names no action of its own: it asks again what its context asked.
+    context_alone = bool(recent) and queries.elliptical
+    # A vague turn's words point at its context ("book the first one"), yet may name the action: they count half.
+    share = lexical_weight / 2 if weight and not context_alone else lexical_weight
+    new = scored(queries.whole, lexical_weight=share, example_weight=example_weight)
+    whole = context_ranking(new, recent) if context_alone else with_context(new, recent, weight=weight)
     rankings = [whole]
     rankings += [[Found(t, part=text) for t in scored(found, **rule)] for text, found in queries.parts]
     chosen = take_turns(rankings) if len(rankings) > 1 else whole
-    every = [*queries.whole, *(c for _, found in queries.parts for c in found)]
+    own = queries.recent if context_alone and queries.recent is not None else queries.whole
+    every = [*own, *(c for _, found in queries.parts for c in found)]
     return TurnRanking(
         [Ranked(f.terms.name, f.score) for f in chosen],
         {f.terms.name: f for f in chosen},
         weights(every, lexical_weight=share, example_weight=example_weight),
-        weight,
+        1.0 if context_alone else weight,
+        context_alone,
     )
 
 
@@ -230,7 +249,8 @@ def explain(
             continue
         if found is None:  # only a companion can come from no query's candidates
             continue
-        pool = parts[found.part] if found.part is not None else queries.whole
+        whole = queries.recent if ranking.as_context and queries.recent is not None else queries.whole
+        pool = parts[found.part] if found.part is not None else whole
         best = max((c.lexical for c in pool), default=0.0)
         # One found by the recent context only: the turn's own search never saw it.
         candidate = next((c for c in pool if c.name == name), None) or Candidate(name, 0.0)

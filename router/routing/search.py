@@ -14,6 +14,7 @@ from router.retrieval.candidates import candidates, resolved
 from router.retrieval.catalogs import ActiveIndex, Catalogs
 from router.retrieval.companions import with_companions
 from router.retrieval.context import TurnQueries, explain, rank_turn
+from router.retrieval.ellipsis import elliptical
 from router.retrieval.sparse import query_vector
 from router.routing.remembering import Remembering
 from router.routing.routed import Routed, Turn
@@ -65,6 +66,7 @@ def search_turn(
         found[0],
         parts=list(zip(asked, found[len(texts) :], strict=True)),
         recent=found[1] if len(texts) > 1 else None,
+        elliptical=len(texts) > 1 and elliptical(texts[0]),
     )
     pinned = index.store.score_names(turn.namespace, vectors[0], pinned_names)
     ranking = rank_turn(

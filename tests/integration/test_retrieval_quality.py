@@ -217,3 +217,24 @@ async def test_the_readme_follow_up_books_the_flight(serve: Callable[..., Any], 
     assert functions[0]["explanation"]["recent"] is not None
     for function in functions:  # the terms under context add up to what the route answers
         assert sum(function["explanation"]["terms"].values()) == pytest.approx(function["score"], abs=1e-6)
+
+
+async def test_an_elliptical_follow_up_asks_again_what_its_context_asked(serve: Callable[..., Any]) -> None:
+    travel = json.loads((EXAMPLES / "travel.json").read_text(encoding="utf-8"))
+    async with serve() as running:
+        client = running.client
+        assert (await client.put("/v1/catalogs/travel", json=travel)).status_code == 200
+        run = {"namespace": "travel", "messages": [user("What's the status of flight LH 1234?")]}
+        assert (await client.post("/v1/sessions/s-2/messages", json=run)).status_code == 200
+        body = {"namespace": "travel", "messages": [user("And AF 456?")], "explain": True}
+        alone = await client.post("/v1/route", json=body)
+        response = await client.post("/v1/route", json={**body, "session_id": "s-2"})
+    assert alone.status_code == 200, alone.text
+    assert alone.json()["functions"][0]["name"] != "get_flight_status"
+    assert response.status_code == 200, response.text
+    functions = response.json()["functions"]
+    assert functions[0]["name"] == "get_flight_status"
+    assert functions[0]["explanation"]["context_weight"] == 1.0
+    for function in functions:  # the context's own terms, adding up to what the route answers
+        assert sum(function["explanation"]["terms"].values()) == pytest.approx(function["score"], abs=1e-6)
+        assert function["score"] == pytest.approx(function["explanation"]["recent"], abs=1e-6)

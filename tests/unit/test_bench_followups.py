@@ -1,14 +1,19 @@
-"""The follow-ups set loads, and every function it expects is in its namespace's example catalog."""
+"""The follow-ups sets load, and every function they expect is in its namespace's example catalog."""
 
 from __future__ import annotations
 
-from benchmarks.quality_followups import KINDS, load_follow_ups
+from pathlib import Path
+
+import pytest
+
+from benchmarks.quality_followups import KINDS, SETS, load_follow_ups
 from benchmarks.quality_languages import CATALOG
 from sync.worker import read_file
 
 
-def test_every_follow_up_expects_functions_of_its_catalog_after_an_earlier_turn() -> None:
-    follow_ups = load_follow_ups()
+@pytest.mark.parametrize("path", list(SETS), ids=lambda p: p.name)
+def test_every_follow_up_expects_functions_of_its_catalog_after_an_earlier_turn(path: Path) -> None:
+    follow_ups = load_follow_ups(path)
     catalogs = {
         n: {f.name for f in read_file(CATALOG / f"{n}.json").functions} for n in {f.namespace for f in follow_ups}
     }

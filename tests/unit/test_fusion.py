@@ -113,6 +113,27 @@ def test_a_vague_turn_follows_its_context() -> None:
     assert alone.context_weight == 0.0
 
 
+def test_an_elliptical_vague_turn_asks_what_its_context_asked() -> None:
+    # "And AF 456?" after a flight status: the turn's own words draw another function.
+    new = [candidate("get_seat_map", 0.16, lexical=1.0), candidate("get_flight_status", 0.08)]
+    recent = [candidate("get_flight_status", 0.55, lexical=3.0), candidate("get_seat_map", 0.30)]
+    nudged = rank_turn(TurnQueries(new, recent=recent), **RULE)
+    assert names(nudged.functions)[0] == "get_seat_map"
+    ranking = rank_turn(TurnQueries(new, recent=recent, elliptical=True), **RULE)
+    assert ranking.functions == hybrid(recent, lexical_weight=0.25, example_weight=0.9)
+    assert ranking.context_weight == 1.0
+    assert ranking.as_context
+
+
+def test_an_elliptical_turn_that_is_clear_keeps_its_own_ranking() -> None:
+    new = [candidate("get_weather", 0.62, lexical=5.0), candidate("search_flights", 0.30)]
+    recent = [candidate("search_flights", 0.9), candidate("get_weather", 0.2)]
+    ranking = rank_turn(TurnQueries(new, recent=recent, elliptical=True), **RULE)
+    assert ranking.context_weight == 0.0
+    assert not ranking.as_context
+    assert ranking.functions == hybrid(new, lexical_weight=0.25, example_weight=0.9)
+
+
 def test_a_context_that_found_nothing_leaves_the_turn_as_it_is() -> None:
     new = [candidate("book_flight", 0.21, lexical=2.0), candidate("cancel_booking", 0.1, lexical=3.0)]
     ranking = rank_turn(TurnQueries(new, recent=[]), **RULE)
@@ -153,9 +174,12 @@ def test_context_terms_and_the_stand_in_for_a_missing_function_add_up() -> None:
         ([], "no candidates"),
     ],
 )
-def test_under_context_the_explained_terms_add_up_to_each_score(new: list[Candidate], label: str) -> None:
+@pytest.mark.parametrize("elliptical", [False, True])
+def test_under_context_the_explained_terms_add_up_to_each_score(
+    new: list[Candidate], label: str, elliptical: bool
+) -> None:
     recent = [candidate("search_flights", 0.5, lexical=4.0), candidate("book_flight", 0.4, lexical=1.0)]
-    queries = TurnQueries(new, recent=recent)
+    queries = TurnQueries(new, recent=recent, elliptical=elliptical)
     ranking = rank_turn(queries, **RULE)
     assert ranking.context_weight > 0, label
     chosen = [

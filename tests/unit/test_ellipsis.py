@@ -1,0 +1,49 @@
+"""Which turns only change the values of the request before them."""
+
+from __future__ import annotations
+
+import pytest
+
+from router.retrieval.ellipsis import elliptical
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "And AF 456?",
+        "and what about Tuesday?",
+        "What about size L?",
+        "How about Monday then?",
+        "Now do the same for Paris",
+        "Same for the way back on Sunday",
+        "Do the same with Maria on Friday",
+        "OK, now the same for the recommendations service",
+        "And for the payments service?",
+        "And the one from last week?",
+        "Also for the EU region",
+        "Again for Lisbon, please",
+    ],
+)
+def test_a_turn_that_only_changes_values_is_elliptical(text: str) -> None:
+    assert elliptical(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "And book it",  # an action of its own
+        "And then email Dana the report",
+        "And cancel the other one",
+        "Is it on time?",
+        "Cancel that",
+        "Book the first one for John",
+        "Now that the tank is full, start the engine",
+        "Also, at your earliest convenience, show me my messages",
+        "Android phones under 300 euros",
+        "Sameday delivery to Porto?",
+        "What is the weather in Oslo?",
+        "Y para mañana?",  # another language: never elliptical here
+    ],
+)
+def test_a_turn_with_its_own_action_is_not(text: str) -> None:
+    assert not elliptical(text)
