@@ -26,7 +26,7 @@ from router.routing.remembering import Remembering
 from router.routing.routed import Routed, Turn
 from router.routing.search import search_turn
 from router.routing.settings import RouteSettings
-from router.sessions.extraction import MemoryExtractor, StatementExtractor
+from router.sessions.extraction import MemoryExtractor, StatementExtractor, without_statements
 from router.sessions.history import HistoryStore, as_message
 from router.sessions.memory import MemoryChanges, MemoryStore, scope_of
 from router.sessions.routes import Misses, RouteRecord
@@ -138,6 +138,9 @@ class TurnRouter:
         roles = self.settings.roles
         new = self._new_texts(turn)
         recent = context_texts(history, roles=roles)[-turn.recent_messages :] if turn.recent_messages else []
+        # The context is what the user asked before: who they are comes back as memories, and
+        # "I prefer aisle seats." would draw `get_seat_map` to every follow-up of a flight search.
+        recent = [text for text in map(without_statements, recent) if text]
         new_text, recent_text = "\n".join(new), "\n".join(recent + new) if recent else ""
         texts = [new_text, recent_text] if recent_text else [new_text]
         asked = parts(new_text, self._catalogs.language(new_text))

@@ -215,6 +215,15 @@ class StatementExtractor:
         return found
 
 
+def without_statements(text: str) -> str:
+    """``text`` without its sentences that state something lasting about the user (``is_memory``).
+
+    "Find me a flight to Rome. I prefer aisle seats." gives "Find me a flight to Rome.": what
+    the user asked, without who they are.
+    """
+    return " ".join(kept for raw in _SENTENCE.split(text) if (kept := raw.strip()) and not is_memory(kept))
+
+
 def memory_candidates(messages: Sequence[Mapping[str, Any]]) -> list[str]:
     """The texts memories may be taken from: external user messages only."""
     texts = (message_text(m) for m in messages if m.get("role") == "user" and message_source(m) == "external")

@@ -210,7 +210,12 @@ async def test_the_readme_follow_up_books_the_flight(serve: Callable[..., Any], 
             "explain": True,
         }
         response = await client.post("/v1/route", json=body)
+        paris = await client.post("/v1/route", json={**body, "messages": [user("now do the same for Paris")]})
     assert response.status_code == 200, response.text
+    assert paris.status_code == 200, paris.text
+    # The search asked again; the user's seat preference is a memory, not the context's request.
+    assert paris.json()["functions"][0]["name"] == "search_flights"
+    assert "aisle" not in paris.json()["recent_context"]
     functions = response.json()["functions"]
     assert functions[0]["name"] == "book_flight"
     assert functions[0]["explanation"]["context_weight"] > 0

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from router.sessions.extraction import StatementExtractor, is_memory, memory_candidates
+from router.sessions.extraction import StatementExtractor, is_memory, memory_candidates, without_statements
 from tests.everyday_statements import KEPT, NOT_KEPT
 
 DURABLE = [
@@ -130,3 +130,19 @@ def test_a_situation_of_a_time_is_kept_and_a_past_one_is_not() -> None:
     assert extractor.extract("I'm on call until Friday.") == ["I'm on call until Friday."]
     assert extractor.extract("We met yesterday.") == []
     assert extractor.extract("Our anniversary is June 12.") == ["Our anniversary is June 12."]
+
+
+@pytest.mark.parametrize(
+    ("text", "asked"),
+    [
+        (
+            "Find me a flight from Lisbon to Rome next Friday. I prefer aisle seats.",
+            "Find me a flight from Lisbon to Rome next Friday.",
+        ),
+        ("I am vegetarian. Find a restaurant near the Colosseum!", "Find a restaurant near the Colosseum!"),
+        ("I need a hotel in Rome for two nights", "I need a hotel in Rome for two nights"),
+        ("I am Alex.", ""),
+    ],
+)
+def test_the_context_keeps_what_was_asked_without_who_the_user_is(text: str, asked: str) -> None:
+    assert without_statements(text) == asked
