@@ -14,7 +14,6 @@ from router.retrieval.candidates import candidates, resolved
 from router.retrieval.catalogs import ActiveIndex, Catalogs
 from router.retrieval.companions import with_companions
 from router.retrieval.context import TurnQueries, explain, rank_turn
-from router.retrieval.ellipsis import elliptical
 from router.retrieval.sparse import query_vector
 from router.routing.remembering import Remembering
 from router.routing.routed import Routed, Turn
@@ -33,6 +32,8 @@ def search_turn(
     asked: Sequence[str],
     matrix: Vectors,
     memory_store: MemoryStore | None,
+    *,
+    elliptical: bool = False,
 ) -> tuple[CatalogRecord, Routed]:
     """The turn's catalog record and its answer but for the history.
 
@@ -47,6 +48,8 @@ def search_turn(
         asked: each part the turn asks, when it asks several.
         matrix: the query vectors of ``texts`` then ``asked``.
         memory_store: the memories to recall from, when the turn has a scope and wants them.
+        elliptical: the turn only changes the values of the request before it, its recent context
+            (``router.retrieval.ellipsis``).
     """
     vectors = [v.tolist() for v in matrix]
     if record is None:
@@ -66,7 +69,7 @@ def search_turn(
         found[0],
         parts=list(zip(asked, found[len(texts) :], strict=True)),
         recent=found[1] if len(texts) > 1 else None,
-        elliptical=len(texts) > 1 and elliptical(texts[0]),
+        elliptical=elliptical and len(texts) > 1,
     )
     pinned = index.store.score_names(turn.namespace, vectors[0], pinned_names)
     ranking = rank_turn(

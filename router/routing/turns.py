@@ -17,6 +17,7 @@ from router.common.errors import InvalidRequest, Unavailable
 from router.common.messages import context_texts
 from router.embedding import EmbeddingUnavailable
 from router.retrieval.catalogs import ActiveIndex, Catalogs
+from router.retrieval.ellipsis import elliptical
 from router.retrieval.learning import CONTEXT_MESSAGES, called_functions, learn_in_spaces
 from router.retrieval.parts import parts
 from router.retrieval.runs import results
@@ -141,7 +142,10 @@ class TurnRouter:
         # The context is what the user asked before: who they are comes back as memories, and
         # "I prefer aisle seats." would draw `get_seat_map` to every follow-up of a flight search.
         recent = [text for text in map(without_statements, recent) if text]
-        new_text, recent_text = "\n".join(new), "\n".join(recent + new) if recent else ""
+        new_text = "\n".join(new)
+        # "And AF 456?" asks again what the request before it asked: that request is its context.
+        follows = bool(recent) and elliptical(new_text)
+        recent_text = "\n".join(recent if follows else recent + new) if recent else ""
         texts = [new_text, recent_text] if recent_text else [new_text]
         asked = parts(new_text, self._catalogs.language(new_text))
         # One model call for every query: the whole turn, its recent context and each part it asks, in the
@@ -161,6 +165,7 @@ class TurnRouter:
             asked if len(asked) > 1 else [],
             vectors,
             memory_store,
+            elliptical=follows,
         )
         if not routed.functions and catalog.count > len(routed.pinned) and not routed.below_min_score:
             # The record counts functions the index served lacks: another process switched

@@ -237,6 +237,7 @@ async def test_an_elliptical_follow_up_asks_again_what_its_context_asked(serve: 
     assert alone.status_code == 200, alone.text
     assert alone.json()["functions"][0]["name"] != "get_flight_status"
     assert response.status_code == 200, response.text
+    assert response.json()["recent_context"] == "What's the status of flight LH 1234?"  # the request it continues
     functions = response.json()["functions"]
     assert functions[0]["name"] == "get_flight_status"
     assert functions[0]["explanation"]["context_weight"] == 1.0
