@@ -56,7 +56,10 @@ _IMPERATIVE = re.compile(
 )
 # ... and so is "I would like ...", "I am looking for ...", "could you", "I need ...".
 _ASKING = re.compile(
-    r"\b(?:i|we)\s+(?:would like|would love|want|wanna|need|am looking|are looking|am trying|are trying|"
+    # "I also need ...", "we really want ...", "I would also like ...": an adverb does not make a request a fact.
+    r"\b(?:i|we)\s+(?:(?:also|really|just|still|additionally|further|now|then|actually|urgently)\s+)?"
+    r"(?:would (?:also |really )?(?:like|love)|want|wanna|need|require|desire|am keen to|are keen to|"
+    r"am eager to|are eager to|am ready to|are ready to|am looking|are looking|am trying|are trying|"
     r"am planning|are planning|plan to|am going to|are going to|will(?! not| never| only)|wonder|"
     r"was wondering|am wondering|am curious|am interested in knowing|hope you|am hoping|"
     r"would appreciate|am searching|am thinking|am considering|am about to|just got|just bought|"

@@ -74,6 +74,11 @@ NOT_MEMORIES = [
     "Thanks, that's great.",
     "Show me the seat map of TP 840",
     "I'm visiting Madrid next spring and would like ideas.",
+    "I also need the market size of smartphones in the United States.",
+    "I require a cost analysis of the migration.",
+    "We really want a quote for the new office chairs.",
+    "I would also like to know the estimated value of an apartment in New York.",
+    "I am keen to see the latest figures of Quasar Ltd.",
 ]
 
 
