@@ -19,6 +19,7 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
+from router.common.english import ACTION_VERBS
 from router.common.messages import message_text
 from router.sessions.expiry import expires_at
 from router.sessions.history import message_source
@@ -44,21 +45,14 @@ _QUESTION = re.compile(
 # A sentence opening on a verb addressed to the assistant is a request ...
 _IMPERATIVE = re.compile(
     r"^(?:(?:please|kindly|now|ok|okay|then|also|and|so|hey|hi|hello)[\s,]+)*"
-    r"(?:can|could|would|will|please|pls|help|find|search|look|book|reserve|order|buy|get|give|show|"
-    r"tell|list|send|email|text|call|message|page|notify|ping|remind|schedule|set|create|make|add|put|"
-    r"open|close|cancel|delete|remove|update|change|move|check|compute|calculate|convert|translate|"
-    r"recommend|suggest|plan|write|draft|compose|summarize|summarise|explain|describe|compare|"
-    r"fetch|retrieve|run|start|stop|restart|deploy|roll|scale|merge|upload|download|share|use|let|"
-    r"lets|go|try|sort|filter|display|play|turn|pick|choose|select|generate|predict|"
-    r"estimate|determine|identify|analyze|analyse|provide|return|fix|do|don't|is|are|"
-    r"i would like you|i want you|i need you)\b",
+    rf"(?:can|could|would|will|please|pls|{ACTION_VERBS}|do|don't|is|are|i would like you|i want you|i need you)\b",
     _FLAGS,
 )
 # ... and so is "I would like ...", "I am looking for ...", "could you", "I need ...".
 _ASKING = re.compile(
     # "I also need ...", "we really want ...", "I would also like ...": an adverb does not make a request a fact.
     r"\b(?:i|we)\s+(?:(?:also|really|just|still|additionally|further|now|then|actually|urgently)\s+)?"
-    r"(?:would (?:also |really )?(?:like|love)|want|wanna|need|require|desire|am keen to|are keen to|"
+    r"(?:would (?:also |really )?(?:like|love)|want|wanna|need|am keen to|are keen to|"
     r"am eager to|are eager to|am ready to|are ready to|am looking|are looking|am trying|are trying|"
     r"am planning|are planning|plan to|am going to|are going to|will(?! not| never| only)|wonder|"
     r"was wondering|am wondering|am curious|am interested in knowing|hope you|am hoping|"

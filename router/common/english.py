@@ -1,0 +1,11 @@
+"""English words that the routing and memory rules read."""
+
+# Verbs that ask the assistant to act: a sentence that holds one asks for something.
+ACTION_VERBS = (
+    "help|find|search|look|book|reserve|order|buy|get|give|show|tell|list|send|email|text|call|message|page|"
+    "notify|ping|remind|schedule|set|create|make|add|put|open|close|cancel|delete|remove|update|change|move|"
+    "check|compute|calculate|convert|translate|recommend|suggest|plan|write|draft|compose|summarize|summarise|"
+    "explain|describe|compare|fetch|retrieve|run|start|stop|restart|deploy|roll|scale|merge|upload|download|"
+    "share|use|let|lets|go|try|sort|filter|display|play|turn|pick|choose|select|generate|predict|estimate|"
+    "determine|identify|analyze|analyse|provide|return|fix"
+)
