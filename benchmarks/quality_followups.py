@@ -4,7 +4,7 @@
 sets). Two sets of two-turn conversations in the example catalog's namespaces:
 ``examples/followups.jsonl`` (53, written for this measure: a development set) and
 ``examples/followups_unseen.jsonl`` (72, 24 of each kind, written apart from the router's rules:
-not tuned on). In the first, In 24 the second turn leans on the first for its function (``"kind": "vague"``: a
+not tuned on). In the first, in 24 the second turn leans on the first for its function (``"kind": "vague"``: a
 reference, an elliptical "and for ...?", "do the same for ..."); in 13 it refers to the first
 turn's object but wants another function (``"switch"``: "Is it on time?" after a booking); in
 16 it asks something new in full (``"clear"``). The context must carry the first kind and not

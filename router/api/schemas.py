@@ -196,6 +196,11 @@ class Explanation(BaseModel):
     companion_of: str | None = Field(
         None, description="the routed function stored runs call it with, when it came as that one's companion"
     )
+    context_only: bool = Field(
+        False,
+        description="the turn was ranked by its recent context alone (it only changes the values of the request "
+        "before it): dense, lexical and the terms are the context's",
+    )
 
 
 class RoutedFunction(BaseModel):

@@ -85,6 +85,8 @@ class Explanation:
         part: the part of the turn the function was found for (None: the whole turn).
         terms: the terms summed into the score, by name (they add up to it).
         companion_of: the routed function stored runs call it with, when it came as that one's companion.
+        context_only: the turn was ranked by its recent context alone (it only changes the values of
+            the request before it).
     """
 
     dense: float
@@ -98,6 +100,7 @@ class Explanation:
     part: str | None = None
     terms: dict[str, float] = field(default_factory=dict)
     companion_of: str | None = None
+    context_only: bool = False
 
     @classmethod
     def from_json(cls, body: Any) -> Explanation:
@@ -121,6 +124,7 @@ class Explanation:
             part=item.get("part") if isinstance(item.get("part"), str) else None,
             terms={k: float(v) for k, v in (item.get("terms") or {}).items() if isinstance(v, int | float)},
             companion_of=item["companion_of"] if isinstance(item.get("companion_of"), str) else None,
+            context_only=item.get("context_only") is True,
         )
 
 

@@ -39,7 +39,8 @@ class TurnQueries:
     Attributes:
         whole: the whole new turn's.
         parts: each part's text and candidates, in order (empty when the turn asks one thing).
-        recent: the recent context's (the last messages and the new turn), when there is a session.
+        recent: the recent context's (the last messages, and the new turn unless it is elliptical),
+            when there is a session.
         elliptical: the new turn only changes the values of the request before it ("And AF 456?").
     """
 
@@ -84,10 +85,8 @@ class TurnRanking:
         functions: the final ranking (the turns of the queries' rankings).
         found: why each function of ``functions`` is there, by name.
         weights: the signal weights of the rule.
-        context_weight: ``w``, the weight the recent context had (0 when the turn is clear, 1 when
-            the turn was ranked by its context alone).
-        as_context: the whole turn was ranked by its recent context's query alone (an elliptical
-            vague turn): its functions' terms are that query's.
+        context_weight: ``w``, the weight the recent context had (0: a clear turn; 1: ``as_context``).
+        as_context: the whole turn was ranked by its recent context alone (an elliptical vague turn).
     """
 
     functions: list[Ranked]
@@ -212,6 +211,8 @@ class Explanation:
         companion_of: the routed function it follows as a companion, when that moved it up (its
             score is its own, or that function's times how often runs call them together when
             more: then that is its one term, ``companion``).
+        context_only: the turn was ranked by its recent context alone (it only changes the values
+            of the request before it): ``dense``, ``lexical`` and the terms are the context's.
     """
 
     dense: float
@@ -225,6 +226,7 @@ class Explanation:
     part: str | None = None
     terms: dict[str, float] = field(default_factory=dict)
     companion_of: str | None = None
+    context_only: bool = False
 
 
 def explain(
@@ -269,6 +271,7 @@ def explain(
             score_new=found.alone if found.alone is not None else terms.score,
             part=found.part,
             companion_of=anchor,
+            context_only=ranking.as_context,
             terms={
                 "dense": terms.dense,
                 "usage": terms.usage,

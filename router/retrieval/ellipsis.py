@@ -2,30 +2,46 @@
 
 "And AF 456?" after "What's the status of flight LH 1234?", "What about Tuesday?" after a
 flight search, "Do the same for the payments service": such a turn names no action of its own;
-it asks again what its context asked, of other values. Routing ranks a vague one by its recent
-context alone (``router.retrieval.context``). A turn that leans on its context for *another*
-action ("Is it on time?" after a booking, "Cancel it") has a verb of its own and is not
-elliptical: it keeps its own ranking, nudged by the context.
+it asks again what its context asked, of other values. Routing gives it the request before it
+as its context, and ranks a vague one by that context alone (``router.retrieval.context``). A
+turn that leans on its context for *another* action ("Is it on time?" after a booking, "And
+book it", "How about you cancel it?") names that action and is not elliptical: it keeps its
+own ranking, nudged by the context.
 
-English only: a turn in another language is never elliptical here.
+English: the router tells other languages apart before asking (``Catalogs.language``).
 """
 
 from __future__ import annotations
 
 import re
 
-# Words that open a turn without changing what it asks ("and now, what about ...").
-_LEAD = r"^\W*(?:(?:and|but|ok|okay|now|then|so|oh|hmm|well)\b[\s,]*)*"
-_ELLIPTICAL = re.compile(
+from router.common.english import ACTION_VERBS
+
+# Words that open a turn without changing what it asks ("Thanks! And now, what about ...").
+_LEAD = r"(?:(?:and|but|ok|okay|now|then|so|oh|hmm|well|thanks|thank you|great|perfect|cool|yes|please)\b[\s,.!]*)*"
+_DAYS = r"today|tonight|tomorrow|yesterday|monday|tuesday|wednesday|thursday|friday|saturday|sunday|next|last"
+# What follows "and" in a turn that only changes values: a preposition or a determiner.
+_FOLLOWED = r"for|in|on|with|at|from|to|by|the|this|that|these|those|my|your|our"
+_OPENING = re.compile(
+    rf"^\W*{_LEAD}(?:"
     # "What about size L?", "How about Monday?", "Do the same for Paris", "Same again", "Likewise for Maria".
-    rf"(?i:{_LEAD}(?:(?:what|how)\s+about|(?:(?:do|repeat)\s+)?(?:(?:the|that)\s+)?same|again|likewise|ditto)\b)"
-    # "And AF 456?", "And for the payments service?", "And the one from last week?" (not "And book it").
-    r"|^\W*(?i:and)\s+(?:(?i:for|in|on|with|at|from|to|by|the|a|an|this|that|these|those|my|your|our)\b|[A-Z0-9])"
+    r"(?:what|how)\s+about|(?:(?:do|repeat)\s+)?(?:(?:the|that)\s+)?same(?![-\w])|likewise|ditto"
+    r"|again(?=\s+(?:for|with|but|on|in)\b|\W*$)"
+    # "And AF 456?", "and i-0a12bc35", "And tomorrow?", "And for the payments service?", "And the one from last week?".
+    rf"|and\s+(?:[a-z]{{0,4}}[- ]?\d|(?:{_DAYS})\b|(?:{_FOLLOWED})\b)"
     # "Also for the EU region", "Now for Lisbon" (not "Now that ...").
-    r"|^\W*(?i:also|now|then)[\s,]+(?i:for|with|on|in)\b"
+    r"|(?:also|now|then)[\s,]+(?:for|with|on|in)\b"
+    r")",
+    re.IGNORECASE,
 )
+_ACTION = re.compile(rf"\b(?:{ACTION_VERBS})\b", re.IGNORECASE)
 
 
 def elliptical(text: str) -> bool:
-    """Whether a turn only changes the values of the request before it ("And AF 456?", "What about Tuesday?")."""
-    return bool(_ELLIPTICAL.search(text))
+    """Whether a turn only changes the values of the request before it ("And AF 456?", "What about Tuesday?").
+
+    It opens with what continues a request, and names no action after that ("And this time
+    book it" names one).
+    """
+    opening = _OPENING.match(text)
+    return opening is not None and _ACTION.search(text, opening.end()) is None

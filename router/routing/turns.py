@@ -16,6 +16,7 @@ from router.catalog.records import CatalogRecord
 from router.common.errors import InvalidRequest, Unavailable
 from router.common.messages import context_texts
 from router.embedding import EmbeddingUnavailable
+from router.embedding.language import ENGLISH
 from router.retrieval.catalogs import ActiveIndex, Catalogs
 from router.retrieval.ellipsis import elliptical
 from router.retrieval.learning import CONTEXT_MESSAGES, called_functions, learn_in_spaces
@@ -23,11 +24,12 @@ from router.retrieval.parts import parts
 from router.retrieval.runs import results
 from router.retrieval.scored import ScoredFunction
 from router.routing.checks import CallChecks, Counted
+from router.routing.recent import recent_context
 from router.routing.remembering import Remembering
 from router.routing.routed import Routed, Turn
 from router.routing.search import search_turn
 from router.routing.settings import RouteSettings
-from router.sessions.extraction import MemoryExtractor, StatementExtractor, without_statements
+from router.sessions.extraction import MemoryExtractor, StatementExtractor
 from router.sessions.history import HistoryStore, as_message
 from router.sessions.memory import MemoryChanges, MemoryStore, scope_of
 from router.sessions.routes import Misses, RouteRecord
@@ -138,16 +140,15 @@ class TurnRouter:
             record, history = await asyncio.to_thread(self._lookup, turn, turn.session_id, await self.history())
         roles = self.settings.roles
         new = self._new_texts(turn)
-        recent = context_texts(history, roles=roles)[-turn.recent_messages :] if turn.recent_messages else []
-        # The context is what the user asked before: who they are comes back as memories, and
-        # "I prefer aisle seats." would draw `get_seat_map` to every follow-up of a flight search.
-        recent = [text for text in map(without_statements, recent) if text]
         new_text = "\n".join(new)
+        language = self._catalogs.language(new_text)
         # "And AF 456?" asks again what the request before it asked: that request is its context.
-        follows = bool(recent) and elliptical(new_text)
+        follows = language == ENGLISH and elliptical(new_text)
+        recent = recent_context(history, roles=roles, count=turn.recent_messages, follows=follows)
+        follows = follows and bool(recent)
         recent_text = "\n".join(recent if follows else recent + new) if recent else ""
         texts = [new_text, recent_text] if recent_text else [new_text]
-        asked = parts(new_text, self._catalogs.language(new_text))
+        asked = parts(new_text, language)
         # One model call for every query: the whole turn, its recent context and each part it asks, in the
         # space the turn's language chooses (the multilingual one, when set, for a turn not in English).
         index, vectors = await self._catalogs.embed_turn(turn.namespace, [*texts, *asked] if len(asked) > 1 else texts)

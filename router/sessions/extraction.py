@@ -27,6 +27,8 @@ from router.sessions.history import message_source
 MIN_WORDS = 2
 MAX_CHARS = 400
 _SENTENCE = re.compile(r"(?<=[.!?;])\s+|\n+|(?<=\w)\s*[:]\s+(?=[A-Z])")
+_SENTENCES = re.compile(r"((?<=[.!?;])\s+|\n+)")
+_ACTION = re.compile(rf"\b(?:{ACTION_VERBS})\b", re.IGNORECASE)
 _FLAGS = re.IGNORECASE
 # "Please remember that ...", "FYI, ...": what follows is meant to be kept.
 _KEEP_PREFIX = re.compile(
@@ -213,12 +215,27 @@ class StatementExtractor:
 
 
 def without_statements(text: str) -> str:
-    """``text`` without its sentences that state something lasting about the user (``is_memory``).
+    """``text`` without its sentences that only state something lasting about the user.
 
     "Find me a flight to Rome. I prefer aisle seats." gives "Find me a flight to Rome.": what
-    the user asked, without who they are.
+    the user asked, without who they are. A sentence that also asks for something ("Since I am
+    vegetarian, find me a restaurant") stays, and a text that loses nothing comes back as it was.
     """
-    return " ".join(kept for raw in _SENTENCE.split(text) if (kept := raw.strip()) and not is_memory(kept))
+    pieces = _SENTENCES.split(text)  # sentences, each followed by the separator after it
+    kept = [
+        sentence + separator
+        for sentence, separator in zip(pieces[::2], [*pieces[1::2], ""], strict=True)
+        if not _states_only(sentence)
+    ]
+    return text if len(kept) * 2 - 1 == len(pieces) else "".join(kept).strip()
+
+
+def _states_only(sentence: str) -> bool:
+    text = _clean(sentence)
+    for pattern, replacement in _CONTRACTIONS:
+        text = pattern.sub(replacement, text)
+    asks = _IMPERATIVE.search(text) or _ASKING.search(text) or _ACTION.search(text)
+    return bool(text) and not asks and is_memory(sentence)
 
 
 def memory_candidates(messages: Sequence[Mapping[str, Any]]) -> list[str]:

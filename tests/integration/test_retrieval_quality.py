@@ -219,6 +219,7 @@ async def test_the_readme_follow_up_books_the_flight(serve: Callable[..., Any], 
     functions = response.json()["functions"]
     assert functions[0]["name"] == "book_flight"
     assert functions[0]["explanation"]["context_weight"] > 0
+    assert functions[0]["explanation"]["context_only"] is False  # "Book" names its own action
     assert functions[0]["explanation"]["recent"] is not None
     for function in functions:  # the terms under context add up to what the route answers
         assert sum(function["explanation"]["terms"].values()) == pytest.approx(function["score"], abs=1e-6)
@@ -241,6 +242,7 @@ async def test_an_elliptical_follow_up_asks_again_what_its_context_asked(serve: 
     functions = response.json()["functions"]
     assert functions[0]["name"] == "get_flight_status"
     assert functions[0]["explanation"]["context_weight"] == 1.0
+    assert functions[0]["explanation"]["context_only"] is True
     for function in functions:  # the context's own terms, adding up to what the route answers
         assert sum(function["explanation"]["terms"].values()) == pytest.approx(function["score"], abs=1e-6)
         assert function["score"] == pytest.approx(function["explanation"]["recent"], abs=1e-6)

@@ -22,6 +22,12 @@ from router.retrieval.ellipsis import elliptical
         "And the one from last week?",
         "Also for the EU region",
         "Again for Lisbon, please",
+        "and af 456?",
+        "and i-0a12bc35 too",
+        "And tomorrow?",
+        "Thanks! What about Tuesday?",
+        "Please do the same for Paris",
+        "OK. And for tomorrow?",
     ],
 )
 def test_a_turn_that_only_changes_values_is_elliptical(text: str) -> None:
@@ -42,7 +48,16 @@ def test_a_turn_that_only_changes_values_is_elliptical(text: str) -> None:
         "Android phones under 300 euros",
         "Sameday delivery to Porto?",
         "What is the weather in Oslo?",
-        "Y para mañana?",  # another language: never elliptical here
+        "And I'd like to book the first one for John",
+        "And Book it",
+        "And this time book it",
+        "And on second thought, cancel it",
+        "And by the way, show my messages",
+        "Then for each result, send an email to Dana",
+        "Now for the hard part: delete all my files",
+        "How about you book the first one?",
+        "Again, the app crashes when I log in",
+        "Same-day delivery to Porto?",
     ],
 )
 def test_a_turn_with_its_own_action_is_not(text: str) -> None:

@@ -188,6 +188,7 @@ def test_under_context_the_explained_terms_add_up_to_each_score(
     ]
     explained = explain(chosen, queries, ranking)
     assert "search_flights" in explained  # found by the context alone: its own score stands in as `unseen`
+    assert all(e.context_only is elliptical for e in explained.values())
     for function in chosen:
         terms = explained[function.function.name].terms
         assert sum(terms.values()) == pytest.approx(function.score), (label, function.function.name)
