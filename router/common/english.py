@@ -7,5 +7,8 @@ ACTION_VERBS = (
     "check|compute|calculate|convert|translate|recommend|suggest|plan|write|draft|compose|summarize|summarise|"
     "explain|describe|compare|fetch|retrieve|run|start|stop|restart|deploy|roll|scale|merge|upload|download|"
     "share|use|let|lets|go|try|sort|filter|display|play|turn|pick|choose|select|generate|predict|estimate|"
-    "determine|identify|analyze|analyse|provide|return|fix"
+    "determine|identify|analyze|analyse|provide|return|fix|apply|forward|issue|place|reply|rollback|track|"
+    "trigger|pay|reset|pause|resume|reschedule|rebook|renew|extend|transfer|archive|restore|subscribe|"
+    "unsubscribe|wake|rename|assign|approve|reject|refund|print|save|edit|mute|invite|submit|verify|validate|"
+    "acknowledge|resolve|enable|disable|install|sync"
 )

@@ -10,15 +10,14 @@ context. Each query's candidates are ranked by ``router.retrieval.fusion.scored`
   missing from one gets that query's lowest score, an upper bound of its own), and its words
   count half (``s_new`` with ``a / 2``). A vague turn that only changes the values of the
   request before it ("And AF 456?", ``router.retrieval.ellipsis``) asks what its context asked:
-  it is ranked by the context's query alone (``w`` is reported as 1);
+  it is ranked by the context's query alone (``context_only``);
 - **parts share the top-N**: the rankings take turns, the whole turn's first, then the parts'
   by score; round ``r`` adds each one's ``r``-th best unless another already took it. One part
   cannot crowd out another, and a request that only reads as one thing together keeps its place
   through the whole turn's ranking. A function's score is its score for the query it was taken
   for. A one-part turn is its whole turn's ranking alone.
 
-Companions (functions usually called with a routed one) are added after, each right behind its
-anchor (``router.retrieval.companions``).
+Companions (functions usually called with a routed one) follow (``router.retrieval.companions``).
 Everything is arithmetic over a few hundred candidates: no extra search, no model call. Why a
 function was chosen (``explain``) is built only when a route asks for it.
 """
@@ -296,5 +295,6 @@ def _companion(function: ScoredFunction, anchor: str, ranking: TurnRanking) -> E
         weights=ranking.weights,
         score_new=function.score,
         companion_of=anchor,
+        context_only=ranking.as_context,
         terms={**zero, "companion": function.score},
     )

@@ -19,22 +19,27 @@ from router.common.english import ACTION_VERBS
 
 # Words that open a turn without changing what it asks ("Thanks! And now, what about ...").
 _LEAD = r"(?:(?:and|but|ok|okay|now|then|so|oh|hmm|well|thanks|thank you|great|perfect|cool|yes|please)\b[\s,.!]*)*"
-_DAYS = r"today|tonight|tomorrow|yesterday|monday|tuesday|wednesday|thursday|friday|saturday|sunday|next|last"
+_DAYS = r"today|tonight|tomorrow|yesterday|monday|tuesday|wednesday|thursday|friday|saturday|sunday"
 # What follows "and" in a turn that only changes values: a preposition or a determiner.
-_FOLLOWED = r"for|in|on|with|at|from|to|by|the|this|that|these|those|my|your|our"
+_FOLLOWED = r"for|in|on|with|at|from|to|the|this|that|these|those|my|your|our"
 _OPENING = re.compile(
     rf"^\W*{_LEAD}(?:"
     # "What about size L?", "How about Monday?", "Do the same for Paris", "Same again", "Likewise for Maria".
     r"(?:what|how)\s+about|(?:(?:do|repeat)\s+)?(?:(?:the|that)\s+)?same(?![-\w])|likewise|ditto"
     r"|again(?=\s+(?:for|with|but|on|in)\b|\W*$)"
-    # "And AF 456?", "and i-0a12bc35", "And tomorrow?", "And for the payments service?", "And the one from last week?".
-    rf"|and\s+(?:[a-z]{{0,4}}[- ]?\d|(?:{_DAYS})\b|(?:{_FOLLOWED})\b)"
+    # "And AF 456?", "and i-0a12bc35", "And tomorrow?", "And for the payments service?", "And the one from last
+    # week?", "And Madrid?" (a name, not "And I'd like ...").
+    rf"|and\s+(?:[a-z]{{0,4}}[- ]?\d|(?:{_DAYS})\b|(?:{_FOLLOWED})\b|(?=(?-i:(?!I\b|I['\u2019]|Im\b)[A-Z]\w)))"
     # "Also for the EU region", "Now for Lisbon" (not "Now that ...").
     r"|(?:also|now|then)[\s,]+(?:for|with|on|in)\b"
     r")",
     re.IGNORECASE,
 )
-_ACTION = re.compile(rf"\b(?:{ACTION_VERBS})\b", re.IGNORECASE)
+# An action of its own after the opening: any form of a verb ("booking", "cancelled"), or "I want ...".
+_ACTION = re.compile(
+    rf"\b(?:(?:{ACTION_VERBS})(?:\w?(?:s|es|ed|d|ing))?|(?:i|we)\s+(?:want|need|would like|'d like))\b",
+    re.IGNORECASE,
+)
 
 
 def elliptical(text: str) -> bool:

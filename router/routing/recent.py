@@ -7,6 +7,7 @@ from typing import Any
 
 from router.common.messages import message_text
 from router.retrieval.ellipsis import elliptical
+from router.retrieval.parts import MIN_WORDS
 from router.sessions.extraction import without_statements
 from router.sessions.history import message_source
 
@@ -19,21 +20,21 @@ def recent_context(
     The last ``count`` messages of ``roles`` that hold text. A user's own message keeps what
     they asked, without the sentences that only say who they are ("I prefer aisle seats.":
     those come back as memories, and drew `get_seat_map` to every follow-up of a flight search).
-    For a turn that ``follows`` the request before it ("And BA 12?"), the context reaches back
-    past the messages that do the same to the request they all continue ("Status of LH 1234?").
+    For a turn that ``follows`` the request before it ("And BA 12?"), the context reaches further
+    back, past the messages that do the same ("And AF 456?") or say too little to route on
+    ("Thanks!"), to a request of the user's ("What's the status of LH 1234?").
     """
     if count <= 0:
         return []
-    texts: list[str] = []
-    for message in history:
-        if message.get("role") not in roles:
-            continue
-        text = message_text(message)
-        if message.get("role") == "user" and message_source(message) == "external":
-            text = without_statements(text)
+    said = [(m, text) for m in history if m.get("role") in roles and (text := message_text(m))]
+    kept: list[str] = []
+    asked = False
+    for position, (message, text) in enumerate(reversed(said)):
+        if position >= count and (asked or not follows):
+            break
+        own = message.get("role") == "user" and message_source(message) == "external"
+        text = without_statements(text) if own else text
         if text:
-            texts.append(text)
-    start = max(len(texts) - count, 0)
-    while follows and start > 0 and all(elliptical(text) for text in texts[start:]):
-        start -= 1
-    return texts[start:]
+            kept.append(text)
+            asked = asked or (message.get("role") == "user" and not elliptical(text) and len(text.split()) >= MIN_WORDS)
+    return kept[::-1]

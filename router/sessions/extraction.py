@@ -28,7 +28,11 @@ MIN_WORDS = 2
 MAX_CHARS = 400
 _SENTENCE = re.compile(r"(?<=[.!?;])\s+|\n+|(?<=\w)\s*[:]\s+(?=[A-Z])")
 _SENTENCES = re.compile(r"((?<=[.!?;])\s+|\n+)")
-_ACTION = re.compile(rf"\b(?:{ACTION_VERBS})\b", re.IGNORECASE)
+# An action verb where a clause starts asks for something ("..., find me a restaurant"); elsewhere
+# it may be a habit or a noun ("I always book aisle seats", "my order").
+_ACTION = re.compile(
+    rf"(?:^|[,;:]\s*|\b(?:and|so|then|but|please)\s+)(?:please\s+)?(?:{ACTION_VERBS})\b", re.IGNORECASE
+)
 _FLAGS = re.IGNORECASE
 # "Please remember that ...", "FYI, ...": what follows is meant to be kept.
 _KEEP_PREFIX = re.compile(

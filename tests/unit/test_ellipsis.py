@@ -28,6 +28,8 @@ from router.retrieval.ellipsis import elliptical
         "Thanks! What about Tuesday?",
         "Please do the same for Paris",
         "OK. And for tomorrow?",
+        "And Madrid?",
+        "And Cambodia after that, maybe 5 days?",
     ],
 )
 def test_a_turn_that_only_changes_values_is_elliptical(text: str) -> None:
@@ -58,6 +60,12 @@ def test_a_turn_that_only_changes_values_is_elliptical(text: str) -> None:
         "How about you book the first one?",
         "Again, the app crashes when I log in",
         "Same-day delivery to Porto?",
+        "How about booking the first one for John?",
+        "What about cancelling it?",
+        "And next, pause the music",
+        "And by the way, unsubscribe me from the newsletter",
+        "And for dessert I want tiramisu",
+        "And Im done",
     ],
 )
 def test_a_turn_with_its_own_action_is_not(text: str) -> None:

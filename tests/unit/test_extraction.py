@@ -147,6 +147,9 @@ def test_a_situation_of_a_time_is_kept_and_a_past_one_is_not() -> None:
         ("I am vegetarian. Find a restaurant near the Colosseum!", "Find a restaurant near the Colosseum!"),
         ("I need a hotel in Rome for two nights", "I need a hotel in Rome for two nights"),
         ("I am Alex.", ""),
+        ("Find flights to Rome. I always book aisle seats.", "Find flights to Rome."),
+        ("I prefer window seats: find flights to Rome.", "I prefer window seats: find flights to Rome."),
+        ("I need flights to Rome, but I prefer aisle seats.", "I need flights to Rome, but I prefer aisle seats."),
     ],
 )
 def test_the_context_keeps_what_was_asked_without_who_the_user_is(text: str, asked: str) -> None:

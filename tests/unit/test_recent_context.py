@@ -38,3 +38,15 @@ def test_a_follow_up_reaches_back_to_the_request_its_predecessors_continue() -> 
     texts = recent_context(history, roles=("user",), count=2, follows=True)
     assert texts == ["What's the status of flight LH 1234?", "And AF 456?", "And BA 12?"]
     assert recent_context(history, roles=("user",), count=2, follows=False) == ["And AF 456?", "And BA 12?"]
+
+
+def test_a_follow_up_reaches_past_acknowledgements_and_other_roles() -> None:
+    history = [said("user", "What's the status of flight LH 1234?"), said("assistant", "Delayed 20 minutes.")]
+    history += [said("user", "And AF 456?"), said("user", "Thanks!")]
+    texts = recent_context(history, roles=("user", "assistant"), count=2, follows=True)
+    assert texts[0] == "What's the status of flight LH 1234?"
+
+
+def test_a_message_left_empty_does_not_let_an_older_one_in() -> None:
+    history = [said("user", "Book a flight to Rome"), said("user", "I am Alex.")]
+    assert recent_context(history, roles=("user",), count=1, follows=False) == []
