@@ -69,7 +69,7 @@ def search_turn(
         found[0],
         parts=list(zip(asked, found[len(texts) :], strict=True)),
         recent=found[1] if len(texts) > 1 else None,
-        elliptical=elliptical and len(texts) > 1,
+        elliptical=elliptical,
     )
     pinned = index.store.score_names(turn.namespace, vectors[0], pinned_names)
     ranking = rank_turn(

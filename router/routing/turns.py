@@ -145,7 +145,6 @@ class TurnRouter:
         # "And AF 456?" asks again what the request before it asked: that request is its context.
         follows = language == ENGLISH and elliptical(new_text)
         recent = recent_context(history, roles=roles, count=turn.recent_messages, follows=follows)
-        follows = follows and bool(recent)
         recent_text = "\n".join(recent if follows else recent + new) if recent else ""
         texts = [new_text, recent_text] if recent_text else [new_text]
         asked = parts(new_text, language)

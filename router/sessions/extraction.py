@@ -164,11 +164,19 @@ def _clean(raw: str) -> str:
     return " ".join(raw.replace("\u2019", "'").split()).strip(" -*•>\"'")
 
 
-def is_memory(sentence: str) -> bool:
-    """Whether one sentence states something lasting about the user (a preference, a fact, a rule)."""
+def _normalised(sentence: str) -> str:
     text = _clean(sentence).rstrip(".!;")
     for pattern, replacement in _CONTRACTIONS:
         text = pattern.sub(replacement, text)
+    return text
+
+
+def is_memory(sentence: str) -> bool:
+    """Whether one sentence states something lasting about the user (a preference, a fact, a rule)."""
+    return _states(_normalised(sentence))
+
+
+def _states(text: str) -> bool:
     if not text or text.endswith("?") or _QUESTION.search(text) or _DATA.search(text) or _NEVER.search(text):
         return False
     if _INSTRUCTION.search(text):
@@ -226,20 +234,18 @@ def without_statements(text: str) -> str:
     vegetarian, find me a restaurant") stays, and a text that loses nothing comes back as it was.
     """
     pieces = _SENTENCES.split(text)  # sentences, each followed by the separator after it
+    sentences = pieces[::2]
     kept = [
         sentence + separator
-        for sentence, separator in zip(pieces[::2], [*pieces[1::2], ""], strict=True)
-        if not _states_only(sentence)
+        for sentence, separator in zip(sentences, [*pieces[1::2], ""], strict=True)
+        if not _states_only(_normalised(sentence))
     ]
-    return text if len(kept) * 2 - 1 == len(pieces) else "".join(kept).strip()
+    return text if len(kept) == len(sentences) else "".join(kept).strip()
 
 
-def _states_only(sentence: str) -> bool:
-    text = _clean(sentence)
-    for pattern, replacement in _CONTRACTIONS:
-        text = pattern.sub(replacement, text)
+def _states_only(text: str) -> bool:
     asks = _IMPERATIVE.search(text) or _ASKING.search(text) or _ACTION.search(text)
-    return bool(text) and not asks and is_memory(sentence)
+    return not asks and _states(text)
 
 
 def memory_candidates(messages: Sequence[Mapping[str, Any]]) -> list[str]:
