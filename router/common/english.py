@@ -12,3 +12,6 @@ ACTION_VERBS = (
     "unsubscribe|wake|rename|assign|approve|reject|refund|print|save|edit|mute|invite|submit|verify|validate|"
     "acknowledge|resolve|enable|disable|install|sync"
 )
+
+# Abbreviations after which a full stop does not end a sentence ("Dr. Smith", "St. Louis"), as lookbehinds.
+ABBREVIATIONS = r"(?<!\bMr\.)(?<!\bMrs\.)(?<!\bMs\.)(?<!\bDr\.)(?<!\bSt\.)(?<!\bvs\.)(?<!\be\.g\.)(?<!\bi\.e\.)"

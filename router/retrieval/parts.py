@@ -24,12 +24,12 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
+from router.common.english import ABBREVIATIONS
 from router.embedding.language import ENGLISH
 
 # Fewer words than this say too little to route on: they join a neighbour.
 MIN_WORDS = 3
 
-_ABBREVIATIONS = r"(?<!\bMr\.)(?<!\bMrs\.)(?<!\bMs\.)(?<!\bDr\.)(?<!\bSt\.)(?<!\bvs\.)(?<!\be\.g\.)(?<!\bi\.e\.)"
 # Titles and abbreviations of the other languages a capital may follow ("al Sr. Álvarez", "z. B. Das").
 _OTHER_ABBREVIATIONS = "".join(
     rf"(?<!\b{re.escape(word)})"
@@ -127,13 +127,13 @@ def parts(text: str, language: str = ENGLISH) -> list[str]:
 def _rules(language: str) -> tuple[re.Pattern[str], re.Pattern[str]]:
     """The split and the leading-connective patterns of a language."""
     english = "|".join(w for w in _CONNECTIVE_WORDS if not (language == "de" and w == "also"))
-    abbreviations, capitals = _ABBREVIATIONS, "A-Z"
+    abbreviations, capitals = ABBREVIATIONS, "A-Z"
     inner = r"(?:,|;)\s*(?:and\s+)?(?=(?:" + english + r")\b)|(?<!\s)\s++and\s++(?=(?:then|also|finally|lastly)\b)"
     leading = r"^(?:and\s+)?(?:" + english + r")\b\s*(?:of all\b)?\s*[,:]?\s*"
     ends = ""
     if language in _STEP_WORDS:
         word, steps = _STEP_WORDS[language]
-        abbreviations, capitals = _ABBREVIATIONS + _OTHER_ABBREVIATIONS, "A-ZÀ-ÖØ-Þ¿¡"
+        abbreviations, capitals = ABBREVIATIONS + _OTHER_ABBREVIATIONS, "A-ZÀ-ÖØ-Þ¿¡"
         inner += rf"|(?:,|;)\s*(?:{word}\s+)?(?=(?:{steps})\b)|(?<!\s)\s++{word}(?:\s*+,)?\s++(?=(?:{steps})\b)"
         leading = rf"^(?:(?:and|{word})\s+)?(?:{english}|{steps})\b\s*(?:of all\b)?\s*[,:]?\s*"
     elif language in _CJK_STEP_WORDS:

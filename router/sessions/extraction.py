@@ -19,15 +19,15 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
-from router.common.english import ACTION_VERBS
+from router.common.english import ABBREVIATIONS, ACTION_VERBS
 from router.common.messages import message_text
 from router.sessions.expiry import expires_at
 from router.sessions.history import message_source
 
 MIN_WORDS = 2
 MAX_CHARS = 400
-_SENTENCE = re.compile(r"(?<=[.!?;])\s+|\n+|(?<=\w)\s*[:]\s+(?=[A-Z])")
-_SENTENCES = re.compile(r"((?<=[.!?;])\s+|\n+)")
+_SENTENCE = re.compile(ABBREVIATIONS + r"(?<=[.!?;])\s+|\n+|(?<=\w)\s*[:]\s+(?=[A-Z])")
+_SENTENCES = re.compile("(" + ABBREVIATIONS + r"(?<=[.!?;])\s+|\n+)")
 # An action verb where a clause starts asks for something ("..., find me a restaurant"); elsewhere
 # it may be a habit or a noun ("I always book aisle seats", "my order").
 _ACTION = re.compile(

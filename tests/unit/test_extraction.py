@@ -154,3 +154,11 @@ def test_a_situation_of_a_time_is_kept_and_a_past_one_is_not() -> None:
 )
 def test_the_context_keeps_what_was_asked_without_who_the_user_is(text: str, asked: str) -> None:
     assert without_statements(text) == asked
+
+
+def test_a_title_or_an_abbreviation_does_not_end_a_sentence() -> None:
+    extractor = StatementExtractor()
+    assert extractor.extract("I live in St. Louis.") == ["I live in St. Louis."]
+    text = "Dr. Smith is my doctor. Book an appointment with Dr. Smith."
+    assert extractor.extract(text) == ["Dr. Smith is my doctor."]
+    assert without_statements(text) == "Book an appointment with Dr. Smith."
