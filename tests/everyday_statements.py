@@ -128,6 +128,31 @@ NOT_KEPT = [
     "I'm looking for a vegetarian restaurant.",
 ]
 
+# Trouble and passing states: they ask for help now, and are not who the user is. Never kept.
+TROUBLE = [
+    "My flight was cancelled.",
+    "Our payments service is down.",
+    "I can't log in to my account.",
+    "My card was declined.",
+    "My package hasn't arrived.",
+    "I'm hungry.",
+    "My train is running late.",
+    "Our checkout page keeps crashing.",
+    "My luggage was lost.",
+    "The VPN is not working for me.",
+    "I'm stuck at the airport.",
+    "We were overcharged for our last order.",
+    "I lost my passport.",
+    "I missed my connection in Frankfurt.",
+    "My order arrived damaged.",
+    "Our website has been down since this morning.",
+    "My internet connection keeps dropping.",
+    "I got locked out of my account.",
+    "My refund still hasn't come through.",
+    "The printer in our office is jammed.",
+    "I'm running late for my meeting.",
+]
+
 # A newer statement that replaces an older one: the same slot, or the same subject, with a new value.
 UPDATES = [
     ("I live in Porto.", "We moved to Lisbon last month."),

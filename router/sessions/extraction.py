@@ -119,6 +119,21 @@ _ONE_OFF = re.compile(
     r"right now|at the moment|coming up|upcoming|in \d+ (?:minutes|hours|days)|soon)\b",
     _FLAGS,
 )
+# Trouble asks for help and passes: "my flight was cancelled", "our payments service is down", "I can't log in".
+_TROUBLE = re.compile(
+    r"\b(?:is|are|was|were|got|gets|has been|have been|keeps?|kept|arrived|came)\s+"
+    r"(?:(?:\w+ly|just|still|not|now|again|already|being|getting)\s+)?"
+    r"(?:cancell?ed|delayed|declined|rejected|refused|denied|overcharged|charged twice|double charged|lost|stolen|"
+    r"damaged|broken|hacked|suspended|blocked|locked|frozen|stuck|missing|offline|unavailable|failed|failing|crashing|"
+    r"dropping|jammed|leaking|dead|flat|stopped working|not working|overdue|(?:running )?late(?! at\b)|"
+    r"down(?!\s+(?:the|a|an|by|from|to|in|on|at|here|there)\b))\b"
+    r"|\b(?:has|have|did|does|do|will|would) not (?:arrive|arrived|come|work|worked|load|start|turn on|respond)\b"
+    r"|\bcan not (?:log|sign|access|connect|open|load|reach|pay|download|upload|print|install|reset|find|get in)\b"
+    r"|\b(?:i|we)\s+(?:just\s+)?(?:lost|missed|broke|dropped)\b|\b(?:error|outage)\b"
+    r"|\b(?:am|are) (?:hungry|thirsty|tired(?! of)|sleepy|exhausted|bored(?! of| with)|stuck|lost|running late|"
+    r"sick(?! of)|ill)\b",
+    _FLAGS,
+)
 # Secrets are never kept, whoever asks; conditions and pasted data are not facts about the user.
 _NEVER = re.compile(
     r"\b(?:passwords?|passcodes?|passphrases?|pin(?: code)?|api keys?|tokens?|secrets?|credentials|"
@@ -182,6 +197,8 @@ def _states(text: str) -> bool:
     if _INSTRUCTION.search(text):
         return True
     lasting = bool(_STANDING.search(text))
+    if _TROUBLE.search(text) and not lasting:
+        return False
     if _ONE_OFF.search(text) and not lasting and not _YEARLY.search(text):
         # A situation of a time ("on call this week") is kept until its end; a past one is not.
         end = expires_at(text)

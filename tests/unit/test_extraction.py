@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from router.sessions.extraction import StatementExtractor, is_memory, memory_candidates, without_statements
-from tests.everyday_statements import KEPT, NOT_KEPT
+from tests.everyday_statements import KEPT, NOT_KEPT, TROUBLE
 
 DURABLE = [
     # preferences and dislikes
@@ -162,3 +162,22 @@ def test_a_title_or_an_abbreviation_does_not_end_a_sentence() -> None:
     text = "Dr. Smith is my doctor. Book an appointment with Dr. Smith."
     assert extractor.extract(text) == ["Dr. Smith is my doctor."]
     assert without_statements(text) == "Book an appointment with Dr. Smith."
+
+
+@pytest.mark.parametrize("sentence", TROUBLE)
+def test_trouble_is_not_kept_and_stays_in_the_context(sentence: str) -> None:
+    assert StatementExtractor().extract(sentence) == []
+    assert without_statements(sentence) == sentence
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "My office is down the road from the station.",
+        "I'm sick of pop music.",
+        "My flights are always delayed.",
+        "I can't stand loud restaurants.",
+    ],
+)
+def test_lasting_statements_with_words_of_trouble_are_kept(sentence: str) -> None:
+    assert StatementExtractor().extract(sentence) == [sentence]
