@@ -246,3 +246,24 @@ async def test_an_elliptical_follow_up_asks_again_what_its_context_asked(serve: 
     for function in functions:  # the context's own terms, adding up to what the route answers
         assert sum(function["explanation"]["terms"].values()) == pytest.approx(function["score"], abs=1e-6)
         assert function["score"] == pytest.approx(function["explanation"]["recent"], abs=1e-6)
+
+
+async def test_a_follow_up_leans_on_the_trouble_the_user_reported(serve: Callable[..., Any]) -> None:
+    devops = {"functions": json.loads((EXAMPLES / "devops.json").read_text(encoding="utf-8"))}
+    async with serve() as running:
+        client = running.client
+        assert (await client.put("/v1/catalogs/devops", json=devops)).status_code == 200
+        report = "Our payments service has been down since the last deploy."
+        run = {"namespace": "devops", "user_id": "u-7", "messages": [user(report)]}
+        assert (await client.post("/v1/sessions/s-3/messages", json=run)).status_code == 200
+        body = {"namespace": "devops", "user_id": "u-7", "messages": [user("Undo that")]}
+        alone = await client.post("/v1/route", json=body)
+        response = await client.post("/v1/route", json={**body, "session_id": "s-3"})
+        memories = await client.get("/v1/users/u-7/memories", params={"namespace": "devops"})
+    assert alone.status_code == 200, alone.text
+    assert alone.json()["functions"][0]["name"] != "rollback_deployment"
+    assert response.status_code == 200, response.text
+    assert response.json()["recent_context"] == f"{report}\nUndo that"
+    assert response.json()["functions"][0]["name"] == "rollback_deployment"
+    assert memories.status_code == 200, memories.text
+    assert memories.json()["memories"] == []  # an outage is not who the user is
