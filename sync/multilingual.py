@@ -46,6 +46,7 @@ class MultilingualWriter:
         text: the function text template.
         reconcile: the service's reconcile (``sync.reconcile.reconcile`` with its counters).
         lexical_weight: the words' weight in the space (``ActiveIndex.lexical_weight``).
+        vague: the space's vague mark (``ActiveIndex.vague``).
         failed: told of each failed write to the multilingual space.
     """
 
@@ -58,6 +59,7 @@ class MultilingualWriter:
         text: str,
         reconcile: Reconcile,
         lexical_weight: float | None = None,
+        vague: float | None = None,
         failed: Callable[[], None] | None = None,
     ) -> None:
         self._storage = storage
@@ -67,6 +69,7 @@ class MultilingualWriter:
         self._reconcile = reconcile
         self._failed = failed
         self._lexical_weight = lexical_weight
+        self._vague = vague
         self.memories_behind = True
         self._building = asyncio.Lock()
 
@@ -91,7 +94,7 @@ class MultilingualWriter:
         meta = self._catalogs.meta
         active = await asyncio.to_thread(meta.active_generation, SPACE)
         new = await asyncio.to_thread(self._catalogs.open_store, wanted)
-        index = ActiveIndex(new, embedder, self._lexical_weight)
+        index = ActiveIndex(new, embedder, self._lexical_weight, self._vague)
         building = active is None or active.id != wanted.id
         old = await asyncio.to_thread(self._catalogs.open_store, active) if active and building else None
         if building:

@@ -47,6 +47,7 @@ class CatalogService:
         multilingual: the model of a second, multilingual space (a remote service's identity),
             built by ``build_multilingual`` and written with every catalog (``sync.multilingual``).
         multilingual_lexical: the words' weight in that space (0 by default).
+        multilingual_vague: that space's vague mark (the route settings' when None).
         multilingual_text: the function text template of that space (``text`` when None).
         same_request: the default model's cosine at which two requests ask the same thing
             (``router.retrieval.voting.Reach``: how far one stored run reaches).
@@ -72,6 +73,7 @@ class CatalogService:
         sole_writer: bool = False,
         multilingual: str | None = None,
         multilingual_lexical: float | None = 0.0,
+        multilingual_vague: float | None = None,
         multilingual_text: str | None = None,
         same_request: float = SAME,
         multilingual_same_request: float | None = None,
@@ -114,6 +116,7 @@ class CatalogService:
                 text=multilingual_text or text,
                 reconcile=self._reconcile,
                 lexical_weight=multilingual_lexical,
+                vague=multilingual_vague,
                 failed=self.counters.multilingual_failed,
             )
             if multilingual

@@ -88,16 +88,22 @@ class ActiveIndex:
 
     ``lexical_weight``, when set, replaces the route settings' in this index: the multilingual
     space sets 0, since the words of a turn in one language rarely match a catalog written in
-    another, and BM25 would then rank functions by stray names and loanwords.
+    another, and BM25 would then rank functions by stray names and loanwords. ``vague``, when
+    set, replaces the route settings' vague mark: each model has its own scale of cosines.
     """
 
     store: FunctionStore
     embedder: Embedder
     lexical_weight: float | None = None
+    vague: float | None = None
 
     def lexical(self, weight: float) -> float:
         """The lexical weight of this index, ``weight`` (the route settings') unless it sets its own."""
         return weight if self.lexical_weight is None else self.lexical_weight
+
+    def vague_mark(self, mark: float) -> float:
+        """The vague mark of this index, ``mark`` (the route settings') unless it sets its own."""
+        return mark if self.vague is None else self.vague
 
     @property
     def generation(self) -> Generation:

@@ -77,7 +77,7 @@ def search_turn(
         lexical_weight=index.lexical(settings.lexical_weight),
         example_weight=settings.example_weight,
         context_weight=settings.context_weight,
-        vague=settings.context_vague,
+        vague=index.vague_mark(settings.context_vague),
     )
     left_out, floor = set(pinned_names), turn.min_score
     unpinned = [f for f in ranking.functions if f.name not in left_out]

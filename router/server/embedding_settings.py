@@ -203,6 +203,15 @@ class MultilingualSettings(EmbeddingSettings):
         description="the words' (BM25) most share in the space's fusion, as ROUTER_ROUTE_LEXICAL_WEIGHT; 0, since "
         "a turn's words rarely match a catalog in another language (raise it for catalogs in the turns' language)",
     )
+    # multilingual-e5-small puts a turn and the functions it wants near cosine 0.85: under 0.82 lie as many
+    # turns as under all-MiniLM-L6-v2's 0.3 (0.815 to 0.824 as measured: docs/scoring.md, the recent context).
+    context_vague: float = Field(
+        0.82,
+        ge=0,
+        le=1,
+        description="a turn whose best similarity in the space is below this is vague, as ROUTER_ROUTE_CONTEXT_VAGUE "
+        "(0.82 for multilingual-e5-small)",
+    )
 
     @property
     def enabled(self) -> bool:

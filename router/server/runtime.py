@@ -139,6 +139,7 @@ class Runtime:
                 sole_writer=self._owns_storage and self.settings.storage.embedded,
                 multilingual=self.settings.multilingual.identity or None,
                 multilingual_lexical=self.settings.multilingual.lexical_weight,
+                multilingual_vague=self.settings.multilingual.context_vague,
                 multilingual_text=self.settings.multilingual.text,
                 same_request=embedding.same_request,
                 multilingual_same_request=self.settings.multilingual.same_request,

@@ -169,6 +169,35 @@ async def test_each_function_of_a_multi_call_turn_in_another_language_learns_its
         assert second.store.examples.texts("workspace", "create_task") == ["crie uma tarefa para revisar o orçamento."]
 
 
+# Follow-ups that lean on the turn before; none of them is in examples/multilingual_followups.jsonl.
+FOLLOW_UPS = [
+    ("travel", "Busca vuelos de Madrid a París el viernes", "Reserva el primero"),
+    ("commerce", "Mostre os detalhes do pedido 7731", "Quero devolvê-lo"),
+    ("workspace", "Cherche les e-mails de Paul sur le contrat", "Transfère le premier à Julie"),
+]
+
+
+async def test_a_vague_follow_up_in_another_language_takes_its_context(
+    serve: Callable[..., Any], service: str, catalog: Path
+) -> None:
+    async with space_served(serve, service, catalog) as served:
+        routed = {}
+        for i, (namespace, first, second) in enumerate(FOLLOW_UPS):
+            run = {"namespace": namespace, "messages": [{"role": "user", "content": first}]}
+            assert (await served.client.post(f"/v1/sessions/ml-{i}/messages", json=run)).status_code == 200
+            turn = [{"role": "user", "content": second}]
+            body = {"namespace": namespace, "session_id": f"ml-{i}", "messages": turn, "explain": True}
+            response = await served.client.post("/v1/route", json=body)
+            assert response.status_code == 200, response.text
+            routed[second] = response.json()["functions"]
+    # Under the space's own vague mark: with all-MiniLM-L6-v2's (0.3) none of them would take its context.
+    assert [second for _, _, second in FOLLOW_UPS if routed[second][0]["explanation"]["context_weight"] == 0] == []
+    assert routed["Quero devolvê-lo"][0]["name"] == "create_return"  # the context does not pull it back to the order
+    for functions in routed.values():
+        for function in functions:
+            assert sum(function["explanation"]["terms"].values()) == pytest.approx(function["score"], abs=1e-6)
+
+
 async def test_english_requests_route_as_without_the_second_space(
     serve: Callable[..., Any], service: str, catalog: Path, tmp_path: Path
 ) -> None:
