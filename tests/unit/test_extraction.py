@@ -162,6 +162,10 @@ def test_a_title_or_an_abbreviation_does_not_end_a_sentence() -> None:
     text = "Dr. Smith is my doctor. Book an appointment with Dr. Smith."
     assert extractor.extract(text) == ["Dr. Smith is my doctor."]
     assert without_statements(text) == "Book an appointment with Dr. Smith."
+    # "St." as a street ends the sentence when a request follows.
+    text = "I live on Baker St. Book a cab to the airport."
+    assert extractor.extract(text) == ["I live on Baker St."]
+    assert without_statements(text) == "Book a cab to the airport."
 
 
 @pytest.mark.parametrize("sentence", TROUBLE)

@@ -30,6 +30,10 @@ from router.retrieval.parts import parts
             ["Ask Mr. Smith about the contract", "email the summary"],
         ),
         (
+            "Find hotels in St. Louis near Baker St. Book the cheapest for two nights.",
+            ["Find hotels in St. Louis near Baker St.", "Book the cheapest for two nights."],
+        ),
+        (
             "Find the weather in Oslo, after that book a hotel near the station",
             ["Find the weather in Oslo", "book a hotel near the station"],
         ),
