@@ -151,6 +151,15 @@ TROUBLE = [
     "My refund still hasn't come through.",
     "The printer in our office is jammed.",
     "I'm running late for my meeting.",
+    "I'm locked out of my account.",
+    "I cannot log in to my account.",
+    "My app crashes on startup.",
+    "My screen is cracked.",
+    "My order hasn't shipped yet.",
+    "I never received my refund.",
+    "Our server is down in eu-west-1.",
+    "My son is sick.",
+    "I have a headache.",
 ]
 
 # A newer statement that replaces an older one: the same slot, or the same subject, with a new value.

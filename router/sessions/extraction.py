@@ -83,7 +83,8 @@ _ASKING = re.compile(
 )
 # A standing instruction or a habit holds beyond this turn, whatever its form.
 _STANDING = re.compile(
-    r"\b(?:always|never|usually|generally|normally|typically|from now on|going forward|in the future|"
+    r"\b(?:always|never(?! (?:received|arrived|came|got)\b)|usually|generally|normally|typically|from now on|"
+    r"going forward|in the future|"
     r"by default|whenever|every time|each time|at all times|as a rule|in general|any time|anytime|"
     r"ever)\b",
     _FLAGS,
@@ -120,18 +121,26 @@ _ONE_OFF = re.compile(
     _FLAGS,
 )
 # Trouble asks for help and passes: "my flight was cancelled", "our payments service is down", "I can't log in".
+# A capitalised word is a name ("my favourite show is Lost"), and a frequency says it lasts ("constantly late").
 _TROUBLE = re.compile(
-    r"\b(?:is|are|was|were|got|gets|has been|have been|keeps?|kept|arrived|came)\s+"
-    r"(?:(?:\w+ly|just|still|not|now|again|already|being|getting)\s+)?"
-    r"(?:cancell?ed|delayed|declined|rejected|refused|denied|overcharged|charged twice|double charged|lost|stolen|"
-    r"damaged|broken|hacked|suspended|blocked|locked|frozen|stuck|missing|offline|unavailable|failed|failing|crashing|"
-    r"dropping|jammed|leaking|dead|flat|stopped working|not working|overdue|(?:running )?late(?! at\b)|"
-    r"down(?!\s+(?:the|a|an|by|from|to|in|on|at|here|there)\b))\b"
-    r"|\b(?:has|have|did|does|do|will|would) not (?:arrive|arrived|come|work|worked|load|start|turn on|respond)\b"
-    r"|\bcan not (?:log|sign|access|connect|open|load|reach|pay|download|upload|print|install|reset|find|get in)\b"
-    r"|\b(?:i|we)\s+(?:just\s+)?(?:lost|missed|broke|dropped)\b|\b(?:error|outage)\b"
-    r"|\b(?:am|are) (?:hungry|thirsty|tired(?! of)|sleepy|exhausted|bored(?! of| with)|stuck|lost|running late|"
-    r"sick(?! of)|ill)\b",
+    r"\b(?:am|is|are|was|were|got|gets|has been|have been|keeps?|kept|arrived|came)\s+"
+    r"(?:(?:(?!(?:constantly|regularly|frequently|repeatedly|routinely)\b)\w+ly|just|still|not|now|again|already|"
+    r"being|getting)\s+)?(?-i:(?:cancell?ed|delayed|declined|rejected|refused|denied|overcharged|charged twice|"
+    r"double charged|lost|stolen|damaged|broken|cracked|hacked|compromised|suspended|blocked|locked out|frozen|"
+    r"stuck(?! with)|missing|offline|unavailable|failed|failing|crashing|dropping|jammed|leaking|flat|"
+    r"stopped working|not working|overdue)\b|(?:locked|(?:running )?late|down)(?=\s*(?:$|[.,;!?:])|\s+(?:(?:again|"
+    r"since|for|today|tonight|this|right now|at the moment|completely)\b|(?:in|on)\s+[a-z0-9])))"
+    r"|\b(?:has|have|did|does|do|will|would) not (?:arrive|arrived|come|work|worked|load|start|turn on|respond|ship|"
+    r"shipped)\b|\bnever (?:received|arrived|came|got)\b"
+    r"|\b(?:can not|could not|am unable to|are unable to) (?:log|sign|access|connect|open|load|reach|pay|download|"
+    r"upload|print|install|reset|find|get in)\b"
+    r"|\b(?:i|we)\s+(?:just\s+)?(?:lost(?! my (?:sense|hearing|sight|voice|job|father|mother|dad|mum|mom|husband|"
+    r"wife|partner|son|daughter|brother|sister))|missed|broke|dropped)\b|\b(?:crashes|crashed|froze|freezes)\b"
+    r"|\b(?:get|gets|got|getting|see|seeing|saw|hit|hitting|keep getting)\s+(?:an?|the|this|that|some)\s+"
+    r"(?:\w+\s+)?error\b|\b(?:having|have|had|is|was)\s+an?\s+(?:\w+\s+)?outage\b"
+    r"|\b(?:am|are|is|feeling)\s+(?:hungry|thirsty|tired(?! of)|sleepy|exhausted|bored(?! of| with)|running late|"
+    r"sick(?! of)|ill|unwell|dizzy)\b|\b(?:i|we)\s+(?:am\s+)?(?:have|having)\s+(?:a|an)\s+"
+    r"(?:headache|cold|fever|flu|migraine|toothache|stomach ache)\b",
     _FLAGS,
 )
 # Secrets are never kept, whoever asks; conditions and pasted data are not facts about the user.
@@ -154,6 +163,7 @@ _STATEMENT = re.compile(
 )
 _CONTRACTIONS = (
     (re.compile(r"\b(i|we|you|they)'m\b", _FLAGS), r"\1 am"),
+    (re.compile(r"\bcannot\b", _FLAGS), "can not"),
     (re.compile(r"\b(i|we|you|they)'re\b", _FLAGS), r"\1 are"),
     (re.compile(r"\b(i|we|you|they)'ve\b", _FLAGS), r"\1 have"),
     (re.compile(r"\b(i|we|you|they)'d\b", _FLAGS), r"\1 would"),

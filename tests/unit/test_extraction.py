@@ -181,6 +181,17 @@ def test_trouble_is_not_kept_and_stays_in_the_context(sentence: str) -> None:
         "I'm sick of pop music.",
         "My flights are always delayed.",
         "I can't stand loud restaurants.",
+        "I prefer detailed error messages.",
+        "I'm the outage coordinator for our team.",
+        "My favorite show is Lost.",
+        "My father has been dead for ten years.",
+        "Our cabin is down south.",
+        "My phone is locked to Verizon.",
+        "I'm stuck with a Windows laptop at work.",
+        "I lost my sense of smell.",
+        "We are late risers.",
+        "My bus is constantly late.",
+        "I cannot eat gluten.",
     ],
 )
 def test_lasting_statements_with_words_of_trouble_are_kept(sentence: str) -> None:
