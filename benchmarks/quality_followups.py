@@ -151,8 +151,9 @@ async def measure_set(
         lead=("second turns", "method"),
         columns=COLUMNS,
         note="The router with history stores the first turn in a session and routes the second with it "
-        "(the defaults: the context counts for a turn whose best similarity is under the vague mark); peers and "
-        "the other router rows see the second turn alone, or both turns. Under the mark (cold, the router's "
+        "(the defaults: the context counts for a turn whose best similarity is under the vague mark); "
+        + ("peers and " if peers else "")
+        + "the other router rows see the second turn alone, or both turns. Under the mark (cold, the router's "
         "dense search of the second turn): "
         + ", ".join(f"{under[k]} of the {total[k]} that {what}" for k, what in kinds.items())
         + ".",
