@@ -158,6 +158,7 @@ TROUBLE = [
     "My order hasn't shipped yet.",
     "I never received my refund.",
     "Our server is down in eu-west-1.",
+    "Our servers are down unexpectedly.",
     "My son is sick.",
     "I have a headache.",
 ]

@@ -129,7 +129,7 @@ _TROUBLE = re.compile(
     r"double charged|lost|stolen|damaged|broken|cracked|hacked|compromised|suspended|blocked|locked out|frozen|"
     r"stuck(?! with)|missing|offline|unavailable|failed|failing|crashing|dropping|jammed|leaking|flat|"
     r"stopped working|not working|overdue)\b|(?:locked|(?:running )?late|down)(?=\s*(?:$|[.,;!?:])|\s+(?:(?:again|"
-    r"since|for|today|tonight|this|right now|at the moment|completely)\b|(?:in|on)\s+[a-z0-9])))"
+    r"since|for|today|tonight|this|right now|at the moment|\w+ly)\b|(?:in|on)\s+[a-z0-9])))"
     r"|\b(?:has|have|did|does|do|will|would) not (?:arrive|arrived|come|work|worked|load|start|turn on|respond|ship|"
     r"shipped)\b|\bnever (?:received|arrived|came|got)\b"
     r"|\b(?:can not|could not|am unable to|are unable to) (?:log|sign|access|connect|open|load|reach|pay|download|"
