@@ -27,7 +27,8 @@ SPACES = ("default", "multilingual")
 # 2: sparse BM25-like vectors from router.retrieval.sparse beside every dense one.
 # 3: each function's facet vectors in its payload (its own, then ``texts.parameter_facets``).
 # 4: BM25's IDF per catalog: no engine IDF over the collection; each function's terms in its payload.
-SCHEMA_VERSION = 4
+# 5: "when", "where" and "why" are stop words, as "how", "what" and "who" were.
+SCHEMA_VERSION = 5
 # The first version whose queries carry their catalog's IDF (the engine's, collection-wide, before).
 CATALOG_IDF = 4
 

@@ -46,7 +46,7 @@ _WORD = re.compile(r"[A-Za-z]+|[0-9]+")
 _IDENTIFIER = re.compile(r"[A-Za-z][A-Za-z0-9]*(?:[._][A-Za-z0-9]+)+|[a-z]+[A-Z][A-Za-z0-9]*")
 _STOP_WORDS = (
     "a an and are as at be by can could did do does for from get given has have how i in into is it its me my of on "
-    "or our please should that the this to was we were what which who whom will with would you your"
+    "or our please should that the this to was we were what when where which who whom why will with would you your"
 )
 _STOP = frozenset(_STOP_WORDS.split())
 # From a negation to the end of its clause.

@@ -267,3 +267,18 @@ async def test_a_follow_up_leans_on_the_trouble_the_user_reported(serve: Callabl
     assert response.json()["functions"][0]["name"] == "rollback_deployment"
     assert memories.status_code == 200, memories.text
     assert memories.json()["memories"] == []  # an outage is not who the user is
+
+
+async def test_a_question_word_is_no_evidence(serve: Callable[..., Any]) -> None:
+    commerce = json.loads((EXAMPLES / "commerce.json").read_text(encoding="utf-8"))
+    async with serve() as running:
+        client = running.client
+        assert (await client.put("/v1/catalogs/commerce", json=commerce)).status_code == 200
+        body = {"namespace": "commerce", "messages": [user("Where is my package?")], "explain": True}
+        response = await client.post("/v1/route", json=body)
+    assert response.status_code == 200, response.text
+    functions = response.json()["functions"]
+    # issue_refund's "destination" says "Where the money goes.": a question word matched it.
+    assert "issue_refund" not in [f["name"] for f in functions[:3]]
+    assert {f["name"] for f in functions[:3]} & {"get_order", "track_shipment"}
+    assert all(f["explanation"]["lexical_raw"] == 0 for f in functions)  # no word of it is in the catalog

@@ -61,6 +61,8 @@ def test_readable_names() -> None:
 
 def test_terms_drop_stop_words_and_meet_at_one_stem() -> None:
     assert terms("What is the weather in Paris?") == ["weather", "paris"]
+    # Question words ask; they name nothing a function does ("Where the money goes." in a description).
+    assert terms("Where is my package? When does it arrive, and why so late?") == ["packag", "arriv", "so", "lat"]
     assert len({*terms("calculate"), *terms("calculates"), *terms("calculated"), *terms("calculating")}) == 1
     assert terms("flights") == terms("flight")
     assert terms("class") == ["class"]  # "ss" is no plural
