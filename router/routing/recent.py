@@ -8,8 +8,7 @@ from typing import Any
 from router.common.messages import message_text
 from router.retrieval.ellipsis import elliptical
 from router.retrieval.parts import MIN_WORDS
-from router.sessions.extraction import without_statements
-from router.sessions.history import message_source
+from router.sessions.extraction import said_by_user, without_statements
 
 
 def recent_context(
@@ -32,8 +31,7 @@ def recent_context(
     for position, (message, text) in enumerate(reversed(said)):
         if position >= count and (asked or not follows):
             break
-        own = message.get("role") == "user" and message_source(message) == "external"
-        text = without_statements(text) if own else text
+        text = without_statements(text) if said_by_user(message) else text
         if text:
             kept.append(text)
             asked = asked or (message.get("role") == "user" and not elliptical(text) and len(text.split()) >= MIN_WORDS)

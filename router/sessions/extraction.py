@@ -26,8 +26,10 @@ from router.sessions.history import message_source
 
 MIN_WORDS = 2
 MAX_CHARS = 400
-_SENTENCE = re.compile(ABBREVIATIONS + r"(?<=[.!?;])\s+|\n+|(?<=\w)\s*[:]\s+(?=[A-Z])")
-_SENTENCES = re.compile("(" + ABBREVIATIONS + r"(?<=[.!?;])\s+|\n+)")
+_END = ABBREVIATIONS + r"(?<=[.!?;])\s+|\n+"
+# Memories also split at ": Capital"; the recent context keeps each separator, to give its text back as written.
+_SENTENCE = re.compile(_END + r"|(?<=\w)\s*[:]\s+(?=[A-Z])")
+_SENTENCES = re.compile(f"({_END})")
 # An action verb where a clause starts asks for something ("..., find me a restaurant"); elsewhere
 # it may be a habit or a noun ("I always book aisle seats", "my order").
 _ACTION = re.compile(
@@ -277,5 +279,10 @@ def _states_only(text: str) -> bool:
 
 def memory_candidates(messages: Sequence[Mapping[str, Any]]) -> list[str]:
     """The texts memories may be taken from: external user messages only."""
-    texts = (message_text(m) for m in messages if m.get("role") == "user" and message_source(m) == "external")
+    texts = (message_text(m) for m in messages if said_by_user(m))
     return [t for t in texts if t]
+
+
+def said_by_user(message: Mapping[str, Any]) -> bool:
+    """Whether the user wrote ``message`` (not loaded from history, nor added by a context provider)."""
+    return message.get("role") == "user" and message_source(message) == "external"
