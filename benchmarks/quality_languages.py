@@ -41,6 +41,7 @@ from benchmarks.quality_report import Report
 from benchmarks.quality_runs import route_questions
 from benchmarks.quality_sets import load_set
 from router.embedding.language import LanguageIdentifier
+from router.retrieval.catalogs import ActiveIndex
 from router.retrieval.voting import SAME
 from router.routing.settings import RouteSettings
 from router.server.embedding_settings import EmbeddingSettings, MultilingualSettings
@@ -203,15 +204,18 @@ async def matched_vague(runtime: Runtime) -> str:
     second = runtime.catalogs.multilingual
     assert second is not None
     turns = [f for path in SETS for f in load_follow_ups(path)]
-    best: dict[str, list[float]] = {"default": [], "space": []}
-    for key, index in (("default", runtime.catalogs.index), ("space", second)):
+
+    async def best(index: ActiveIndex) -> list[float]:
         vectors = await index.embedder.query([f.question.text for f in turns])
-        for follow_up, vector in zip(turns, vectors, strict=True):
-            hits = await asyncio.to_thread(index.store.search, follow_up.namespace, vector.tolist(), limit=1)
-            best[key].append(hits[0].score if hits else 0.0)
+        found = [
+            await asyncio.to_thread(index.store.search, f.namespace, v.tolist(), limit=1)
+            for f, v in zip(turns, vectors, strict=True)
+        ]
+        return [hits[0].score if hits else 0.0 for hits in found]
+
     mark = RouteSettings.model_fields["context_vague"].default
-    share = float(np.mean(np.array(best["default"]) < mark))
-    cosine = float(np.quantile(best["space"], share))
+    share = float(np.mean(np.array(await best(runtime.catalogs.index)) < mark))
+    cosine = float(np.quantile(await best(second), share))
     own = MultilingualSettings.model_fields["context_vague"].default
     return (
         f"Of the {len(turns)} second turns of the English follow-up sets, {share:.1%} lie under all-MiniLM-L6-v2's "
