@@ -161,6 +161,8 @@ TROUBLE = [
     "Our servers are down unexpectedly.",
     "My son is sick.",
     "I have a headache.",
+    "I have a cold and a sore throat.",
+    "I have a cold today.",
 ]
 
 # A newer statement that replaces an older one: the same slot, or the same subject, with a new value.

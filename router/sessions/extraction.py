@@ -142,7 +142,8 @@ _TROUBLE = re.compile(
     r"(?:\w+\s+)?error\b|\b(?:having|have|had|is|was)\s+an?\s+(?:\w+\s+)?outage\b"
     r"|\b(?:am|are|is|feeling)\s+(?:hungry|thirsty|tired(?! of)|sleepy|exhausted|bored(?! of| with)|running late|"
     r"sick(?! of)|ill|unwell|dizzy)\b|\b(?:i|we)\s+(?:am\s+)?(?:have|having)\s+(?:a|an)\s+"
-    r"(?:headache|cold|fever|flu|migraine|toothache|stomach ache)\b",
+    r"(?:headache|cold(?!\s+(?!(?:and|but|so|since|for|today|tonight|again|this|right|at|now)\b)[a-z])|fever|flu|"
+    r"migraine|toothache|stomach ache)\b",
     _FLAGS,
 )
 # Secrets are never kept, whoever asks; conditions and pasted data are not facts about the user.

@@ -192,6 +192,8 @@ def test_trouble_is_not_kept_and_stays_in_the_context(sentence: str) -> None:
         "We are late risers.",
         "My bus is constantly late.",
         "I cannot eat gluten.",
+        "We have a cold storage unit.",
+        "I have a cold brew every morning.",
     ],
 )
 def test_lasting_statements_with_words_of_trouble_are_kept(sentence: str) -> None:
