@@ -124,6 +124,7 @@ _ONE_OFF = re.compile(
 )
 # Trouble asks for help and passes: "my flight was cancelled", "our payments service is down", "I can't log in".
 # A capitalised word is a name ("my favourite show is Lost"), and a frequency says it lasts ("constantly late").
+# "cold" before a noun describes it ("a cold storage unit"): an illness ends its phrase ("a cold today").
 _TROUBLE = re.compile(
     r"\b(?:am|is|are|was|were|got|gets|has been|have been|keeps?|kept|arrived|came)\s+"
     r"(?:(?:(?!(?:constantly|regularly|frequently|repeatedly|routinely)\b)\w+ly|just|still|not|now|again|already|"
