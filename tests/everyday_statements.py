@@ -163,6 +163,7 @@ TROUBLE = [
     "I have a headache.",
     "I have a cold and a sore throat.",
     "I have a cold today.",
+    "Our website is down and customers are angry.",
 ]
 
 # A newer statement that replaces an older one: the same slot, or the same subject, with a new value.

@@ -123,16 +123,20 @@ _ONE_OFF = re.compile(
     _FLAGS,
 )
 # Trouble asks for help and passes: "my flight was cancelled", "our payments service is down", "I can't log in".
+# Where a word that may name a state does: at its phrase's end, before a conjunction, a time, an adverb, or
+# "in"/"on" and a lower-case word ("down in eu-west-1", not "down south"; "a cold today", not "a cold storage unit").
+_PHRASE_END = (
+    r"(?-i:(?=\s*(?:$|[.,;!?:])|\s+(?:(?:and|but|so|again|since|for|today|tonight|this|right now|at the moment|"
+    r"\w+ly)\b|(?:in|on)\s+[a-z0-9])))"
+)
 # A capitalised word is a name ("my favourite show is Lost"), and a frequency says it lasts ("constantly late").
-# "cold" before a noun describes it ("a cold storage unit"): an illness ends its phrase ("a cold today").
 _TROUBLE = re.compile(
     r"\b(?:am|is|are|was|were|got|gets|has been|have been|keeps?|kept|arrived|came)\s+"
     r"(?:(?:(?!(?:constantly|regularly|frequently|repeatedly|routinely)\b)\w+ly|just|still|not|now|again|already|"
     r"being|getting)\s+)?(?-i:(?:cancell?ed|delayed|declined|rejected|refused|denied|overcharged|charged twice|"
     r"double charged|lost|stolen|damaged|broken|cracked|hacked|compromised|suspended|blocked|locked out|frozen|"
     r"stuck(?! with)|missing|offline|unavailable|failed|failing|crashing|dropping|jammed|leaking|flat|"
-    r"stopped working|not working|overdue)\b|(?:locked|(?:running )?late|down)(?=\s*(?:$|[.,;!?:])|\s+(?:(?:again|"
-    r"since|for|today|tonight|this|right now|at the moment|\w+ly)\b|(?:in|on)\s+[a-z0-9])))"
+    r"stopped working|not working|overdue)\b|(?:locked|(?:running )?late|down)" + _PHRASE_END + r")"
     r"|\b(?:has|have|did|does|do|will|would) not (?:arrive|arrived|come|work|worked|load|start|turn on|respond|ship|"
     r"shipped)\b|\bnever (?:received|arrived|came|got)\b"
     r"|\b(?:can not|could not|am unable to|are unable to) (?:log|sign|access|connect|open|load|reach|pay|download|"
@@ -142,9 +146,8 @@ _TROUBLE = re.compile(
     r"|\b(?:get|gets|got|getting|see|seeing|saw|hit|hitting|keep getting)\s+(?:an?|the|this|that|some)\s+"
     r"(?:\w+\s+)?error\b|\b(?:having|have|had|is|was)\s+an?\s+(?:\w+\s+)?outage\b"
     r"|\b(?:am|are|is|feeling)\s+(?:hungry|thirsty|tired(?! of)|sleepy|exhausted|bored(?! of| with)|running late|"
-    r"sick(?! of)|ill|unwell|dizzy)\b|\b(?:i|we)\s+(?:am\s+)?(?:have|having)\s+(?:a|an)\s+"
-    r"(?:headache|cold(?!\s+(?!(?:and|but|so|since|for|today|tonight|again|this|right|at|now)\b)[a-z])|fever|flu|"
-    r"migraine|toothache|stomach ache)\b",
+    r"sick(?! of)|ill|unwell|dizzy)\b|\b(?:i|we)\s+(?:am\s+)?(?:have|having)\s+"
+    r"(?:an?\s+(?:headache|fever|flu|migraine|toothache|stomach ache)\b|a\s+cold" + _PHRASE_END + r")",
     _FLAGS,
 )
 # Secrets are never kept, whoever asks; conditions and pasted data are not facts about the user.
