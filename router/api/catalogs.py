@@ -3,19 +3,15 @@
 from __future__ import annotations
 
 import asyncio
-import gc
 import hashlib
 import json
-from collections.abc import Callable, Coroutine
 from typing import Annotated, Any
 
-import orjson
-from fastapi import APIRouter, Depends, Header, Path, Query, Request, Response
-from fastapi.routing import APIRoute
+from fastapi import Depends, Header, Path, Query, Response
 
 from router.api.auth import AccessDep, CatalogsDep, ServiceDep, get_access
 from router.api.errors import responses
-from router.api.limits import check_body
+from router.api.limits import body_router
 from router.api.schemas import NAMESPACE, CatalogIn, CatalogInfo, CatalogOut, CatalogsOut, ReconcileOut
 from router.api.tool_search import CatalogToolsOut
 from router.catalog.functions import parse_document
@@ -24,55 +20,11 @@ from router.common.errors import InvalidRequest
 from router.tools import ListFormat, catalog_tools
 
 
-class CatalogRequest(Request):
-    """A request whose JSON body is decoded off the event loop, by orjson.
-
-    A catalog of 10,000 functions is several MB of JSON: decoded on the loop, it would stall
-    every route meanwhile.
-    """
-
-    async def json(self) -> Any:
-        """The decoded body (decoded once)."""
-        if not hasattr(self, "_decoded"):
-            self._decoded = await asyncio.to_thread(_decode, await self.body())
-        return self._decoded
-
-
-def _decode(body: bytes) -> Any:
-    # Decoding 10,000 functions makes 300,000 containers, none in a cycle: the cycle collector's
-    # full passes over them (and all else alive) took 0.1 s of a 0.3 s one-change PUT.
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        return orjson.loads(body)
-    finally:
-        if enabled:
-            gc.enable()
-
-
-class CatalogRoute(APIRoute):
-    """Routes of ``/v1/catalogs``: their handlers see a ``CatalogRequest``."""
-
-    def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
-        """The default handler, given a ``CatalogRequest`` over the same connection."""
-        handler = super().get_route_handler()
-
-        async def handle(request: Request) -> Response:
-            return await handler(CatalogRequest(request.scope, request.receive))
-
-        return handle
-
-
 def _info(record: CatalogRecord) -> dict[str, Any]:
     return {**record.__dict__, "pinned": list(record.pinned)}
 
 
-router = APIRouter(
-    prefix="/v1/catalogs",
-    tags=["catalogs"],
-    dependencies=[Depends(get_access), Depends(check_body)],
-    route_class=CatalogRoute,
-)
+router = body_router("/v1/catalogs", ["catalogs"], Depends(get_access))
 NamespacePath = Path(pattern=NAMESPACE, description="the catalog's namespace")
 
 
@@ -114,9 +66,7 @@ async def delete_catalog(access: AccessDep, service: ServiceDep, namespace: str 
     return ReconcileOut(namespace=namespace, **summary.counts())
 
 
-tools_router = APIRouter(
-    prefix="/v1/catalogs", tags=["tool search"], dependencies=[Depends(get_access), Depends(check_body)]
-)
+tools_router = body_router("/v1/catalogs", ["tool search"], Depends(get_access))
 
 
 @tools_router.get(

@@ -48,6 +48,13 @@ def _location(loc: tuple[Any, ...]) -> str:
     return text or "body"
 
 
+def _problem(error: Mapping[str, Any]) -> str:
+    if error["type"] == "json_invalid":  # its location is a character offset, not a field
+        reason = error.get("ctx", {}).get("error", "")
+        return f"body: not valid JSON at character {error['loc'][-1]}" + (f" ({reason})" if reason else "")
+    return f"{_location(tuple(error['loc']))}: {error['msg']}"
+
+
 def install(app: FastAPI) -> None:
     """Register the handlers on ``app``."""
 
@@ -68,7 +75,7 @@ def install(app: FastAPI) -> None:
 
     @app.exception_handler(RequestValidationError)
     async def invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
-        problems = [f"{_location(tuple(e['loc']))}: {e['msg']}" for e in exc.errors()]
+        problems = [_problem(e) for e in exc.errors()]
         return _body(request, "ValidationError", "; ".join(problems), 422)
 
 

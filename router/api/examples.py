@@ -13,20 +13,18 @@ from __future__ import annotations
 import asyncio
 from typing import Annotated
 
-from fastapi import APIRouter, Depends, Path, Query
+from fastapi import Depends, Path, Query
 from pydantic import BaseModel, Field
 
 from router.api.auth import AccessDep, CatalogsDep, get_access
 from router.api.errors import responses
-from router.api.limits import check_body
+from router.api.limits import body_router
 from router.api.schemas import NAMESPACE
 from router.common.errors import NotFound, Unavailable
 from router.retrieval.examples import ExampleStore, cursor
 from router.retrieval.index import FunctionStore
 
-router = APIRouter(
-    prefix="/v1/catalogs", tags=["usage examples"], dependencies=[Depends(get_access), Depends(check_body)]
-)
+router = body_router("/v1/catalogs", ["usage examples"], Depends(get_access))
 NamespacePath = Path(pattern=NAMESPACE, description="the catalog's namespace")
 FunctionQuery = Query(None, min_length=1, max_length=256, description="only the examples of this function")
 

@@ -10,8 +10,14 @@ uploading when the server answers and closes gets a connection reset instead of 
 from __future__ import annotations
 
 import asyncio
+import gc
+from collections.abc import Callable, Coroutine
+from typing import Any
 
-from fastapi import Request
+import orjson
+from fastapi import APIRouter, Depends, Request, Response
+from fastapi.params import Depends as Dependency
+from fastapi.routing import APIRoute
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -108,6 +114,48 @@ async def drain(receive: Receive, *, budget: int) -> None:
             break
 
 
+class JsonRequest(Request):
+    """A request whose JSON body is decoded by orjson: strict JSON, large bodies off the event loop.
+
+    The standard decoder takes ``NaN``, ``Infinity`` and lone surrogates (``"\\ud800"``), which
+    no JSON document holds and which storage and the tokenizer then fail on; orjson refuses
+    them, so they get the same 422 as any other malformed body. A catalog of 10,000 functions
+    is several MB of JSON: decoded on the loop, it would stall every route meanwhile.
+    """
+
+    async def json(self) -> Any:
+        """The decoded body (decoded once)."""
+        if not hasattr(self, "_decoded"):
+            body = await self.body()
+            self._decoded = _decode(body) if len(body) < LARGE_BODY else await asyncio.to_thread(_decode, body)
+        return self._decoded
+
+
+def _decode(body: bytes) -> Any:
+    # Decoding 10,000 functions makes 300,000 containers, none in a cycle: the cycle collector's
+    # full passes over them (and all else alive) took 0.1 s of a 0.3 s one-change PUT.
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return orjson.loads(body)
+    finally:
+        if enabled:
+            gc.enable()
+
+
+class JsonRoute(APIRoute):
+    """A route whose handler sees a ``JsonRequest``: every API router that takes a JSON body uses it."""
+
+    def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
+        """The default handler, given a ``JsonRequest`` over the same connection."""
+        handler = super().get_route_handler()
+
+        async def handle(request: Request) -> Response:
+            return await handler(JsonRequest(request.scope, request.receive))
+
+        return handle
+
+
 async def check_body(request: Request) -> None:
     """Dependency: apply ``check_document`` to the request's JSON body, if it has one."""
     body = await request.body()
@@ -122,3 +170,9 @@ async def check_body(request: Request) -> None:
         check_document(document, limits)
     else:
         await asyncio.to_thread(check_document, document, limits)
+
+
+def body_router(prefix: str, tags: list[str], *dependencies: Dependency) -> APIRouter:
+    """A router of routes that take a JSON body: decoded strictly (``JsonRoute``) and checked (``check_body``)."""
+    checks = [*dependencies, Depends(check_body)]
+    return APIRouter(prefix=prefix, tags=list(tags), dependencies=checks, route_class=JsonRoute)

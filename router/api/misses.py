@@ -8,12 +8,12 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Depends, Path, Query
+from fastapi import Depends, Path, Query
 from pydantic import BaseModel, ConfigDict, Field
 
 from router.api.auth import AccessDep, CatalogsDep, TurnRouterDep, get_access
 from router.api.errors import responses
-from router.api.limits import check_body
+from router.api.limits import body_router
 from router.api.schemas import NAMESPACE
 
 
@@ -76,7 +76,7 @@ class MissesOut(BaseModel):
     latest: list[MissedCall] = Field(description="the latest missed calls, newest first")
 
 
-router = APIRouter(prefix="/v1/catalogs", tags=["catalogs"], dependencies=[Depends(get_access), Depends(check_body)])
+router = body_router("/v1/catalogs", ["catalogs"], Depends(get_access))
 
 
 @router.get("/{namespace}/misses", responses=responses(401, 403, 404, 422, 503))

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Depends
+from fastapi import Depends
 
 from router.api.auth import AccessDep, RuntimeDep, TurnRouterDep, check_session, get_access
 from router.api.errors import responses
-from router.api.limits import check_body
+from router.api.limits import body_router
 from router.api.schemas import Explanation, LeftOutOut, MemoryOut, RoutedFunction, RouteIn, RouteOut
 from router.catalog.functions import FunctionDef
 from router.routing.routed import Turn, pinned_first
@@ -14,7 +14,7 @@ from router.sessions.memory import memory_context
 from router.tools import ToolList, catalog_tools
 from router.tools.limits import CHAT_COMPLETIONS_TOOLS, LeftOut, named
 
-router = APIRouter(prefix="/v1", tags=["route"], dependencies=[Depends(get_access), Depends(check_body)])
+router = body_router("/v1", ["route"], Depends(get_access))
 
 
 @router.post("/route", responses=responses(400, 401, 403, 404, 413, 422, 503))

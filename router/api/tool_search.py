@@ -11,12 +11,12 @@ from __future__ import annotations
 import asyncio
 from typing import Any, Literal
 
-from fastapi import APIRouter, Depends
+from fastapi import Depends
 from pydantic import BaseModel, ConfigDict, Field
 
 from router.api.auth import AccessDep, RuntimeDep, TurnRouterDep, check_session, get_access
 from router.api.errors import responses
-from router.api.limits import check_body
+from router.api.limits import body_router
 from router.api.schemas import IDENTIFIER, LeftOutOut
 from router.catalog.functions import validate_namespace
 from router.common.errors import InvalidRequest
@@ -158,7 +158,7 @@ class CatalogToolsOut(BaseModel):
     )
 
 
-router = APIRouter(prefix="/v1", tags=["tool search"], dependencies=[Depends(get_access), Depends(check_body)])
+router = body_router("/v1", ["tool search"], Depends(get_access))
 MAX_NAMESPACES = 16
 
 

@@ -14,22 +14,20 @@ import asyncio
 import time
 from typing import Any, Literal
 
-from fastapi import APIRouter, Depends, Path, Query
+from fastapi import Depends, Path, Query
 from pydantic import BaseModel, ConfigDict, Field
 
 from router.api.auth import AccessDep, TurnRouterDep, check_session, get_access
 from router.api.errors import responses
 from router.api.keys import Access
-from router.api.limits import check_body
+from router.api.limits import body_router
 from router.api.schemas import IDENTIFIER, NAMESPACE, Message
 from router.common.errors import Forbidden, NotFound
 from router.routing.turns import TurnRouter
 from router.sessions.memory import ANY_NAMESPACE, StoredMemory, user_scope
 
-router = APIRouter(prefix="/v1/users", tags=["memories"], dependencies=[Depends(get_access), Depends(check_body)])
-sessions_router = APIRouter(
-    prefix="/v1/sessions", tags=["sessions"], dependencies=[Depends(get_access), Depends(check_body)]
-)
+router = body_router("/v1/users", ["memories"], Depends(get_access))
+sessions_router = body_router("/v1/sessions", ["sessions"], Depends(get_access))
 UserPath = Path(pattern=IDENTIFIER, description="the user id memories were stored with")
 SessionPath = Path(pattern=IDENTIFIER, description="the agent's session id")
 
