@@ -229,7 +229,7 @@ class TurnRouter:
         changes = await self.remembering.keep(
             self._catalogs.index,
             scope,
-            messages,
+            stored,  # a message posted again (a retry) was remembered the first time
             session_id=session_id,
             namespace=namespace,
             mirror=self._catalogs.multilingual,

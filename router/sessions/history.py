@@ -37,6 +37,12 @@ def message_source(message: Mapping[str, Any]) -> Source:
     return source if source in SOURCES else "external"
 
 
+def _point(session_id: str, message: Mapping[str, Any]) -> str | None:
+    """The point id of a message that carries its own ``id`` (None: it has none)."""
+    key = message.get("id") or message.get("message_id")
+    return str(uuid.uuid5(_IDS, f"{session_id}\x00{key}")) if key else None
+
+
 class _Sequence:
     """Increasing integers that also order messages written by other processes (microsecond clock)."""
 
@@ -71,27 +77,32 @@ class HistoryStore:
         user_id: str | None,
         namespace: str | None = None,
     ) -> list[dict[str, Any]]:
-        """Store messages at the end of the session; returns them as stored.
+        """Store messages at the end of the session; returns those stored now, as stored.
 
         A message with an ``id`` (or ``message_id``) is stored once however often it is
-        posted, so a client may retry safely. ``namespace`` is stamped on each message: it
-        decides which API keys may reach the session.
+        posted, so a client may retry safely: posted again, it keeps its place in the session
+        and is not returned. ``namespace`` is stamped on each message: it decides which API
+        keys may reach the session.
         """
         kept = [m for m in messages if message_source(m) != "history"]
+        keys = [_point(session_id, m) for m in kept]
+        known = {r.id for r in self._collection.retrieve([k for k in keys if k], fields=("seq",))}
+        new = [(m, key) for m, key in zip(kept, keys, strict=True) if not key or key not in known]
         stamped: list[dict[str, Any]] = []
         points = []
         now = time.time()
-        for seq, message in zip(self._seq.take(len(kept)), kept, strict=True):
+        for seq, (message, key) in zip(self._seq.take(len(new)), new, strict=True):
             body = {k: v for k, v in message.items() if k not in _STAMP}
             record = {**body, "session_id": session_id, "seq": seq, "source": message_source(message), "stored_at": now}
             if user_id is not None:
                 record["user_id"] = user_id
             if namespace is not None:
                 record["namespace"] = namespace
-            key = message.get("id") or message.get("message_id")
-            point = uuid.uuid5(_IDS, f"{session_id}\x00{key}" if key else f"{session_id}\x00#{seq}")
-            points.append(PointData(id=str(point), payload=record))
-            stamped.append(record)
+            point = key or str(uuid.uuid5(_IDS, f"{session_id}\x00#{seq}"))
+            if point not in known:  # the same id twice in one post: stored once
+                known.add(point)
+                points.append(PointData(id=point, payload=record))
+                stamped.append(record)
         self._collection.upsert(points)
         return stamped
 

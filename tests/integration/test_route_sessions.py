@@ -174,6 +174,27 @@ async def test_history_keeps_tool_calls_in_order_and_is_capped_in_routes(serve: 
         assert (await client.get("/v1/sessions/unknown/messages")).json()["messages"] == []
 
 
+async def test_a_retried_post_keeps_its_messages_in_place(serve: Callable[..., Any]) -> None:
+    first = [
+        {"id": "a1", "role": "user", "content": "Find me flights to Rome"},
+        {"id": "a2", "role": "assistant", "content": "TP 840 and AZ 201."},
+    ]
+    second = [
+        {"id": "b1", "role": "user", "content": "Find me a hotel near the Colosseum"},
+        {"id": "b2", "role": "assistant", "content": "Hotel Artemide has rooms."},
+    ]
+    async with serve(catalog=EXAMPLES) as served:
+        client = served.client
+        assert (await post(client, "retry", first, namespace="travel"))["stored"] == 2
+        assert (await post(client, "retry", second, namespace="travel"))["stored"] == 2
+        retried = await post(client, "retry", [*first, {"id": "a3", "role": "user", "content": "Thanks!"}])
+
+        assert retried["stored"] == 1
+        history = (await client.get("/v1/sessions/retry/messages")).json()["messages"]
+        assert [m["id"] for m in history] == ["a1", "a2", "b1", "b2", "a3"]
+        assert history[0]["namespace"] == "travel"
+
+
 async def test_a_restart_keeps_sessions_and_memories(tmp_path: Path, serve: Callable[..., Any]) -> None:
     async with serve(catalog=EXAMPLES) as served:
         message = [{"role": "user", "content": "I prefer window seats."}]
