@@ -162,6 +162,11 @@ class DirectorySync:
         self._seen: dict[str, str] = {}
         self.first_pass_done = asyncio.Event()
 
+    @property
+    def source(self) -> str:
+        """The label of the catalogs this worker keeps (``dir:<path>``)."""
+        return self._source
+
     async def run_once(self) -> Report:
         """Reconcile every namespace whose file changed since the last pass (all on the first)."""
         if not self._directory.is_dir():

@@ -9,15 +9,17 @@ from typing import Annotated, Any
 
 from fastapi import Depends, Header, Path, Query, Response
 
-from router.api.auth import AccessDep, CatalogsDep, ServiceDep, get_access
+from router.api.auth import AccessDep, CatalogsDep, RuntimeDep, ServiceDep, get_access
 from router.api.errors import responses
 from router.api.limits import body_router
 from router.api.schemas import NAMESPACE, CatalogIn, CatalogInfo, CatalogOut, CatalogsOut, ReconcileOut
 from router.api.tool_search import CatalogToolsOut
 from router.catalog.functions import parse_document
 from router.catalog.records import CatalogRecord
-from router.common.errors import InvalidRequest
+from router.common.errors import CatalogConflict, InvalidRequest
+from router.server.runtime import Runtime
 from router.tools import ListFormat, catalog_tools
+from sync.service import CatalogService
 
 
 def _info(record: CatalogRecord) -> dict[str, Any]:
@@ -35,9 +37,27 @@ async def list_catalogs(access: AccessDep, catalogs: CatalogsDep) -> CatalogsOut
     return CatalogsOut(catalogs=[CatalogInfo(**_info(r)) for r in records.values() if access.allows(r.namespace)])
 
 
-@router.put("/{namespace}", responses=responses(400, 401, 403, 413, 422, 503))
+async def check_owned(service: CatalogService, runtime: Runtime, namespace: str) -> None:
+    """Refuse to change a catalog this server's catalog directory keeps: its worker would undo the change.
+
+    Raises:
+        CatalogConflict: the catalog comes from the directory of ``router serve --catalog``.
+    """
+    if runtime.worker is None:
+        return
+    record = await asyncio.to_thread(service.meta.catalog, namespace)
+    if record is not None and record.source == runtime.worker.source:
+        where = record.source.removeprefix("dir:")
+        raise CatalogConflict(
+            f"catalog {namespace!r} is kept from the catalog directory {where}: edit its file there "
+            "(a removed file's catalog goes with --allow-delete), or use another namespace",
+            field="namespace",
+        )
+
+
+@router.put("/{namespace}", responses=responses(400, 401, 403, 409, 413, 422, 503))
 async def put_catalog(
-    body: CatalogIn, access: AccessDep, service: ServiceDep, namespace: str = NamespacePath
+    body: CatalogIn, access: AccessDep, service: ServiceDep, runtime: RuntimeDep, namespace: str = NamespacePath
 ) -> ReconcileOut:
     """Replace a catalog and reconcile it now; only new or changed functions are embedded."""
     access.check(namespace)
@@ -45,6 +65,7 @@ async def put_catalog(
     # loop; orjson decoded it, so it holds no NaN.
     source = f"PUT /v1/catalogs/{namespace}"
     document = await asyncio.to_thread(parse_document, dict(body), source=source, finite=True)
+    await check_owned(service, runtime, namespace)
     summary = await service.apply(namespace, document.functions, source="api", pinned=document.pinned)
     return ReconcileOut(namespace=namespace, **summary.counts())
 
@@ -58,10 +79,13 @@ async def get_catalog(access: AccessDep, catalogs: CatalogsDep, namespace: str =
     return CatalogOut(**_info(record), functions=[dict(f.definition) for f in functions])
 
 
-@router.delete("/{namespace}", responses=responses(401, 403, 404, 422, 503))
-async def delete_catalog(access: AccessDep, service: ServiceDep, namespace: str = NamespacePath) -> ReconcileOut:
+@router.delete("/{namespace}", responses=responses(401, 403, 404, 409, 422, 503))
+async def delete_catalog(
+    access: AccessDep, service: ServiceDep, runtime: RuntimeDep, namespace: str = NamespacePath
+) -> ReconcileOut:
     """Delete a catalog and all its functions."""
     access.check(namespace)
+    await check_owned(service, runtime, namespace)
     summary = await service.remove(namespace)
     return ReconcileOut(namespace=namespace, **summary.counts())
 

@@ -86,6 +86,7 @@ ERRORS: dict[int | str, dict[str, Any]] = {
     401: {"model": ErrorOut, "description": "API keys are configured and none, or an unknown one, was sent"},
     403: {"model": ErrorOut, "description": "The API key may not use this namespace or session"},
     404: {"model": ErrorOut, "description": "Unknown namespace"},
+    409: {"model": ErrorOut, "description": "The catalog is kept from a catalog directory or an MCP server"},
     413: {"model": ErrorOut, "description": "The body exceeds its size limit"},
     422: {"model": ErrorOut, "description": "Invalid request; the detail names the field"},
     503: {"model": ErrorOut, "description": "Storage or the embedding service unavailable, or the service is starting"},

@@ -39,6 +39,12 @@ class InvalidRequest(RouterError):
     status_code = 422
 
 
+class CatalogConflict(RouterError):
+    """A catalog kept from another source (a catalog directory, an MCP server) cannot be changed here."""
+
+    status_code = 409
+
+
 class NotFound(RouterError):
     """The thing asked for does not exist."""
 

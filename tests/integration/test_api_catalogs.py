@@ -316,6 +316,18 @@ async def test_example_catalogs_are_all_loaded(examples: Served) -> None:
     assert {c["namespace"]: c["count"] for c in listed} == EXAMPLE_COUNTS
 
 
+async def test_a_catalog_of_the_directory_is_changed_in_its_file_not_here(examples: Served) -> None:
+    before = (await examples.client.get("/v1/catalogs/travel")).json()
+
+    put = await examples.client.put("/v1/catalogs/travel", json={"functions": [BARE]})
+    deleted = await examples.client.delete("/v1/catalogs/travel")
+
+    for response in (put, deleted):
+        detail = assert_error(response, 409, "CatalogConflict")
+        assert detail.startswith(f"catalog 'travel' is kept from the catalog directory {EXAMPLES.resolve()}: edit")
+    assert (await examples.client.get("/v1/catalogs/travel")).json() == before
+
+
 @pytest.mark.parametrize(
     ("namespace", "query", "expected"),
     [

@@ -45,8 +45,8 @@ OPERATIONS: list[tuple[str, str, dict[str, Any] | None]] = [
     ("POST", "/v1/sessions/s-1/messages", {"namespace": "travel", "messages": TURN}),
     ("GET", "/v1/sessions/s-1/messages", None),
     ("DELETE", "/v1/sessions/s-1", None),
-    ("PUT", "/v1/catalogs/travel", {"functions": [WEATHER]}),
-    ("DELETE", "/v1/catalogs/travel", None),
+    ("PUT", "/v1/catalogs/weather", {"functions": [WEATHER]}),
+    ("DELETE", "/v1/catalogs/weather", None),
     ("GET", "/v1/no-such-thing", None),
 ]
 

@@ -216,7 +216,7 @@ async def test_a_body_that_is_not_a_json_object_is_refused(guarded: Callable[...
                 refused(response, 422, "ValidationError", detail)
         assert await state(served) == before
         good = await served.client.put(
-            "/v1/catalogs/travel",
+            "/v1/catalogs/weather",
             content=orjson.dumps({"functions": [WEATHER]}),
             headers={"content-type": "application/json"},
         )

@@ -345,12 +345,14 @@ async def test_a_change_is_recorded_again_once_the_second_space_holds_it(
             seen.append(record.updated_at)
             await write(namespace, functions)
 
-        monkeypatch.setattr(writer, "apply", watched)
         functions = json.loads((catalog / "travel.json").read_text())["functions"]
+        created = await served.client.put("/v1/catalogs/trips", json={"functions": functions})
+        assert created.status_code == 200, created.text
+        monkeypatch.setattr(writer, "apply", watched)
         functions[0]["function"]["description"] = "Find flights between two cities on a date."
-        response = await served.client.put("/v1/catalogs/travel", json={"functions": functions})
+        response = await served.client.put("/v1/catalogs/trips", json={"functions": functions})
         assert response.status_code == 200, response.text
-        record = service.meta.catalog("travel")
+        record = service.meta.catalog("trips")
 
     # The record is written again after the second space: other processes count its words anew.
     assert len(seen) == 1
