@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 from pydantic_core import InitErrorDetails
 
 NAMESPACE = r"^[A-Za-z0-9_.-]{1,64}$"
@@ -24,6 +24,7 @@ class CatalogIn(BaseModel):
     """A whole catalog: function definitions in the OpenAI, bare or MCP shape."""
 
     model_config = ConfigDict(
+        strict=True,
         extra="forbid",
         json_schema_extra={
             "examples": [
@@ -86,7 +87,7 @@ class Message(BaseModel):
     Fields beyond role and content (tool calls, names, ids, an item's own fields) are kept.
     """
 
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(strict=True, extra="allow")
 
     role: str | None = Field(
         None, min_length=1, examples=["user"], description="required, except for a Responses item with a `type`"
@@ -96,6 +97,13 @@ class Message(BaseModel):
     def as_dict(self) -> dict[str, Any]:
         """The message as posted (a Responses item without a role stays without one)."""
         return self.model_dump(exclude={"role"} if self.role is None else None)
+
+    @field_validator("content", mode="before")
+    @classmethod
+    def _text_or_parts(cls, content: Any) -> Any:
+        if content is not None and not isinstance(content, str | list):
+            raise ValueError("must be text, a list of content parts, or null")
+        return content
 
     @model_validator(mode="before")
     @classmethod
@@ -112,6 +120,7 @@ class RouteIn(BaseModel):
     """A turn of a conversation to route."""
 
     model_config = ConfigDict(
+        strict=True,
         extra="forbid",
         json_schema_extra={
             "examples": [

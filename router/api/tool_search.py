@@ -32,6 +32,7 @@ class ToolSearchIn(BaseModel):
     """A search call of a model, to answer in the shape of its API."""
 
     model_config = ConfigDict(
+        strict=True,
         extra="forbid",
         json_schema_extra={
             "examples": [

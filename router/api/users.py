@@ -36,6 +36,7 @@ class SessionMessagesIn(BaseModel):
     """What an agent's run produced, to store in the session."""
 
     model_config = ConfigDict(
+        strict=True,
         extra="forbid",
         json_schema_extra={
             "examples": [

@@ -434,6 +434,12 @@ async def test_route_without_user_text_is_422(examples: Served, messages: list[d
         ({"namespace": "not valid"}, "namespace"),
         ({"messages": [{"content": "no role"}]}, "messages[0].role"),
         ({"unknown": True}, "unknown"),
+        # Wrong types are refused, not converted: true is no count, "3" no number, "yes" no flag.
+        ({"max_functions": True}, "max_functions"),
+        ({"max_functions": "3"}, "max_functions"),
+        ({"explain": "yes"}, "explain"),
+        ({"defer_rest": "false"}, "defer_rest"),
+        ({"messages": [{"role": "user", "content": 123}]}, "messages[0].content"),
     ],
 )
 async def test_route_rejects_bad_fields_naming_them(examples: Served, change: dict[str, Any], field: str) -> None:
