@@ -1,9 +1,10 @@
 """Function definitions: the three accepted shapes, validation and content hashes.
 
 A definition arrives as an OpenAI tool (``{"type": "function", "function": {...}}``),
-bare (``{"name", "description", "parameters"}``) or MCP (``{"name", "description",
-"inputSchema"}``). It is validated, normalised for embedding, and kept verbatim so that
-routing hands back exactly what was registered.
+bare (``{"name", "description", "parameters"}``, which is also the Responses API's flat
+``{"type": "function", "name", ...}``) or MCP (``{"name", "description", "inputSchema"}``).
+It is validated, normalised for embedding, and kept verbatim so that routing hands back
+exactly what was registered.
 """
 
 from __future__ import annotations
@@ -100,7 +101,8 @@ def parse_function(raw: Any, *, where: str, finite: bool = False) -> FunctionDef
     if not isinstance(raw, Mapping):
         raise CatalogInvalid(f"{where}: must be an object, got {type(raw).__name__}", field=where)
     shape: Shape
-    if raw.get("type") == "function" or "function" in raw:
+    # OpenAI's Responses API writes its function tools flat: {"type": "function", "name", "parameters"}.
+    if "function" in raw or (raw.get("type") == "function" and "name" not in raw):
         shape, body, prefix = "openai", raw.get("function"), f"{where}.function"
         if not isinstance(body, Mapping):
             raise CatalogInvalid(f"{prefix}: must be an object", field=prefix)

@@ -172,6 +172,19 @@ async def test_three_shapes_are_stored_and_returned_verbatim(client: httpx.Async
     assert by_name == {"get_forecast": OPENAI, "book_table": BARE, "find_museum": MCP}
 
 
+async def test_a_listed_tool_list_can_be_sent_back_as_a_catalog(client: httpx.AsyncClient) -> None:
+    await client.put("/v1/catalogs/city", json={"functions": SHAPES})
+    listed = (await client.get("/v1/catalogs/city/tools", params={"format": "openai", "load": "book_table"})).json()
+    functions = [t for t in listed["tools"] if t["type"] == "function"]
+
+    put = await client.put("/v1/catalogs/city-copy", json={"functions": functions})
+
+    assert put.status_code == 200, put.text
+    assert put.json()["added"] == 3
+    copied = (await client.get("/v1/catalogs/city-copy")).json()["functions"]
+    assert sorted(f["name"] for f in copied) == ["book_table", "find_museum", "get_forecast"]
+
+
 async def test_route_answers_openai_tools_for_every_shape(client: httpx.AsyncClient) -> None:
     await client.put("/v1/catalogs/city", json={"functions": SHAPES})
 
