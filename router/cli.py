@@ -134,6 +134,14 @@ def serve(settings: Settings) -> int:
         print(f"router serve: {summary}", file=sys.stderr)
         return 2
     exposed = settings.auth.keys is None and not is_loopback(settings.server.host)
+    if settings.storage.embedded:
+        from router.storage.edge import check_free
+
+        try:  # a held directory is said in one line, not in a start-up traceback
+            check_free(settings.storage.data_dir())
+        except StorageUnavailable as exc:
+            print(f"router serve: {exc}", file=sys.stderr)
+            return 3
     log.log(logging.WARNING if exposed else logging.INFO, summary)
 
     from router.app import create_app

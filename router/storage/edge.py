@@ -107,7 +107,16 @@ def shard_config(spec: CollectionSpec) -> qe.EdgeConfig:
     return qe.EdgeConfig(vectors=vectors, sparse_vectors=sparse)
 
 
-def _lock_directory(root: Path) -> IO[str]:
+def check_free(root: Path) -> None:
+    """Raise ``StorageUnavailable`` naming the process that holds the data directory, if one does.
+
+    A command checks this before it starts serving, so that the reason is its one line of output.
+    """
+    if (root / ".lock").exists():
+        _lock_directory(root, hold=False)
+
+
+def _lock_directory(root: Path, *, hold: bool = True) -> IO[str]:
     """Hold the data directory for this process, or say which process holds it."""
     handle = (root / ".lock").open("a+")
     try:
@@ -120,6 +129,9 @@ def _lock_directory(root: Path) -> IO[str]:
             f"data directory {root} is in use by {owner}; embedded storage allows one process "
             "per directory (use a Qdrant server URL to share storage between processes)"
         ) from exc
+    if not hold:
+        handle.close()  # closing the file releases the lock
+        return handle
     handle.seek(0)
     previous = handle.read().strip()
     if previous:

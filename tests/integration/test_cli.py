@@ -132,6 +132,16 @@ def test_sync_on_a_data_directory_in_use_says_so_without_a_traceback(locked: Pat
     assert "Traceback" not in result.stderr
 
 
+def test_serve_on_a_data_directory_in_use_says_so_in_one_line(locked: Path) -> None:
+    result = router("serve", "--data", locked, "--port", "0", timeout=60)
+
+    assert result.returncode == 3
+    assert result.stderr.strip().splitlines() == [
+        f"router serve: data directory {locked} is in use by pid {os.getpid()}; embedded storage allows one "
+        "process per directory (use a Qdrant server URL to share storage between processes)"
+    ]
+
+
 def test_sync_switches_the_text_template(tmp_path: Path, catalog_dir: Path) -> None:
     write_catalog(catalog_dir, "tools", [WEATHER, STOCKS, TIMEZONE])
     data = tmp_path / "data"
