@@ -75,6 +75,12 @@ def install(app: FastAPI) -> None:
 
     @app.exception_handler(RequestValidationError)
     async def invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
+        kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
+        json = kind == "application/json" or kind.endswith("+json")
+        if not json and any(tuple(e["loc"]) == ("body",) for e in exc.errors()):
+            # The body was not read as JSON at all (curl -d sends a form's content type).
+            detail = f"body: send JSON with content-type: application/json (got {kind or 'no content type'})"
+            return _body(request, "ValidationError", detail, 422)
         problems = [_problem(e) for e in exc.errors()]
         return _body(request, "ValidationError", "; ".join(problems), 422)
 

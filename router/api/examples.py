@@ -26,6 +26,8 @@ from router.retrieval.index import FunctionStore
 
 router = body_router("/v1/catalogs", ["usage examples"], Depends(get_access))
 NamespacePath = Path(pattern=NAMESPACE, description="the catalog's namespace")
+# What ``router.retrieval.examples.cursor`` writes: the example's order, and its id.
+CURSOR = r"^\d{20}\.[0-9a-f-]{36}$"
 FunctionQuery = Query(None, min_length=1, max_length=256, description="only the examples of this function")
 
 
@@ -63,7 +65,7 @@ def _stores(catalogs: CatalogsDep) -> tuple[FunctionStore, ExampleStore]:
     return store, store.examples
 
 
-@router.get("/{namespace}/examples", responses=responses(401, 403, 422, 503))
+@router.get("/{namespace}/examples", responses=responses(401, 403, 404, 422, 503))
 async def list_examples(
     access: AccessDep,
     catalogs: CatalogsDep,
@@ -71,11 +73,13 @@ async def list_examples(
     function: str | None = FunctionQuery,
     limit: Annotated[int, Query(ge=1, le=1000, description="examples per page")] = 100,
     cursor_: Annotated[
-        str | None, Query(alias="cursor", max_length=100, description="the `next_cursor` of the previous page")
+        str | None,
+        Query(alias="cursor", pattern=CURSOR, description="the `next_cursor` of the previous page"),
     ] = None,
 ) -> ExamplesOut:
     """The namespace's usage examples (one function's with `function`), oldest first, a page at a time."""
     access.check(namespace)
+    await catalogs.record(namespace)
     _, examples = _stores(catalogs)
     page = await asyncio.to_thread(examples.page, namespace, name=function, limit=limit + 1, after=cursor_)
     items = [
@@ -101,13 +105,14 @@ async def delete_example(
 ) -> ExamplesDeletedOut:
     """Delete one usage example (404 when the namespace holds none of that id)."""
     access.check(namespace)
+    await catalogs.record(namespace)
     _, examples = _stores(catalogs)
     if not await asyncio.to_thread(examples.delete, namespace, example_id):
         raise NotFound(f"example_id: namespace {namespace!r} has no usage example {example_id!r}")
     return ExamplesDeletedOut(namespace=namespace, deleted=1)
 
 
-@router.delete("/{namespace}/examples", responses=responses(401, 403, 422, 503))
+@router.delete("/{namespace}/examples", responses=responses(401, 403, 404, 422, 503))
 async def delete_examples(
     access: AccessDep,
     catalogs: CatalogsDep,
@@ -116,6 +121,7 @@ async def delete_examples(
 ) -> ExamplesDeletedOut:
     """Delete the namespace's usage examples (one function's with `function`), and the companions they taught."""
     access.check(namespace)
+    await catalogs.record(namespace)
     store, examples = _stores(catalogs)
     deleted = await asyncio.to_thread(examples.clear, namespace, name=function)
     if store.companions is not None:

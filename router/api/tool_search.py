@@ -12,7 +12,7 @@ import asyncio
 from typing import Any, Literal
 
 from fastapi import Depends
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from router.api.auth import AccessDep, RuntimeDep, TurnRouterDep, check_session, get_access
 from router.api.errors import responses
@@ -58,6 +58,13 @@ class ToolSearchIn(BaseModel):
         description="the search call's id: `call_id` of the `tool_search_call` (OpenAI), `id` of the `tool_use` "
         "(Anthropic, required)",
     )
+
+    @field_validator("query")
+    @classmethod
+    def _has_text(cls, query: str) -> str:
+        if not query.strip():
+            raise ValueError("holds no text")
+        return query
 
 
 class FoundFunction(BaseModel):

@@ -195,7 +195,9 @@ NOT_JSON: list[tuple[bytes, str, str]] = [
      "body: not valid JSON"),
     (b"[" * 100_000 + b"]" * 100_000, "application/json", "(depth limit exceeded)"),
     (b"", "application/json", "Field required"),
-    (b"namespace=travel", "application/x-www-form-urlencoded", "Input should be a valid dictionary"),
+    (b"namespace=travel", "application/x-www-form-urlencoded",
+     "body: send JSON with content-type: application/json (got application/x-www-form-urlencoded)"),
+    (b'{"namespace": "travel"}', "text/plain", "body: send JSON with content-type: application/json (got text/plain)"),
 ]  # fmt: skip
 
 

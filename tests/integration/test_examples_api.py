@@ -133,6 +133,13 @@ async def test_a_key_for_another_namespace_may_neither_read_nor_delete(ops: Serv
     bad = await ops.client.get("/v1/catalogs/ops/examples", params={"limit": 0}, headers=auth(ADMIN))
     assert bad.status_code == 422
     assert "limit" in bad.text
+    garbage = await ops.client.get("/v1/catalogs/ops/examples", params={"cursor": "garbage"}, headers=auth(ADMIN))
+    assert garbage.status_code == 422
+    assert garbage.json()["detail"].startswith("cursor: ")
+    for method in ("GET", "DELETE"):
+        unknown = await ops.client.request(method, "/v1/catalogs/nope/examples", headers=auth(ADMIN))
+        assert unknown.status_code == 404, unknown.text
+        assert unknown.json()["error"] == "NamespaceNotFound"
 
 
 async def test_the_client_lists_and_deletes_examples(ops: Served) -> None:

@@ -143,6 +143,8 @@ async def test_bad_searches_are_refused_naming_the_field(served: Served) -> None
     )
     assert "namespace" in error(await client.post("/v1/tool_search", json={**body, "namespace": []}), 422)
     assert "query" in error(await client.post("/v1/tool_search", json={**body, "query": ""}), 422)
+    blank = await client.post("/v1/tool_search", json={**body, "query": "  \n "})
+    assert error(blank, 422) == "query: Value error, holds no text"
     assert "format" in error(await client.post("/v1/tool_search", json={**body, "format": "gemini"}), 422)
     assert "max_functions" in error(await client.post("/v1/tool_search", json={**body, "max_functions": 0}), 422)
 
