@@ -131,6 +131,8 @@ async def catalog_tool_list(
     }
     body = json.dumps(answer, ensure_ascii=False, separators=(",", ":")).encode()
     etag = f'"{hashlib.sha256(body).hexdigest()[:32]}"'
-    if if_none_match is not None and etag in (tag.strip() for tag in if_none_match.split(",")):
+    # Weak comparison, as RFC 9110 has it for If-None-Match: a proxy may have weakened the tag ("W/").
+    held = {tag.strip().removeprefix("W/") for tag in (if_none_match or "").split(",")}
+    if etag in held or "*" in held:
         return Response(status_code=304, headers={"etag": etag})
     return Response(body, media_type="application/json", headers={"etag": etag, "cache-control": "no-cache"})

@@ -171,8 +171,11 @@ async def test_the_catalog_as_an_openai_tool_list(served: Served) -> None:
     again = await tool_list(served.client, "travel", format="openai")
     assert first.content == again.content
     assert first.headers["etag"] == again.headers["etag"]
-    unchanged = await served.client.get("/v1/catalogs/travel/tools", headers={"if-none-match": first.headers["etag"]})
-    assert unchanged.status_code == 304
+    for held in (first.headers["etag"], f'"other", W/{first.headers["etag"]}', "*"):
+        unchanged = await served.client.get("/v1/catalogs/travel/tools", headers={"if-none-match": held})
+        assert unchanged.status_code == 304, held
+    changed = await served.client.get("/v1/catalogs/travel/tools", headers={"if-none-match": '"other"'})
+    assert changed.status_code == 200
     tools = first.json()["tools"]
     for tool in tools:
         conforms(ToolParam, tool)
