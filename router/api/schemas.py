@@ -7,6 +7,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 from pydantic_core import InitErrorDetails
 
+from router.sessions.history import SOURCES
+
 NAMESPACE = r"^[A-Za-z0-9_.-]{1,64}$"
 # Session and user ids: 1-256 characters, no control characters, no "/" (a session id is a path segment).
 IDENTIFIER = r"^[^\x00-\x1f\x7f-\x9f/]{1,256}$"
@@ -107,12 +109,22 @@ class Message(BaseModel):
 
     @model_validator(mode="before")
     @classmethod
-    def _role_or_type(cls, data: Any) -> Any:
-        if isinstance(data, dict) and data.get("role") is None and not isinstance(data.get("type"), str):
+    def _role_and_source(cls, data: Any) -> Any:
+        if not isinstance(data, dict):
+            return data
+        problems: list[InitErrorDetails] = []
+        if data.get("role") is None and not isinstance(data.get("type"), str):
             # Reported as the role field missing, as when role was required of every message.
-            raise ValidationError.from_exception_data(
-                "Message", [InitErrorDetails(type="missing", loc=("role",), input=data)]
+            problems.append(InitErrorDetails(type="missing", loc=("role",), input=data))
+        if "source" in data and data["source"] not in SOURCES:  # a typo would store it as external
+            expected = ", ".join(repr(s) for s in SOURCES)
+            problems.append(
+                InitErrorDetails(
+                    type="literal_error", loc=("source",), input=data["source"], ctx={"expected": expected}
+                )
             )
+        if problems:
+            raise ValidationError.from_exception_data("Message", problems)
         return data
 
 

@@ -291,6 +291,10 @@ async def test_session_posts_validate_too(serve: Callable[..., Any]) -> None:
         )
         assert unknown.status_code == 404
         assert unknown.json()["error"] == "NamespaceNotFound"
+        typo = await client.post("/v1/sessions/s/messages", json={"messages": [{"role": "user", "source": "hist"}]})
+        assert typo.status_code == 422
+        assert typo.json()["detail"].startswith("messages[0].source: Input should be 'external', 'history'")
+        assert (await client.get("/v1/sessions/s/messages")).json()["messages"] == []
 
 
 async def test_the_openapi_document_lists_every_response_with_examples(serve: Callable[..., Any]) -> None:
