@@ -126,6 +126,8 @@ NOT_KEPT = [
     "Who is on call for payments this week?",
     "Please remind me to call my mother on Sunday.",
     "I'm looking for a vegetarian restaurant.",
+    "Drop my hotel in Rome, I'm not going any more.",
+    "I'm not coming to the meeting.",
 ]
 
 # Trouble and passing states: they ask for help now, and are not who the user is. Never kept.
@@ -164,6 +166,7 @@ TROUBLE = [
     "I have a cold and a sore throat.",
     "I have a cold today.",
     "Our website is down and customers are angry.",
+    "I'm not hungry.",
 ]
 
 # A newer statement that replaces an older one: the same slot, or the same subject, with a new value.

@@ -10,7 +10,7 @@ ACTION_VERBS = (
     "determine|identify|analyze|analyse|provide|return|fix|apply|forward|issue|place|reply|rollback|track|"
     "trigger|pay|reset|pause|resume|reschedule|rebook|renew|extend|transfer|archive|restore|subscribe|"
     "unsubscribe|wake|rename|assign|approve|reject|refund|print|save|edit|mute|invite|submit|verify|validate|"
-    "acknowledge|resolve|enable|disable|install|sync"
+    "acknowledge|resolve|enable|disable|install|sync|drop"
 )
 
 # Abbreviations after which a full stop does not end a sentence ("Dr. Smith", "St. Louis"), as lookbehinds;

@@ -77,7 +77,7 @@ _ASKING = re.compile(
     r"have (?:a|an|the|some) (?:\w+ )?(?:query|question|request|task|problem|issue|error|experiment|urgency|"
     r"leisure|day off|meeting|appointment)|have completed|have planned|am done|am finished|believe (?!in\b)|"
     r"am interested in|are interested in|am (?:\w+ )?in (?:\w+ )?need|am after|am getting (?:a|an|the)|"
-    r"am (?:travel+ing|coming|driving|leaving|departing) (?:from|to)|am at(?! (?:a|an|the) \w+ until)|wish)\b"
+    r"am (?:not )?(?:travel+ing|coming|driving|leaving|departing) (?:from|to)|am at(?! (?:a|an|the) \w+ until)|wish)\b"
     r"|\b(?:and|but|so)\s+(?:want|need|would like|am looking|looking)\b|\blooking (?:for|to)\b"
     r"|\b(?:can|could|would|will)\s+you\b|\byou\s+(?:can|could|should|would|must|need to)\b|\blet me know\b"
     r"|\bhelp me\b",
@@ -145,8 +145,8 @@ _TROUBLE = re.compile(
     r"wife|partner|son|daughter|brother|sister))|missed|broke|dropped)\b|\b(?:crashes|crashed|froze|freezes)\b"
     r"|\b(?:get|gets|got|getting|see|seeing|saw|hit|hitting|keep getting)\s+(?:an?|the|this|that|some)\s+"
     r"(?:\w+\s+)?error\b|\b(?:having|have|had|is|was)\s+an?\s+(?:\w+\s+)?outage\b"
-    r"|\b(?:am|are|is|feeling)\s+(?:hungry|thirsty|tired(?! of)|sleepy|exhausted|bored(?! of| with)|running late|"
-    r"sick(?! of)|ill|unwell|dizzy)\b|\b(?:i|we)\s+(?:am\s+)?(?:have|having)\s+"
+    r"|\b(?:am|are|is|feeling)\s+(?:not\s+)?(?:hungry|thirsty|tired(?! of)|sleepy|exhausted|bored(?! of| with)|"
+    r"running late|sick(?! of)|ill|unwell|dizzy)\b|\b(?:i|we)\s+(?:am\s+)?(?:have|having)\s+"
     r"(?:an?\s+(?:headache|fever|flu|migraine|toothache|stomach ache)\b|a\s+cold" + _PHRASE_END + r")",
     _FLAGS,
 )
