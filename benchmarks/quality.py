@@ -211,8 +211,7 @@ async def learning_steps(
         rows = nearest_example(peers.bigtool.names, peers.bigtool.vectors, test_vectors, examples, train_vectors)
         baseline = table.add(score_all(dict(zip(ids, rows, strict=True)), test), label, "nearest-example baseline")
         steps.append((label, learned, baseline))
-    examples_store = runtime.service.index.store.examples
-    kept = examples_store.count(namespace) if examples_store is not None else 0
+    kept = runtime.service.index.store.examples.count(namespace)
     table.note += f" {kept:,} usage examples kept after the last step."
     return steps
 

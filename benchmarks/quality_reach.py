@@ -81,7 +81,7 @@ async def measure_reach(runtime: Runtime, requests: Sequence[tuple[str, BfclQues
             kind.reached += reached
             kind.taken += first == wrong and cold[other.text][0] != wrong
         for index in (runtime.catalogs.index, runtime.catalogs.multilingual):
-            if index is not None and index.store.examples is not None:
+            if index is not None:
                 index.store.examples.forget(namespace, [wrong])
     return found
 

@@ -182,7 +182,7 @@ async def reembed_examples(
     old: FunctionStore | None, new: FunctionStore, embedder: Embedder, *, after: int = -1
 ) -> int:
     """Usage examples follow a model change (same model: same collection, nothing to do)."""
-    if old is None or old.examples is None or new.examples is None:
+    if old is None:
         return after
     if old.examples.collection.spec.name == new.examples.collection.spec.name:
         return after

@@ -20,9 +20,8 @@ from router.api.auth import AccessDep, CatalogsDep, get_access
 from router.api.errors import responses
 from router.api.limits import body_router
 from router.api.schemas import NAMESPACE
-from router.common.errors import NotFound, Unavailable
-from router.retrieval.examples import ExampleStore, cursor
-from router.retrieval.index import FunctionStore
+from router.common.errors import NotFound
+from router.retrieval.examples import cursor
 
 router = body_router("/v1/catalogs", ["usage examples"], Depends(get_access))
 NamespacePath = Path(pattern=NAMESPACE, description="the catalog's namespace")
@@ -58,13 +57,6 @@ class ExamplesDeletedOut(BaseModel):
     deleted: int
 
 
-def _stores(catalogs: CatalogsDep) -> tuple[FunctionStore, ExampleStore]:
-    store = catalogs.index.store
-    if store.examples is None:
-        raise Unavailable("usage examples are not kept by this index")
-    return store, store.examples
-
-
 @router.get("/{namespace}/examples", responses=responses(401, 403, 404, 422, 503))
 async def list_examples(
     access: AccessDep,
@@ -80,7 +72,7 @@ async def list_examples(
     """The namespace's usage examples (one function's with `function`), oldest first, a page at a time."""
     access.check(namespace)
     await catalogs.record(namespace)
-    _, examples = _stores(catalogs)
+    examples = catalogs.index.store.examples
     page = await asyncio.to_thread(examples.page, namespace, name=function, limit=limit + 1, after=cursor_)
     items = [
         ExampleItem(
@@ -106,7 +98,7 @@ async def delete_example(
     """Delete one usage example (404 when the namespace holds none of that id)."""
     access.check(namespace)
     await catalogs.record(namespace)
-    _, examples = _stores(catalogs)
+    examples = catalogs.index.store.examples
     if not await asyncio.to_thread(examples.delete, namespace, example_id):
         raise NotFound(f"example_id: namespace {namespace!r} has no usage example {example_id!r}")
     return ExamplesDeletedOut(namespace=namespace, deleted=1)
@@ -122,9 +114,8 @@ async def delete_examples(
     """Delete the namespace's usage examples (one function's with `function`), and the companions they taught."""
     access.check(namespace)
     await catalogs.record(namespace)
-    store, examples = _stores(catalogs)
-    deleted = await asyncio.to_thread(examples.clear, namespace, name=function)
-    if store.companions is not None:
-        names = None if function is None else [function]
-        await asyncio.to_thread(store.companions.forget, namespace, names)
+    store = catalogs.index.store
+    deleted = await asyncio.to_thread(store.examples.clear, namespace, name=function)
+    names = None if function is None else [function]
+    await asyncio.to_thread(store.companions.forget, namespace, names)
     return ExamplesDeletedOut(namespace=namespace, deleted=deleted)

@@ -48,7 +48,7 @@ def candidates(
     lexical = {h.payload["name"]: h.score for h in found[1]} if sparse.indices else {}
     # A sparse search returns every point sharing a term, up to the limit: below it, the rest score 0.
     complete_lexical = not sparse.indices or len(found[1]) < limit
-    near = store.examples.nearest(namespace, dense, limit=limit) if examples and store.examples else {}
+    near = store.examples.nearest(namespace, dense, limit=limit) if examples else {}
     union = list(dict.fromkeys([*hashes, *near]))
     unscored = [name for name in union if name not in cosine]
     unmatched = [] if complete_lexical else [name for name in union if name not in lexical]

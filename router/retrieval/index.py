@@ -26,8 +26,8 @@ class FunctionStore:
     Args:
         collection: the generation's function collection.
         generation: what made its vectors.
-        examples: usage examples (requests that led to a call), kept per model; None disables them.
-        companions: the functions runs called together (no vectors: kept across models); None disables them.
+        examples: usage examples (requests that led to a call), kept per model.
+        companions: the functions runs called together (no vectors: kept across models).
         moves_counts: nothing but this process writes the store (``Catalogs.sole_writer``), so a
             write may move the word counts kept here by what it wrote instead of leaving them to be
             counted again (``counted``); any other writer's counts would miss what others wrote.
@@ -37,8 +37,8 @@ class FunctionStore:
         self,
         collection: Collection,
         generation: Generation,
-        examples: ExampleStore | None = None,
-        companions: CompanionStore | None = None,
+        examples: ExampleStore,
+        companions: CompanionStore,
         *,
         moves_counts: bool = False,
     ) -> None:
@@ -244,9 +244,8 @@ class FunctionStore:
 
     def forget_examples(self, namespace: str, names: Sequence[str]) -> None:
         """Delete the usage examples and companion runs of functions (removed, or changed so that they may not fit)."""
-        if self.examples is not None and names:
+        if names:
             self.examples.forget(namespace, names)
-        if self.companions is not None and names:
             self.companions.forget(namespace, names)
 
     def existing(self, namespace: str, names: Sequence[str]) -> dict[str, str]:

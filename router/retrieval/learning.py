@@ -103,8 +103,6 @@ async def learn(
         How many examples were kept.
     """
     store = index.store
-    if store.examples is None:
-        return 0
     made = run_calls(messages, roles=roles)
     turns = {c.turn for c in made if c.answered >= start and c.outcome == "succeeded"}
     done = [c for c in made if c.turn in turns and c.outcome == "succeeded"]
@@ -129,9 +127,8 @@ async def learn(
         names = list(dict.fromkeys(c.name for c in found))
         chosen = await asyncio.to_thread(_assign, store, namespace, names, parts[turn], vectors, row, lexical_weight)
         teach, superseded, standing = corrected(found, chosen, start=start)
-        if store.companions is not None:
-            run = f"{session}\x00{messages[turn].get('seq', turn)}"
-            await asyncio.to_thread(store.companions.observe, namespace, run, [c.name for c in found])
+        run = f"{session}\x00{messages[turn].get('seq', turn)}"
+        await asyncio.to_thread(store.companions.observe, namespace, run, [c.name for c in found])
         for name in teach:
             beside = tuple(n for n in standing if n != name)
             kept.append((Example(name, chosen[name], beside), known[name]))

@@ -84,7 +84,7 @@ def search_turn(
     ranked = [f for f in unpinned if floor is None or f.score >= floor]
     below = 0 if floor is None else sum(f.score < floor for f in unpinned[: turn.max_functions])
     companion_of: dict[str, str] = {}
-    if settings.companions and settings.learn_from_usage and index.store.companions is not None:
+    if settings.companions and settings.learn_from_usage:
         ranked, companion_of = with_companions(
             index.store.companions, turn.namespace, ranked, turn.max_functions, excluded=left_out, floor=floor
         )

@@ -226,7 +226,6 @@ def stored_counts(data: Path) -> tuple[int, int]:
         generation = MetaStore.open(storage).active_generation()
         assert generation is not None
         examples = FunctionStore.open(storage, generation).examples
-        assert examples is not None
         return storage.collection(MESSAGES).count(), examples.count("ops")
     finally:
         storage.close()

@@ -42,7 +42,6 @@ async def test_the_setting_reaches_the_default_spaces_examples(tmp_path: Path) -
     await runtime.start()
     try:
         examples = runtime.service.index.store.examples
-        assert examples is not None
         assert examples.reach == Reach(0.8)
         assert not examples.reach.widens
     finally:

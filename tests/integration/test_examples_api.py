@@ -109,7 +109,6 @@ async def test_deleting_one_example_then_one_function_then_all(ops: Served) -> N
     )
     assert slack.json() == {"namespace": "ops", "deleted": 2}
     store = ops.runtime.service.index.store
-    assert store.companions is not None
     assert store.companions.count("ops") == 0  # the run that called it with send_email is gone too
 
     rest = await ops.client.delete("/v1/catalogs/ops/examples", headers=auth(OPS))
@@ -119,7 +118,6 @@ async def test_deleting_one_example_then_one_function_then_all(ops: Served) -> N
 
 async def test_deleting_all_examples_resets_the_companions(ops: Served) -> None:
     store = ops.runtime.service.index.store
-    assert store.companions is not None
     assert store.companions.count("ops") == 1
     await ops.client.delete("/v1/catalogs/ops/examples", headers=auth(ADMIN))
     assert store.companions.count("ops") == 0

@@ -124,7 +124,6 @@ async def test_a_request_taught_again_keeps_what_either_run_called_beside_it(tra
     await post(travel.client, "both", [*asked, *results])
 
     examples = travel.runtime.service.index.store.examples
-    assert examples is not None
     kept = {r.payload["name"]: r.payload["with"] for r in examples.collection.scroll({"namespace": "travel"})}
     assert kept == {"search_flights": ["book_flight"], "book_flight": ["search_flights"]}
 

@@ -79,7 +79,6 @@ async def test_a_stored_run_counts_routed_searched_and_missed_calls(ops: Served)
 
     # The miss teaches its function like any call.
     examples = ops.runtime.service.index.store.examples
-    assert examples is not None
     assert examples.texts("ops", "page_oncall") == [WEATHER]
 
 

@@ -164,7 +164,6 @@ async def test_each_function_of_a_multi_call_turn_in_another_language_learns_its
         assert (await served.client.post("/v1/sessions/pt-run/messages", json=body)).status_code == 200
         second = served.runtime.catalogs.multilingual
         assert second is not None
-        assert second.store.examples is not None
         assert second.store.examples.texts("workspace", "search_emails") == ["Procure os emails sobre o orçamento"]
         assert second.store.examples.texts("workspace", "create_task") == ["crie uma tarefa para revisar o orçamento."]
 
@@ -300,7 +299,6 @@ async def test_one_wrong_run_reaches_only_the_same_request_in_the_second_space(
         await wrong_run("wrong", asked)
         second = served.runtime.catalogs.multilingual
         assert second is not None
-        assert second.store.examples is not None
         assert second.store.examples.count("travel") == 1
         # The same request, and the same one of other values (cosine 0.96), take the run's function.
         for same in (asked, "Procure um hotel em Madrid para duas noites"):

@@ -153,7 +153,6 @@ async def test_a_turn_not_in_english_is_split_and_learned_by_its_own_languages_s
         assert response.status_code == 200, response.text
         index = served.runtime.catalogs.multilingual
         assert index is not None
-        assert index.store.examples is not None
         learned = index.store.examples.texts("travel", "search_flights") + index.store.examples.texts(
             "travel", "book_hotel"
         )

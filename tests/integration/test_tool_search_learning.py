@@ -40,7 +40,6 @@ async def store(client: httpx.AsyncClient, session: str, messages: list[dict[str
 
 def learned(served: Served, name: str) -> list[str]:
     examples = served.runtime.service.index.store.examples
-    assert examples is not None
     return list(examples.texts("ops", name))
 
 
