@@ -43,18 +43,27 @@ def _point(session_id: str, message: Mapping[str, Any]) -> str | None:
     return str(uuid.uuid5(_IDS, f"{session_id}\x00{key}")) if key else None
 
 
-class _Sequence:
-    """Increasing integers that also order messages written by other processes (microsecond clock)."""
+class _Clock:
+    """Increasing microseconds that also order what other processes write (their ``seq``)."""
 
     def __init__(self) -> None:
         self._last = 0
         self._lock = threading.Lock()
 
     def take(self, count: int) -> list[int]:
+        """``count`` increasing values, each above every value taken before (from any thread)."""
         with self._lock:
             start = max(self._last + 1, time.time_ns() // 1_000)
             self._last = start + count - 1
             return list(range(start, start + count))
+
+    def tick(self) -> int:
+        """One value above every value taken before."""
+        return self.take(1)[0]
+
+
+# The process's one clock: messages and route records (``router.sessions.routes``) never share a ``seq``.
+CLOCK = _Clock()
 
 
 class HistoryStore:
@@ -62,7 +71,6 @@ class HistoryStore:
 
     def __init__(self, collection: Collection) -> None:
         self._collection = collection
-        self._seq = _Sequence()
 
     @classmethod
     def open(cls, storage: Storage) -> HistoryStore:
@@ -91,7 +99,7 @@ class HistoryStore:
         stamped: list[dict[str, Any]] = []
         points = []
         now = time.time()
-        for seq, (message, key) in zip(self._seq.take(len(new)), new, strict=True):
+        for seq, (message, key) in zip(CLOCK.take(len(new)), new, strict=True):
             body = {k: v for k, v in message.items() if k not in _STAMP}
             record = {**body, "session_id": session_id, "seq": seq, "source": message_source(message), "stored_at": now}
             if user_id is not None:

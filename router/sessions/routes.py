@@ -19,7 +19,6 @@ every replica; a missed call keeps its request and what was routed instead.
 
 from __future__ import annotations
 
-import threading
 import time
 import uuid
 from collections import Counter
@@ -27,6 +26,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from router.sessions.history import CLOCK
 from router.storage.base import Collection, CollectionSpec, PointData, Storage
 
 Kind = Literal["route", "search"]
@@ -47,23 +47,6 @@ MOST_MISSED = 10
 _IDS = uuid.UUID("9b2f4c6e-1a3d-4e5f-8b7a-0c2d4e6f8a1b")
 
 
-class _Clock:
-    """Increasing microseconds, so two records of one process never share a ``seq``."""
-
-    def __init__(self) -> None:
-        self._last = 0
-        self._lock = threading.Lock()
-
-    def take(self) -> int:
-        with self._lock:
-            self._last = max(self._last + 1, time.time_ns() // 1_000)
-            return self._last
-
-
-# Taken when the turn is answered, though the record may be written a moment later.
-_CLOCK = _Clock()
-
-
 @dataclass(frozen=True)
 class RouteRecord:
     """What one turn of a session was given: by a route, or found by a tool search."""
@@ -74,7 +57,8 @@ class RouteRecord:
     request: str
     functions: tuple[str, ...]
     pinned: tuple[str, ...] = ()
-    seq: int = field(default_factory=_CLOCK.take)
+    # Taken when the turn is answered, though the record may be written a moment later.
+    seq: int = field(default_factory=CLOCK.tick)
 
 
 @dataclass(frozen=True)
