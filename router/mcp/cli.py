@@ -1,6 +1,6 @@
 """``router mcp``: serve the router as an MCP server (stdio, or streamable HTTP with ``--http``).
 
-Wired into ``router`` by ``add_parser``/``run``; ``python -m router.mcp`` runs it alone. The MCP
+Wired into ``router`` by ``add_parser``/``run``. The MCP
 SDK and the model load only when the command runs, so ``router --help`` stays quick.
 """
 
@@ -13,7 +13,6 @@ import logging
 import os
 import signal
 import sys
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -182,10 +181,3 @@ def run(args: argparse.Namespace) -> int:
         return 130
     except asyncio.CancelledError:  # SIGTERM
         return 0
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of ``python -m router.mcp``."""
-    parser = argparse.ArgumentParser(prog="router mcp", description="Serve find_tools over MCP.")
-    configure(parser)
-    return run(parser.parse_args(argv))

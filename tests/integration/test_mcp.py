@@ -4,13 +4,11 @@ The commands, the client configuration, the Python example and the upstreams fil
 ``docs/integrations.md`` (blocks marked ``<!-- test: NAME -->``), so the documentation runs as written,
 with a temporary data directory, free ports, and a catalog directory holding only the
 example ``travel`` catalog (embedding the four example catalogs would take most of each
-test). ``router mcp`` runs as ``python -m router.cli mcp`` once the command is wired into
-``router``, as ``python -m router.mcp`` until then.
+test). ``router mcp`` runs as ``python -m router.cli mcp``.
 """
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import json
 import os
@@ -39,10 +37,10 @@ from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from router.app import create_app
 from router.catalog.functions import FunctionDef
 from router.catalog.records import MetaStore
+from router.cli import main as cli_main
 from router.common.errors import NamespaceNotFound, RouterError
 from router.embedding import EmbedderPool
 from router.mcp.backends import EmbeddedBackend, Found, WorkingSet
-from router.mcp.cli import main as cli_main
 from router.mcp.config import ConfigError, load_upstreams, parse_upstream
 from router.mcp.server import ToolRouterServer
 from router.server.runtime import Runtime
@@ -60,12 +58,7 @@ FLIGHTS = "find me a flight from Lisbon to Rome"
 
 def router_mcp() -> list[str]:
     """How to run ``router mcp`` from this checkout."""
-    from router import cli
-
-    commands = next(a for a in cli.parser()._actions if isinstance(a, argparse._SubParsersAction))
-    if "mcp" in commands.choices:
-        return [sys.executable, "-m", "router.cli", "mcp"]
-    return [sys.executable, "-m", "router.mcp"]
+    return [sys.executable, "-m", "router.cli", "mcp"]
 
 
 def command(argv: list[str], **values: str) -> list[str]:
@@ -570,5 +563,5 @@ def test_upstreams_from_flags_and_files(tmp_path: Path) -> None:
 def test_bad_flags_stop_before_anything_starts(
     argv: list[str], message: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert cli_main(argv) == 2
+    assert cli_main(["mcp", *argv]) == 2
     assert message in capsys.readouterr().err
