@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from importlib import metadata
 
 from fastapi import FastAPI
 
@@ -16,6 +15,7 @@ from router.api import catalogs, console, errors, examples, misses, route, statu
 from router.api.auth import AuthMiddleware
 from router.api.limits import BodyLimitMiddleware
 from router.api.observe import Observe
+from router.common import version
 from router.server.runtime import Runtime
 from router.server.settings import Settings
 from router.server.traffic import Traffic
@@ -26,13 +26,6 @@ DESCRIPTION = (
     "The [console](/console) shows the catalogs, tries a turn with the score of each function, "
     "looks up sessions and memories, and tells the router's health."
 )
-
-
-def _version() -> str:
-    try:
-        return metadata.version("tool-router")
-    except metadata.PackageNotFoundError:
-        return "0.0.0"
 
 
 def create_app(settings: Settings | None = None, *, runtime: Runtime | None = None) -> FastAPI:
@@ -55,7 +48,7 @@ def create_app(settings: Settings | None = None, *, runtime: Runtime | None = No
 
     app = FastAPI(
         title="Tool router",
-        version=_version(),
+        version=version(),
         summary="The few functions that matter for each turn of an agent's conversation.",
         description=DESCRIPTION,
         lifespan=lifespan,

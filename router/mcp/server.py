@@ -17,7 +17,6 @@ import asyncio
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from importlib import metadata
 from typing import Any
 
 import mcp_types as types
@@ -27,6 +26,7 @@ from mcp.server.models import InitializationOptions
 from mcp.shared.exceptions import MCPError
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
+from router.common import version
 from router.common.errors import RouterError
 from router.mcp.backends import Backend, Found, working_set
 from sync.mcp_source import McpSources, error_result
@@ -117,13 +117,6 @@ class _SessionServer(Server[Any]):
         )
 
 
-def _version() -> str:
-    try:
-        return metadata.version("tool-router")
-    except metadata.PackageNotFoundError:
-        return "0"
-
-
 class ToolRouterServer:
     """Serves ``find_tools`` and each session's working set over MCP.
 
@@ -151,7 +144,7 @@ class ToolRouterServer:
         self.working_set_limit = working_set
         self.server = _SessionServer(
             "tool-router",
-            version=_version(),
+            version=version(),
             title="Tool router",
             instructions=INSTRUCTIONS,
             on_list_tools=self._list_tools,
