@@ -9,7 +9,6 @@
     ├── InvalidRequest (422)      a request field is out of range
     ├── Unauthorized (401)        no API key, or an unknown one
     ├── Forbidden (403)           the API key may not use that namespace or session
-    ├── PayloadTooLarge (413)     the request body exceeds its limit
     └── Unavailable (503)         storage unreachable or the service is not ready
 """
 
@@ -65,12 +64,6 @@ class Forbidden(RouterError):
     """The API key is valid but may not use what the request asks for."""
 
     status_code = 403
-
-
-class PayloadTooLarge(RouterError):
-    """The request body is larger than the configured limit."""
-
-    status_code = 413
 
 
 class Unavailable(RouterError):
