@@ -97,12 +97,8 @@ class WorkingSet:
         """The tool names of the functions called ``name``, when several catalogs have one."""
         return [tool for tool, f in self.tools() if f.name == name and tool != name]
 
-    def entries(self) -> list[Found]:
-        """The functions, the latest found first (in the order they were found)."""
-        return [f for _, f in self.tools()]
-
     def names(self) -> list[str]:
-        """Their tool names, in the order of ``entries``."""
+        """The functions' tool names, in the order of ``tools``."""
         return [name for name, _ in self.tools()]
 
     def add(self, found: Sequence[Found]) -> bool:
