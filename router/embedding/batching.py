@@ -93,7 +93,6 @@ class QueryBatcher:
         self._queue: dict[str, None] = {}  # not started yet, oldest first
         self._running: set[asyncio.Task[None]] = set()
         self._alone = False
-        self.batches = 0
 
     async def embed(self, texts: Sequence[str]) -> Vectors:
         """Vectors of ``texts`` (one row each, same order)."""
@@ -152,7 +151,6 @@ class QueryBatcher:
         finally:
             for text in texts:
                 del self._pending[text]
-        self.batches += 1
         for text, future, vector in zip(texts, futures, vectors, strict=True):
             if self._cache_size > 0:
                 self._cache[text] = vector
