@@ -76,8 +76,8 @@ def install(app: FastAPI) -> None:
     @app.exception_handler(RequestValidationError)
     async def invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
         kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
-        json = kind == "application/json" or kind.endswith("+json")
-        if not json and any(tuple(e["loc"]) == ("body",) for e in exc.errors()):
+        is_json = kind == "application/json" or kind.endswith("+json")
+        if not is_json and any(tuple(e["loc"]) == ("body",) for e in exc.errors()):
             # The body was not read as JSON at all (curl -d sends a form's content type).
             detail = f"body: send JSON with content-type: application/json (got {kind or 'no content type'})"
             return _body(request, "ValidationError", detail, 422)
@@ -92,7 +92,7 @@ ERRORS: dict[int | str, dict[str, Any]] = {
     401: {"model": ErrorOut, "description": "API keys are configured and none, or an unknown one, was sent"},
     403: {"model": ErrorOut, "description": "The API key may not use this namespace or session"},
     404: {"model": ErrorOut, "description": "Unknown namespace"},
-    409: {"model": ErrorOut, "description": "The catalog is kept from a catalog directory or an MCP server"},
+    409: {"model": ErrorOut, "description": "The catalog is kept from this server's catalog directory"},
     413: {"model": ErrorOut, "description": "The body exceeds its size limit"},
     422: {"model": ErrorOut, "description": "Invalid request; the detail names the field"},
     503: {"model": ErrorOut, "description": "Storage or the embedding service unavailable, or the service is starting"},

@@ -39,7 +39,7 @@ class InvalidRequest(RouterError):
 
 
 class CatalogConflict(RouterError):
-    """A catalog kept from another source (a catalog directory, an MCP server) cannot be changed here."""
+    """A catalog the server's catalog directory keeps cannot be changed through the API."""
 
     status_code = 409
 
