@@ -70,7 +70,6 @@ class MultilingualWriter:
         self._failed = failed
         self._lexical_weight = lexical_weight
         self._vague = vague
-        self.memories_behind = True
         self._building = asyncio.Lock()
 
     @property
@@ -140,8 +139,13 @@ class MultilingualWriter:
 
     async def _mirror(self, index: ActiveIndex) -> None:
         """Make the multilingual space's memories those of the default space."""
-        await reembed_memories(self._storage, source=self._default(), target=index.embedder)
-        self.memories_behind = False
+        # Cleared before the copy: a memory whose own mirror fails meanwhile marks it again.
+        self._catalogs.memories_behind = False
+        try:
+            await reembed_memories(self._storage, source=self._default(), target=index.embedder)
+        except BaseException:
+            self._catalogs.memories_behind = True
+            raise
 
     async def apply(self, namespace: str, functions: Sequence[FunctionDef]) -> None:
         """Write a catalog just written to the default space; on failure mark it behind (logged, counted)."""
@@ -177,5 +181,5 @@ class MultilingualWriter:
                 self._behind(namespace, exc)
                 return
             self._catalogs.behind.discard(namespace)
-        if self.memories_behind:
+        if self._catalogs.memories_behind:
             await self._mirror(index)

@@ -128,6 +128,8 @@ class Catalogs:
         multilingual: the second, multilingual space once built (None without one).
         behind: namespaces whose functions the multilingual space does not hold as they are
             (a write to it failed); the writer catches up.
+        memories_behind: the multilingual space's memories may lag the default space's (not
+            yet copied, or a copy failed); the writer catches up.
         languages: tells a turn's language.
         fell_back: told the reason ("behind", "unavailable") of each non-English turn routed in
             the default space.
@@ -150,6 +152,7 @@ class Catalogs:
         self.pins: PinnedFunctions | None = None
         self.multilingual: ActiveIndex | None = None
         self.behind: set[str] = set()
+        self.memories_behind = True
         self.languages = LanguageIdentifier()
         self.fell_back: Callable[[str], None] | None = None
 

@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from router.embedding import Vectors
-from router.retrieval.catalogs import ActiveIndex
+from router.retrieval.catalogs import ActiveIndex, Catalogs
 from router.retrieval.scored import ScoredFunction
 from router.routing.settings import RouteSettings
 from router.sessions.expiry import expires_at
@@ -89,20 +89,21 @@ class Remembering:
 
     async def keep(
         self,
-        index: ActiveIndex,
+        catalogs: Catalogs,
         scope: str,
         messages: Sequence[Mapping[str, Any]],
         *,
         session_id: str,
         namespace: str | None,
-        mirror: ActiveIndex | None = None,
     ) -> MemoryChanges:
         """Remember what the user stated in ``messages``; say what changed in the scope's memories.
 
         A time-bound statement ("on call this week") is kept until the end of its time; one that
-        updates a stored memory ("we moved to Lisbon") supersedes it. ``mirror``, the
-        multilingual space, is then brought in step (``mirrored``).
+        updates a stored memory ("we moved to Lisbon") supersedes it. The multilingual space,
+        when there is one, is then brought in step (``mirrored``); when that fails, the writer's
+        catch-up tries again (``Catalogs.memories_behind``).
         """
+        index, mirror = catalogs.index, catalogs.multilingual
         facts = await asyncio.to_thread(self._facts, messages)
         now = datetime.now(UTC)
         ends = [expires_at(fact, now=now) for fact in facts]
@@ -114,15 +115,14 @@ class Remembering:
         memories = await self.store(index)
         add = partial(memories.add, session_id=session_id, expires_at=until)
         changes = await asyncio.to_thread(add, scope, namespace or ANY_NAMESPACE, texts, vectors)
-        if mirror is not None and texts:
-            await self.mirrored(index, mirror)
+        if mirror is not None and texts and not await self.mirrored(index, mirror):
+            catalogs.memories_behind = True
         return changes
 
     async def mirrored(self, index: ActiveIndex, mirror: ActiveIndex) -> bool:
         """Make ``mirror``'s memories those of ``index`` (embedding only what it lacks); False when it failed.
 
-        A failure (the multilingual service down) is logged; the next stored run, or the
-        writer's catch-up, tries again.
+        A failure (the multilingual service down) is logged.
         """
         source = (index.embedder.model_name, index.embedder.dimension)
         try:

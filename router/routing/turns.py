@@ -227,12 +227,11 @@ class TurnRouter:
         if scope is None:
             return stored, MemoryChanges()
         changes = await self.remembering.keep(
-            self._catalogs.index,
+            self._catalogs,
             scope,
             stored,  # a message posted again (a retry) was remembered the first time
             session_id=session_id,
             namespace=namespace,
-            mirror=self._catalogs.multilingual,
         )
         return stored, changes
 

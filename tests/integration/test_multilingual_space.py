@@ -245,12 +245,18 @@ async def test_the_second_service_down_routes_in_the_default_space_and_a_sync_ke
         metrics = (await served.client.get("/metrics")).text
         assert fallbacks(metrics, "behind") == 1
         assert fallbacks(metrics, "write_failed") == 1
+        said = {"messages": [{"role": "user", "content": "I prefer aisle seats."}], "user_id": "ana"}
+        assert (await served.client.post("/v1/sessions/facts/messages", json=said)).status_code == 200
+        assert served.runtime.catalogs.memories_behind  # its copy in the second space failed
         second.down = False
         await service.catch_up_multilingual()
         index = served.runtime.catalogs.multilingual
         assert index is not None
         assert served.runtime.catalogs.behind == set()
         assert index.store.hashes("travel") == service.index.store.hashes("travel")
+        assert not served.runtime.catalogs.memories_behind
+        copied = MemoryStore.open(served.runtime.storage, model=SECOND, dimension=index.embedder.dimension)
+        assert [m.text for _, m in copied.every()] == ["I prefer aisle seats."]
         await route(served.client, PORTUGUESE)
         assert second.queried[-1] == PORTUGUESE
 
