@@ -167,6 +167,10 @@ class DirectorySync:
         """The label of the catalogs this worker keeps (``dir:<path>``)."""
         return self._source
 
+    def has_file(self, namespace: str) -> bool:
+        """Whether the directory holds a file of ``namespace`` (before or after its first pass)."""
+        return any((self._directory / f"{namespace}{suffix}").is_file() for suffix in SUFFIXES)
+
     async def run_once(self) -> Report:
         """Reconcile every namespace whose file changed since the last pass (all on the first)."""
         if not self._directory.is_dir():

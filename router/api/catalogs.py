@@ -43,11 +43,13 @@ async def check_owned(service: CatalogService, runtime: Runtime, namespace: str)
     Raises:
         CatalogConflict: the catalog comes from the directory of ``router serve --catalog``.
     """
-    if runtime.worker is None:
+    worker = runtime.worker
+    if worker is None:
         return
     record = await asyncio.to_thread(service.meta.catalog, namespace)
-    if record is not None and record.source == runtime.worker.source:
-        where = record.source.removeprefix("dir:")
+    # Its file counts before the first pass has written it: the pass would overwrite the change.
+    if (record is not None and record.source == worker.source) or await asyncio.to_thread(worker.has_file, namespace):
+        where = worker.source.removeprefix("dir:")
         raise CatalogConflict(
             f"catalog {namespace!r} is kept from the catalog directory {where}: edit its file there "
             "(a removed file's catalog goes with --allow-delete), or use another namespace",

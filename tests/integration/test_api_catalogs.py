@@ -11,7 +11,17 @@ from typing import Any
 
 import httpx
 import pytest
-from conftest import EXAMPLE_COUNTS, EXAMPLES, STOCKS, TIMEZONE, WEATHER, CountingEmbedder, Served, run_app
+from conftest import (
+    EXAMPLE_COUNTS,
+    EXAMPLES,
+    STOCKS,
+    TIMEZONE,
+    WEATHER,
+    CountingEmbedder,
+    Served,
+    run_app,
+    write_catalog,
+)
 
 from router.embedding import EmbedderPool
 
@@ -339,6 +349,20 @@ async def test_a_catalog_of_the_directory_is_changed_in_its_file_not_here(exampl
         detail = assert_error(response, 409, "CatalogConflict")
         assert detail.startswith(f"catalog 'travel' is kept from the catalog directory {EXAMPLES.resolve()}: edit")
     assert (await examples.client.get("/v1/catalogs/travel")).json() == before
+
+
+async def test_a_new_file_of_the_directory_is_kept_before_its_first_pass(
+    serve: Callable[..., Any], catalog_dir: Path
+) -> None:
+    write_catalog(catalog_dir, "weather", [WEATHER])
+    async with serve(catalog=catalog_dir) as served:
+        write_catalog(catalog_dir, "stocks", [STOCKS])  # the worker may not have read it yet
+
+        put = await served.client.put("/v1/catalogs/stocks", json={"functions": [TIMEZONE]})
+        elsewhere = await served.client.put("/v1/catalogs/clocks", json={"functions": [TIMEZONE]})
+
+    assert assert_error(put, 409, "CatalogConflict").startswith("catalog 'stocks' is kept from the catalog directory")
+    assert elsewhere.status_code == 200, elsewhere.text
 
 
 @pytest.mark.parametrize(
