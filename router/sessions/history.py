@@ -71,6 +71,8 @@ class HistoryStore:
 
     def __init__(self, collection: Collection) -> None:
         self._collection = collection
+        # Two posts of one retried message in this process: one finds the other's write.
+        self._writing = threading.Lock()
 
     @classmethod
     def open(cls, storage: Storage) -> HistoryStore:
@@ -88,30 +90,35 @@ class HistoryStore:
         """Store messages at the end of the session; returns those stored now, as stored.
 
         A message with an ``id`` (or ``message_id``) is stored once however often it is
-        posted, so a client may retry safely: posted again, it keeps its place in the session
-        and is not returned. ``namespace`` is stamped on each message: it decides which API
-        keys may reach the session.
+        posted, so a client may retry safely: posted again as it was, it keeps its place in the
+        session and is not returned. Posted with other content, it is the message edited: stored
+        again at the end, as a new message is. ``namespace`` is stamped on each message: it
+        decides which API keys may reach the session.
         """
         kept = [m for m in messages if message_source(m) != "history"]
         keys = [_point(session_id, m) for m in kept]
-        known = {r.id for r in self._collection.retrieve([k for k in keys if k], fields=("seq",))}
-        new = [(m, key) for m, key in zip(kept, keys, strict=True) if not key or key not in known]
         stamped: list[dict[str, Any]] = []
         points = []
         now = time.time()
-        for seq, (message, key) in zip(CLOCK.take(len(new)), new, strict=True):
-            body = {k: v for k, v in message.items() if k not in _STAMP}
-            record = {**body, "session_id": session_id, "seq": seq, "source": message_source(message), "stored_at": now}
-            if user_id is not None:
-                record["user_id"] = user_id
-            if namespace is not None:
-                record["namespace"] = namespace
-            point = key or str(uuid.uuid5(_IDS, f"{session_id}\x00#{seq}"))
-            if point not in known:  # the same id twice in one post: stored once
-                known.add(point)
+        with self._writing:
+            stored = {r.id: r.payload for r in self._collection.retrieve([k for k in keys if k])}
+            for message, key in zip(kept, keys, strict=True):
+                body = {k: v for k, v in message.items() if k not in _STAMP}
+                if key in stored and as_message(stored[key]) == body:
+                    continue  # a retry, or the same id twice in one post
+                seq = CLOCK.take(1)[0]
+                record = {**body, "session_id": session_id, "seq": seq, "source": message_source(message)}
+                record["stored_at"] = now
+                if user_id is not None:
+                    record["user_id"] = user_id
+                if namespace is not None:
+                    record["namespace"] = namespace
+                point = key or str(uuid.uuid5(_IDS, f"{session_id}\x00#{seq}"))
+                if key:
+                    stored[key] = record
                 points.append(PointData(id=point, payload=record))
                 stamped.append(record)
-        self._collection.upsert(points)
+            self._collection.upsert(points)
         return stamped
 
     def messages(self, session_id: str, *, limit: int | None = None) -> list[dict[str, Any]]:

@@ -194,6 +194,26 @@ async def test_a_retried_post_keeps_its_messages_in_place(serve: Callable[..., A
         assert [m["id"] for m in history] == ["a1", "a2", "b1", "b2", "a3"]
         assert history[0]["namespace"] == "travel"
 
+        both = await asyncio.gather(*(post(client, "retry", second) for _ in range(2)))  # a retry racing its post
+        assert [answer["stored"] for answer in both] == [0, 0]
+        edited = await post(client, "retry", [{**first[0], "content": "Find me flights to Milan"}])
+        assert edited["stored"] == 1  # the message edited: stored again, at the end
+        history = (await client.get("/v1/sessions/retry/messages")).json()["messages"]
+        assert [(m["id"], m["content"]) for m in history][-2:] == [
+            ("a3", "Thanks!"),
+            ("a1", "Find me flights to Milan"),
+        ]
+        assert len(history) == 5
+
+
+async def test_two_posts_of_new_messages_at_once_store_them_once(serve: Callable[..., Any]) -> None:
+    run = [{"id": f"m{i}", "role": "user", "content": f"message {i}"} for i in range(3)]
+    async with serve(catalog=EXAMPLES) as served:
+        for round_ in range(5):
+            session = f"race-{round_}"
+            both = await asyncio.gather(*(post(served.client, session, run) for _ in range(2)))
+            assert sorted(answer["stored"] for answer in both) == [0, 3]
+
 
 async def test_a_restart_keeps_sessions_and_memories(tmp_path: Path, serve: Callable[..., Any]) -> None:
     async with serve(catalog=EXAMPLES) as served:
