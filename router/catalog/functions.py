@@ -59,6 +59,8 @@ class FunctionDef:
         if "description" in self.definition:
             function["description"] = self.description
         function["parameters"] = dict(self.parameters)
+        if "strict" in self.definition:  # the Responses API's flat tool says it at the top
+            function["strict"] = self.definition["strict"]
         return {"type": "function", "function": function}
 
 
@@ -100,6 +102,9 @@ def parse_function(raw: Any, *, where: str, finite: bool = False) -> FunctionDef
     """
     if not isinstance(raw, Mapping):
         raise CatalogInvalid(f"{where}: must be an object, got {type(raw).__name__}", field=where)
+    kind = raw.get("type")
+    if isinstance(kind, str) and kind != "function" and "name" not in raw:  # a tool list's tool_search, a hosted tool
+        raise CatalogInvalid(f"{where}.type: a {kind!r} tool is not a function; leave it out", field=f"{where}.type")
     shape: Shape
     # OpenAI's Responses API writes its function tools flat: {"type": "function", "name", "parameters"}.
     if "function" in raw or (raw.get("type") == "function" and "name" not in raw):

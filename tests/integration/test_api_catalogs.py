@@ -187,7 +187,11 @@ async def test_a_listed_tool_list_can_be_sent_back_as_a_catalog(client: httpx.As
     listed = (await client.get("/v1/catalogs/city/tools", params={"format": "openai", "load": "book_table"})).json()
     functions = [t for t in listed["tools"] if t["type"] == "function"]
 
+    as_listed = await client.put("/v1/catalogs/city-copy", json={"functions": listed["tools"]})
     put = await client.put("/v1/catalogs/city-copy", json={"functions": functions})
+
+    detail = assert_error(as_listed, 422, "CatalogInvalid")
+    assert detail.endswith("functions[0].type: a 'tool_search' tool is not a function; leave it out")
 
     assert put.status_code == 200, put.text
     assert put.json()["added"] == 3

@@ -189,6 +189,20 @@ def test_a_definition_must_be_an_object(raw: Any) -> None:
     assert type(raw).__name__ in error.detail
 
 
+def test_the_flat_shape_keeps_strict_in_the_openai_tool() -> None:
+    tool = parse_function({**RESPONSES, "strict": True}, where="t").openai_tool()
+
+    assert tool["function"]["strict"] is True
+
+
+@pytest.mark.parametrize("kind", ["tool_search", "web_search"])
+def test_a_tool_that_is_no_function_is_named_as_such(kind: str) -> None:
+    error = bad({"type": kind, "description": "Search the catalog."})
+
+    assert error.field == "cat.json: functions[2].type"
+    assert error.detail.endswith(f"a {kind!r} tool is not a function; leave it out")
+
+
 @pytest.mark.parametrize("body", [None, "get_weather", ["get_weather"]])
 def test_openai_shape_needs_a_function_object(body: Any) -> None:
     error = bad({"type": "function", "function": body})
