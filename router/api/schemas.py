@@ -116,7 +116,7 @@ class Message(BaseModel):
         if data.get("role") is None and not isinstance(data.get("type"), str):
             # Reported as the role field missing, as when role was required of every message.
             problems.append(InitErrorDetails(type="missing", loc=("role",), input=data))
-        if "source" in data and data["source"] not in SOURCES:  # a typo would store it as external
+        if data.get("source") is not None and data["source"] not in SOURCES:  # a typo would store it as external
             expected = ", ".join(repr(s) for s in SOURCES)
             problems.append(
                 InitErrorDetails(

@@ -315,6 +315,9 @@ async def test_session_posts_validate_too(serve: Callable[..., Any]) -> None:
         assert typo.status_code == 422
         assert typo.json()["detail"].startswith("messages[0].source: Input should be 'external', 'history'")
         assert (await client.get("/v1/sessions/s/messages")).json()["messages"] == []
+        unset = await client.post("/v1/sessions/s/messages", json={"messages": [{"role": "user", "source": None}]})
+        assert unset.json()["stored"] == 1  # null: the default, external
+        assert (await client.get("/v1/sessions/s/messages")).json()["messages"][0]["source"] == "external"
 
 
 async def test_the_openapi_document_lists_every_response_with_examples(serve: Callable[..., Any]) -> None:
