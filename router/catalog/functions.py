@@ -2,7 +2,8 @@
 
 A definition arrives as an OpenAI tool (``{"type": "function", "function": {...}}``),
 bare (``{"name", "description", "parameters"}``, which is also the Responses API's flat
-``{"type": "function", "name", ...}``) or MCP (``{"name", "description", "inputSchema"}``).
+``{"type": "function", "name", ...}``, and Anthropic's ``{"name", "description", "input_schema"}``)
+or MCP (``{"name", "description", "inputSchema"}``).
 It is validated, normalised for embedding, and kept verbatim so that routing hands back
 exactly what was registered.
 """
@@ -128,6 +129,8 @@ def parse_function(raw: Any, *, where: str, finite: bool = False) -> FunctionDef
             field=f"{prefix}.description",
         )
     key = "inputSchema" if shape == "mcp" else "parameters"
+    if shape == "bare" and key not in body and "input_schema" in body:
+        key = "input_schema"  # Anthropic's custom tool: {"name", "description", "input_schema"}
     parameters = body.get(key, {"type": "object", "properties": {}})
     _check_schema(parameters, f"{prefix}.{key}")
     if not finite:

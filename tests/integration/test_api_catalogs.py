@@ -67,6 +67,13 @@ async def client(serve: Callable[..., Any]) -> AsyncIterator[httpx.AsyncClient]:
         yield served.client
 
 
+async def route_answer(client: httpx.AsyncClient, namespace: str) -> dict[str, Any]:
+    body = {"namespace": namespace, "messages": user("Will it rain in Porto tomorrow?")}
+    response = await client.post("/v1/route", json=body)
+    assert response.status_code == 200, response.text
+    return dict(response.json())
+
+
 def user(text: str) -> list[dict[str, Any]]:
     return [{"role": "user", "content": text}]
 
@@ -197,6 +204,20 @@ async def test_a_listed_tool_list_can_be_sent_back_as_a_catalog(client: httpx.As
     assert put.json()["added"] == 3
     copied = (await client.get("/v1/catalogs/city-copy")).json()["functions"]
     assert sorted(f["name"] for f in copied) == ["book_table", "find_museum", "get_forecast"]
+
+
+async def test_an_anthropic_tool_list_keeps_its_schemas_as_a_catalog(client: httpx.AsyncClient) -> None:
+    await client.put("/v1/catalogs/city", json={"functions": SHAPES})
+    listed = (await client.get("/v1/catalogs/city/tools", params={"format": "anthropic"})).json()
+    functions = [t for t in listed["tools"] if t["name"] != "tool_search"]
+
+    put = await client.put("/v1/catalogs/city-copy", json={"functions": functions})
+
+    assert put.status_code == 200, put.text
+    original = {f["name"]: f["parameters"] for f in (await route_answer(client, "city"))["functions"]}
+    copied = {f["name"]: f["parameters"] for f in (await route_answer(client, "city-copy"))["functions"]}
+    assert copied == original
+    assert original["get_forecast"]["properties"]  # a schema, not the empty one a lost input_schema gave
 
 
 async def test_route_answers_openai_tools_for_every_shape(client: httpx.AsyncClient) -> None:

@@ -44,7 +44,14 @@ MCP = {
 RESPONSES = {"type": "function", "name": "get_weather", "description": "Current weather.", "parameters": SCHEMA}
 
 
-@pytest.mark.parametrize(("raw", "shape"), [(OPENAI, "openai"), (BARE, "bare"), (MCP, "mcp"), (RESPONSES, "bare")])
+# Anthropic's custom tool, as GET /v1/catalogs/{namespace}/tools?format=anthropic lists it.
+ANTHROPIC = {"name": "get_weather", "description": "Current weather.", "input_schema": SCHEMA, "type": "custom"}
+
+
+@pytest.mark.parametrize(
+    ("raw", "shape"),
+    [(OPENAI, "openai"), (BARE, "bare"), (MCP, "mcp"), (RESPONSES, "bare"), (ANTHROPIC, "bare")],
+)
 def test_three_shapes_parse_to_the_same_function(raw: dict[str, Any], shape: str) -> None:
     function = parse_function(raw, where="t")
 
@@ -55,7 +62,7 @@ def test_three_shapes_parse_to_the_same_function(raw: dict[str, Any], shape: str
     assert function.definition == raw
 
 
-@pytest.mark.parametrize("raw", [OPENAI, BARE, MCP, RESPONSES])
+@pytest.mark.parametrize("raw", [OPENAI, BARE, MCP, RESPONSES, ANTHROPIC])
 def test_definition_is_kept_verbatim_including_unknown_keys(raw: dict[str, Any]) -> None:
     original = copy.deepcopy(raw)
 
@@ -69,7 +76,7 @@ def test_openai_tool_is_the_definition_itself_for_openai_shape() -> None:
     assert parse_function(OPENAI, where="t").openai_tool() == OPENAI
 
 
-@pytest.mark.parametrize("raw", [BARE, MCP, RESPONSES])
+@pytest.mark.parametrize("raw", [BARE, MCP, RESPONSES, ANTHROPIC])
 def test_openai_tool_wraps_bare_and_mcp_definitions(raw: dict[str, Any]) -> None:
     tool = parse_function(raw, where="t").openai_tool()
 
