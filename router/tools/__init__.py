@@ -133,6 +133,10 @@ def catalog_tools(
     whose name it does not take, then deferred ones past its count limit, the last by name.
     """
     usable, left_out = named(format, functions)
+    if format == "anthropic":  # tool names are unique: the search tool's is taken
+        taken = [f for f in usable if f.name == SEARCH_TOOL]
+        usable = [f for f in usable if f.name != SEARCH_TOOL]
+        left_out += [LeftOut(f.name, f"the search tool is named {SEARCH_TOOL!r}") for f in taken]
     by_name = {f.name: f for f in usable}
     first = [by_name[name] for name in dict.fromkeys(loaded) if name in by_name]
     chosen = {f.name for f in first}

@@ -122,6 +122,16 @@ def test_a_name_the_api_refuses_is_left_out_and_named(format: ListFormat, kind: 
     assert search_item("mcp", [DOTTED], call_id=None)["tools"][0]["name"] == "files.read"
 
 
+def test_a_function_named_as_the_search_tool_is_left_out_of_an_anthropic_list() -> None:
+    twin = parse_function({"name": "tool_search", "description": "Search the web."}, where="functions[4]")
+
+    listed = catalog_tools("anthropic", "travel", [*FUNCTIONS, twin])
+
+    assert [t["name"] for t in listed.tools].count("tool_search") == 1
+    assert [(f.name, f.reason) for f in listed.left_out] == [("tool_search", "the search tool is named 'tool_search'")]
+    assert "tool_search" in [t["name"] for t in catalog_tools("openai", "travel", [*FUNCTIONS, twin]).tools[1:]]
+
+
 def test_anthropic_lists_keep_the_loaded_then_the_first_ten_thousand_deferred() -> None:
     functions = many(10_002)
     listed = catalog_tools("anthropic", "big", functions, loaded=["f10001"])
