@@ -64,6 +64,8 @@ class _Clock:
 
 # The process's one clock: messages and route records (``router.sessions.routes``) never share a ``seq``.
 CLOCK = _Clock()
+# Two posts of one retried message in this process, through any store of it: one finds the other's write.
+_WRITING = threading.Lock()
 
 
 class HistoryStore:
@@ -71,8 +73,6 @@ class HistoryStore:
 
     def __init__(self, collection: Collection) -> None:
         self._collection = collection
-        # Two posts of one retried message in this process: one finds the other's write.
-        self._writing = threading.Lock()
 
     @classmethod
     def open(cls, storage: Storage) -> HistoryStore:
@@ -100,7 +100,7 @@ class HistoryStore:
         stamped: list[dict[str, Any]] = []
         points = []
         now = time.time()
-        with self._writing:
+        with _WRITING:
             stored = {r.id: r.payload for r in self._collection.retrieve([k for k in keys if k])}
             for message, key in zip(kept, keys, strict=True):
                 body = {k: v for k, v in message.items() if k not in _STAMP}
