@@ -103,12 +103,12 @@ class HistoryStore:
         with _WRITING:
             stored = {r.id: r.payload for r in self._collection.retrieve([k for k in keys if k])}
             for message, key in zip(kept, keys, strict=True):
-                body = {k: v for k, v in message.items() if k not in _STAMP}
+                body = as_message(message)
                 if key in stored and as_message(stored[key]) == body:
                     continue  # a retry, or the same id twice in one post
-                seq = CLOCK.take(1)[0]
-                record = {**body, "session_id": session_id, "seq": seq, "source": message_source(message)}
-                record["stored_at"] = now
+                seq = CLOCK.tick()
+                stamp = {"session_id": session_id, "seq": seq, "source": message_source(message), "stored_at": now}
+                record = {**body, **stamp}
                 if user_id is not None:
                     record["user_id"] = user_id
                 if namespace is not None:
