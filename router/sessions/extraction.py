@@ -23,6 +23,7 @@ from router.common.english import ABBREVIATIONS, ACTION_VERBS
 from router.common.messages import message_text
 from router.sessions.expiry import expires_at
 from router.sessions.history import message_source
+from router.sessions.slots import slot_of
 
 MIN_WORDS = 2
 MAX_CHARS = 400
@@ -108,6 +109,28 @@ _REASON = re.compile(r"\b(?:due to|because|since i|since we|as i|as we|so i|so w
 _FIRM = re.compile(
     r"\b(?:but|and|although|though|because|as|since)\s+(?:i|we)\s+(?:\w+ly\s+)?(?:despise|hate|avoid|dislike|"
     r"am allergic|are allergic|can not|do not|prefer|refuse|never|always|only)\b",
+    _FLAGS,
+)
+# A sentence that is no memory as a whole may join one to another clause: "Book me a table for two,
+# I am vegetarian.", "I'm not hungry, I'm vegetarian." A clause starts at a comma, a semicolon, a
+# dash, "and", "but", "so" or "because" before the user's "I", "we", "my" or "our", unless the
+# sentence opens on a condition or a time ("If I have $100, I ...", "When I travel, I ...").
+_CLAUSE = re.compile(
+    r"\s*(?:[,;]|\s-)\s*(?:(?:and|but|so|because|since|as)\s+)?(?=(?:i|i'm|we|we're|my|our)\b)"
+    r"|\s+(?:and|but|so|because)\s+(?=(?:i|i'm|we|we're|my|our)\b)",
+    _FLAGS,
+)
+_SUBORDINATE = re.compile(
+    r"^(?:if|suppose|supposing|assuming|when|whenever|while|although|though|unless|once|after|before|since|"
+    r"because|as|even if|even though)\b",
+    _FLAGS,
+)
+# Such a clause is kept when it says what the user prefers, avoids or always does, or fills a slot
+# (home, employer, diet, seat, budget, "my X is Y"): "I have an audio file, and I'd like ..." only
+# sets up its request. Any clause a memory: BFCL's questions leaving one 3.8% -> 5.8%; these: 4.4%.
+_PREFERS = re.compile(
+    r"\b(?:i|we)\s+(?:(?:\w+ly|also|still|do not)\s+)?(?:prefer|like|love|enjoy|hate|dislike|despise|avoid|"
+    r"refuse|never|always|am allergic|are allergic|am intolerant|are intolerant|can not (?:eat|drink|stand))\b",
     _FLAGS,
 )
 # The date of a yearly event is a fact ("our anniversary is June 12").
@@ -249,15 +272,25 @@ class StatementExtractor:
             if len(kept.strip(" ,")) > MAX_CHARS:  # pasted text, which would also cost the patterns dearly
                 continue
             asked = kept != sentence and not kept.endswith("?") and not _NEVER.search(kept)
-            if not asked and not is_memory(sentence):
-                continue
-            kept = kept.strip(" ,")
-            if len(kept.split()) < MIN_WORDS or len(kept) > MAX_CHARS:
-                continue
-            kept = kept[0].upper() + kept[1:]
-            if kept not in found:
-                found.append(kept)
+            for memory in [kept] if asked or is_memory(sentence) else _clauses(sentence):
+                memory = memory.strip(" ,")
+                if len(memory.split()) < MIN_WORDS or len(memory) > MAX_CHARS:
+                    continue
+                memory = memory[0].upper() + memory[1:]
+                if memory not in found:
+                    found.append(memory)
         return found
+
+
+def _clauses(sentence: str) -> list[str]:
+    """The clauses of a sentence that is no memory as a whole which state a preference or fill a slot."""
+    if _SUBORDINATE.search(sentence):
+        return []
+    clauses = _CLAUSE.split(sentence)
+    if len(clauses) < 2:
+        return []
+    kept = [c for c in clauses if is_memory(c) and (_PREFERS.search(text := _normalised(c)) or slot_of(text))]
+    return [c if c.endswith((".", "!")) else f"{c}." for c in kept]
 
 
 def without_statements(text: str) -> str:

@@ -102,6 +102,14 @@ async def test_a_memory_that_matters_to_nothing_in_the_turn_stays_out(serve: Cal
         ]
 
 
+async def test_a_preference_said_beside_a_request_comes_back_later(serve: Callable[..., Any], catalog: Path) -> None:
+    async with serve(catalog=catalog) as served:
+        assert await say(served.client, "monday", "diner", "Book me a table for two at eight, I am vegetarian.") == 1
+        answer = await route(served.client, "friday", "diner", "Recommend a restaurant near the Louvre for tonight")
+        assert answer["functions"][0]["name"] == "find_restaurants"
+        assert texts(answer) == ["I am vegetarian."]
+
+
 class ListedFacts:
     """A stand-in for a model-based extractor: the facts a model would list, one per line."""
 

@@ -102,6 +102,28 @@ def test_a_message_keeps_its_statements_and_drops_its_requests() -> None:
     assert StatementExtractor().extract(mixed) == [mixed]
 
 
+# A sentence that asks or reports trouble, with a clause that states a preference or a slot.
+CLAUSES = {
+    "Book me a table for two, I am vegetarian.": ["I am vegetarian."],
+    "I'm not hungry at all, I'm vegetarian.": ["I'm vegetarian."],
+    "I am not coming from Berlin, I live in Porto.": ["I live in Porto."],
+    "My flight was cancelled; I prefer aisle seats by the way.": ["I prefer aisle seats by the way."],
+    "I am vegetarian and I need a restaurant near the Louvre.": ["I am vegetarian."],
+    "Find a flight to Rome, but I hate red-eye flights.": ["I hate red-eye flights."],
+    "I'm hungry, and I'm allergic to peanuts.": ["I'm allergic to peanuts."],
+    # a clause that sets up the request, a condition, a passing plan: nothing
+    "I have an audio file, and I would like to find its beats.": [],
+    "If I have 100 dollars, I prefer stocks.": [],
+    "Drop my hotel in Rome, I'm not going any more.": [],
+    "I'm in Rome, and I need a taxi to the airport.": [],
+}
+
+
+@pytest.mark.parametrize(("sentence", "kept"), CLAUSES.items())
+def test_a_clause_stating_a_preference_is_kept_from_a_sentence_that_asks(sentence: str, kept: list[str]) -> None:
+    assert StatementExtractor().extract(sentence) == kept
+
+
 def test_each_statement_is_kept_once_and_cleaned() -> None:
     text = "  I prefer window seats.\n\nI prefer window seats.  - my name is Frida Kahlo."
     assert StatementExtractor().extract(text) == ["I prefer window seats.", "My name is Frida Kahlo."]
