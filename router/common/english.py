@@ -13,9 +13,9 @@ ACTION_VERBS = (
     "acknowledge|resolve|enable|disable|install|sync|drop"
 )
 
-# Abbreviations after which a full stop does not end a sentence ("Dr. Smith", "St. Louis"), as lookbehinds;
+# Abbreviations after which a full stop does not end a sentence ("Dr. Smith", "dr. Smith", "St. Louis"), as lookbehinds;
 # "St." ends one when a request follows ("I live on Baker St. Book a cab").
 ABBREVIATIONS = (
-    r"(?<!\bMr\.)(?<!\bMrs\.)(?<!\bMs\.)(?<!\bDr\.)(?<!\bvs\.)(?<!\be\.g\.)(?<!\bi\.e\.)"
+    r"(?<!\b[Mm]r\.)(?<!\b[Mm]rs\.)(?<!\b[Mm]s\.)(?<!\b[Dd]r\.)(?<!\b[Pp]rof\.)(?<!\bvs\.)(?<!\be\.g\.)(?<!\bi\.e\.)"
     rf"(?:(?<!\bSt\.)|(?<=\bSt\.)(?=\s+(?i:{ACTION_VERBS})\b))"
 )

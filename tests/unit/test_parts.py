@@ -30,6 +30,10 @@ from router.retrieval.parts import parts
             ["Ask Mr. Smith about the contract", "email the summary"],
         ),
         (
+            "Book an appointment with dr. Lee for Monday. Then ask prof. Brown for the slides.",
+            ["Book an appointment with dr. Lee for Monday.", "ask prof. Brown for the slides."],
+        ),
+        (
             "Find hotels in St. Louis near Baker St. Book the cheapest for two nights.",
             ["Find hotels in St. Louis near Baker St.", "Book the cheapest for two nights."],
         ),
