@@ -18,7 +18,7 @@ from pydantic import ValidationError
 
 from router.api.keys import AuthSettings, exposure, is_loopback
 from router.common.errors import RouterError
-from router.embedding import Progress
+from router.embedding import Progress, missing_model
 from router.evaluate import command as eval_cli
 from router.mcp import cli as mcp_cli
 from router.server import logs
@@ -119,6 +119,11 @@ def _bar(label: str, total: int, *, verb: str = "embedding", unit: str = "fn") -
             bar.close()
 
     return update
+
+
+def model_problem(settings: Settings) -> str | None:
+    """Why the configured local model cannot be loaded, or None (a service's model is the service's to check)."""
+    return None if settings.embedding.remote else missing_model(settings.embedding.model)
 
 
 def serve(settings: Settings) -> int:
@@ -253,6 +258,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     # A report's own output is what matters: its routine logs stay quiet unless asked for.
     quiet = args.command == "eval" and args.log_level is None
     logs.configure("warning" if quiet else settings.server.log_level, settings.server.log_format)
+    problem = model_problem(settings) if args.command != "migrate" else None
+    if problem is not None:  # said in one line, not in a start-up traceback
+        print(f"router {args.command}: {problem}", file=sys.stderr)
+        return 2
     if args.command == "serve":
         return serve(settings)
     if args.command == "warm":

@@ -3,7 +3,14 @@
 from router.embedding.base import Embedder, EncodeObserver, Progress, RequestObserver
 from router.embedding.batching import QueryBatcher, Vectors
 from router.embedding.endpoint import EmbeddingInvalid, EmbeddingUnavailable, Endpoint, is_remote
-from router.embedding.model import DEFAULT_MODEL, EmbedderPool, LocalEmbedder, resolve_model
+from router.embedding.model import (
+    DEFAULT_MODEL,
+    EmbedderPool,
+    LocalEmbedder,
+    ModelNotFound,
+    missing_model,
+    resolve_model,
+)
 from router.embedding.remote import RemoteEmbedder
 
 __all__ = [
@@ -15,11 +22,13 @@ __all__ = [
     "EncodeObserver",
     "Endpoint",
     "LocalEmbedder",
+    "ModelNotFound",
     "Progress",
     "QueryBatcher",
     "RemoteEmbedder",
     "RequestObserver",
     "Vectors",
     "is_remote",
+    "missing_model",
     "resolve_model",
 ]

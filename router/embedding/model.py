@@ -42,6 +42,29 @@ def resolve_model(name: str) -> str:
     return str(Path(name).expanduser()) if Path(name).expanduser().exists() else name
 
 
+class ModelNotFound(ValueError):
+    """A local model that is neither packaged, a directory, nor in the Hugging Face cache."""
+
+
+def missing_model(name: str) -> str | None:
+    """Why the local model ``name`` cannot be loaded, or None when it can: models are never downloaded here."""
+    if name in _PACKAGED or Path(name).expanduser().exists():
+        return None
+    from huggingface_hub import try_to_load_from_cache
+
+    # sentence-transformers reads a bare name ("all-mpnet-base-v2") as one of its own models.
+    for repo in (name,) if "/" in name else (name, f"sentence-transformers/{name}"):
+        try:
+            if isinstance(try_to_load_from_cache(repo, "config.json"), str):
+                return None
+        except ValueError:  # not a valid repository name
+            continue
+    return (
+        f"embedding model {name!r} is neither a local directory nor in the Hugging Face cache, and models are "
+        "not downloaded at run time: give a model's directory, or download it first"
+    )
+
+
 class LocalEmbedder(Embedder):
     """A sentence-transformers model (PyTorch, fp32) with normalised float32 output.
 
@@ -70,6 +93,9 @@ class LocalEmbedder(Embedder):
         lanes: int | None = None,
         cache_size: int = 4096,
     ) -> None:
+        problem = missing_model(model)
+        if problem is not None:
+            raise ModelNotFound(problem)
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
         import torch

@@ -20,6 +20,7 @@ from pydantic import ValidationError
 
 from router.catalog.functions import validate_namespace
 from router.common.errors import RouterError
+from router.embedding import missing_model
 from router.server import logs
 from router.server.embedding_settings import EmbeddingSettings
 from router.server.settings import ServerSettings, Settings, StorageSettings, SyncSettings, problems
@@ -124,6 +125,10 @@ def options(args: argparse.Namespace) -> argparse.Namespace:
         )
     except ValidationError as exc:
         raise ConfigError(f"invalid settings: {problems(exc)}") from exc
+    embedding = args.settings.embedding
+    problem = None if args.url or embedding.remote else missing_model(embedding.model)
+    if problem is not None:
+        raise ConfigError(problem)
     args.namespaces, args.upstreams = namespaces, upstreams
     args.api_key = (args.api_key or os.environ.get("ROUTER_API_KEY") or None) if args.url else None
     return args

@@ -142,6 +142,26 @@ def test_serve_on_a_data_directory_in_use_says_so_in_one_line(locked: Path) -> N
     ]
 
 
+@pytest.mark.parametrize("command", ["serve", "sync", "eval", "warm", "mcp"])
+def test_a_model_that_is_not_here_is_said_in_one_line(command: str, tmp_path: Path, catalog_dir: Path) -> None:
+    args = {
+        "serve": ["--data", tmp_path / "data", "--port", "0"],
+        "sync": ["--catalog", catalog_dir, "--data", tmp_path / "data"],
+        "eval": ["--catalog", catalog_dir, "--cases", tmp_path / "cases.jsonl"],
+        "warm": [],
+        "mcp": ["--namespace", "travel", "--data", tmp_path / "data"],
+    }[command]
+    (tmp_path / "cases.jsonl").write_text('{"request": "refund it", "expected": ["issue_refund"]}\n')
+
+    result = router(command, *args, "--model", "no-such/model", timeout=60)
+
+    assert result.returncode == 2
+    assert result.stderr.strip().splitlines() == [
+        f"router {command}: embedding model 'no-such/model' is neither a local directory nor in the Hugging Face "
+        "cache, and models are not downloaded at run time: give a model's directory, or download it first"
+    ]
+
+
 def test_sync_switches_the_text_template(tmp_path: Path, catalog_dir: Path) -> None:
     write_catalog(catalog_dir, "tools", [WEATHER, STOCKS, TIMEZONE])
     data = tmp_path / "data"
