@@ -90,20 +90,22 @@ def _raise(errors: Sequence[str]) -> None:
         raise CasesInvalid("\n".join(errors[:_SHOWN]) + more)
 
 
-def load_cases(path: Path, *, roles: Sequence[str] = ("user",)) -> list[Case]:
-    """Read a JSONL cases file (blank lines skipped).
+def read_cases(path: Path, *, roles: Sequence[str] = ("user",)) -> tuple[list[Case], list[str]]:
+    """The cases of a JSONL file (blank lines skipped) and a problem for each bad line.
 
     Raises:
-        CasesInvalid: naming every bad line (number and field), or when the file cannot be read
-            or holds no case.
+        CasesInvalid: when the file cannot be read, is one JSON array, or holds nothing, or when
+            no line is a case (naming every bad one).
     """
     cases: list[Case] = []
     errors: list[str] = []
     try:
-        text = path.read_text(encoding="utf-8")
+        text = path.read_text(encoding="utf-8-sig")  # a byte order mark, as some editors write, is no text
     except (OSError, UnicodeDecodeError) as exc:
         reason = exc.strerror if isinstance(exc, OSError) else "not UTF-8 text"
         raise CasesInvalid(f"{path}: cannot be read: {reason}") from exc
+    if text.lstrip().startswith("[") and _is_array(text):
+        raise CasesInvalid(f"{path}: holds one JSON array; write one JSON object per line (JSON Lines)")
     for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
@@ -114,25 +116,60 @@ def load_cases(path: Path, *, roles: Sequence[str] = ("user",)) -> list[Case]:
             errors.append(_fail(where, f"not valid JSON: {exc.msg} (column {exc.colno})"))
         except CasesInvalid as exc:
             errors.append(str(exc))
-    _raise(errors)
     if not cases:
+        _raise(errors)
         raise CasesInvalid(f"{path}: holds no case; write one JSON object per line")
+    return cases, errors
+
+
+def _is_array(text: str) -> bool:
+    try:
+        return isinstance(json.loads(text), list)
+    except json.JSONDecodeError:
+        return False
+
+
+def load_cases(path: Path, *, roles: Sequence[str] = ("user",)) -> list[Case]:
+    """The cases of a JSONL file.
+
+    Raises:
+        CasesInvalid: naming every bad line (number and field), or when the file cannot be read
+            or holds no case.
+    """
+    cases, errors = read_cases(path, roles=roles)
+    _raise(errors)
     return cases
 
 
-def assign(cases: Sequence[Case], catalogs: Mapping[str, set[str]], *, namespace: str | None = None) -> list[Case]:
+def assign(
+    cases: Sequence[Case],
+    catalogs: Mapping[str, set[str]],
+    *,
+    namespace: str | None = None,
+    errors: Sequence[str] = (),
+) -> tuple[list[Case], list[Case]]:
     """Each case with the namespace it is routed in, checked against the catalogs' function names.
 
     A case's own namespace comes first, then ``namespace``, then the one catalog that holds all
-    its expected functions.
+    its expected functions. With ``namespace`` (one catalog evaluated out of a shared cases
+    file), a case of another namespace, or one expecting no function of it, is left out.
+
+    Returns:
+        The cases placed, and those left out.
 
     Raises:
         CasesInvalid: naming each case whose namespace is unknown or ambiguous, or that expects a
-            function its catalog lacks.
+            function its catalog lacks, after ``errors`` (the file's bad lines).
     """
     placed: list[Case] = []
-    errors: list[str] = []
+    left: list[Case] = []
+    errors = list(errors)
     for case in cases:
+        if namespace is not None and (
+            case.namespace not in (None, namespace) or not set(case.expected) & catalogs.get(namespace, set())
+        ):
+            left.append(case)
+            continue
         chosen = case.namespace or namespace
         wanted = set(case.expected)
         if chosen is None:
@@ -158,4 +195,6 @@ def assign(cases: Sequence[Case], catalogs: Mapping[str, set[str]], *, namespace
             continue
         placed.append(replace(case, namespace=chosen))
     _raise(errors)
-    return placed
+    if left and not placed:
+        raise CasesInvalid(f"no case expects a function of catalog {namespace!r}")
+    return placed, left

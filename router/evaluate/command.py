@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from router.evaluate.metrics import DEPTH
 from router.server import logs
 from router.server.settings import Settings
 
@@ -56,20 +57,20 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def _options(args: argparse.Namespace, settings: Settings) -> Options:
-    from router.evaluate.cases import load_cases
+    from router.evaluate.cases import read_cases
     from router.evaluate.run import Options
 
     in_place = args.data is not None or args.qdrant_url is not None
-    cases = load_cases(args.cases, roles=settings.route.roles) if args.from_sessions is None else []
+    cases, problems = read_cases(args.cases, roles=settings.route.roles) if args.from_sessions is None else ([], [])
     api_key = (args.api_key or os.environ.get("ROUTER_API_KEY") or None) if args.url else None
-    return Options(cases, args.from_sessions, args.catalog, args.url, args.namespace, api_key, in_place)
+    return Options(cases, problems, args.from_sessions, args.catalog, args.url, args.namespace, api_key, in_place)
 
 
 def _problem(args: argparse.Namespace) -> str | None:
     if args.min_recall is not None and not 0 <= args.min_recall <= 1:
         return f"--min-recall {args.min_recall} must be between 0 and 1"
-    if args.k is not None and args.k < 1:
-        return f"--k {args.k} must be at least 1"
+    if args.k is not None and not 1 <= args.k <= DEPTH:
+        return f"--k {args.k} must be from 1 to {DEPTH}: ranks are read to depth {DEPTH}"
     if args.api_key and not args.url:
         return "--api-key is the key of a running router: give its --url"
     if args.from_sessions is not None and args.namespace not in (None, args.from_sessions):

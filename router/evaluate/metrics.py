@@ -17,6 +17,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 KS = (1, 3, 5, 10)
+# The deepest rank looked at: a needed function further down counts as not returned.
+DEPTH = 100
 # The share of cases that must be complete for a max_functions to be recommended.
 COMPLETE_SHARE = 0.95
 

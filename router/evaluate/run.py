@@ -17,7 +17,7 @@ from router.catalog.functions import CatalogDocument
 from router.embedding import EmbedderPool, Progress
 from router.evaluate import catalogs as sources
 from router.evaluate.cases import Case, assign
-from router.evaluate.metrics import Ranks
+from router.evaluate.metrics import DEPTH, Ranks
 from router.evaluate.peers import Bm25Baseline, DenseBaseline, PerSentenceBaseline, bigtool_text
 from router.evaluate.replay import StoredRun, build_cases, read_runs
 from router.routing.routed import Turn
@@ -27,8 +27,8 @@ from router.server.runtime import Runtime
 from router.server.settings import Settings, StorageSettings
 from sync.reconcile import ProgressFactory
 
-# The deepest rank looked at: a needed function further down counts as not returned.
-DEPTH = 100
+# Where a note names the cases left out, the first few.
+_LEFT_SHOWN = 3
 ROUTER = "router"
 COLD = "router, cold"
 LEARNED = "router, replayed"
@@ -42,7 +42,8 @@ class Options:
     """What to evaluate, from the command line.
 
     Attributes:
-        cases: the cases file (JSONL); None with ``from_sessions``.
+        cases: the cases of the cases file (JSONL); none with ``from_sessions``.
+        problems: the file's bad lines, reported with the cases' own problems.
         from_sessions: the namespace whose stored sessions make the cases.
         catalog: a catalog directory or file.
         url: a running router whose catalogs are read over HTTP.
@@ -52,6 +53,7 @@ class Options:
     """
 
     cases: list[Case] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
     from_sessions: str | None = None
     catalog: Path | None = None
     url: str | None = None
@@ -177,20 +179,31 @@ async def evaluate_cases(
     if not given and storage is None:
         raise sources.CatalogUnavailable("no catalog: give --catalog, --url or --data")
     read = await sources.read(options.catalog, options.url, options.namespace, options.api_key) if given else {}
+    # Cases are checked against catalogs read here before the model loads, so every mistake is said at once.
+    placed = _place(options, read) if given else None
     async with _runtime(settings, pool, storage, progress) as runtime:
         if given:
             await sources.apply_all(runtime.service, read, source=sources.label(options.catalog, options.url))
         else:
             only = [options.namespace] if options.namespace else None
             read = await asyncio.to_thread(sources.from_store, runtime.storage, only)
-        names = {ns: {f.name for f in d.functions} for ns, d in read.items()}
-        cases = assign(options.cases, names, namespace=options.namespace)
+        cases, notes = placed or _place(options, read)
         used = {c.namespace for c in cases}
         bar = steps("routing cases", len(cases)) if steps is not None else None
         methods = {ROUTER: await route(runtime.turns, cases, bar)}
         methods.update(await peers(runtime, cases, read))
     functions = sum(len(d.functions) for ns, d in read.items() if ns in used)
-    return Evaluation(cases, methods, ROUTER, functions, settings.route.max_functions)
+    return Evaluation(cases, methods, ROUTER, functions, settings.route.max_functions, notes=notes)
+
+
+def _place(options: Options, read: dict[str, CatalogDocument]) -> tuple[list[Case], list[str]]:
+    """The cases, each in its catalog, and a note on those of other catalogs left out."""
+    names = {ns: {f.name for f in d.functions} for ns, d in read.items()}
+    cases, left = assign(options.cases, names, namespace=options.namespace, errors=options.problems)
+    if not left:
+        return cases, []
+    shown = ", ".join(case.where for case in left[:_LEFT_SHOWN]) + (", ..." if len(left) > _LEFT_SHOWN else "")
+    return cases, [f"{len(left)} cases of other catalogs than {options.namespace!r} were left out ({shown})"]
 
 
 async def evaluate_sessions(

@@ -133,6 +133,35 @@ def test_a_bad_cases_file_exits_2_naming_the_line(tmp_path: Path) -> None:
     assert result.stdout == ""
 
 
+def test_every_mistake_of_a_cases_file_is_said_at_once(tmp_path: Path) -> None:
+    cases = tmp_path / "cases.jsonl"
+    cases.write_text(
+        '{"request": "refund it", "expected": ["issue_refund"]}\n{"request": "track it"}\n'
+        '{"request": "lock the door", "expected": ["lock_dor"]}\n'
+    )
+
+    result = router_eval("--catalog", EXAMPLES, "--cases", cases)
+
+    assert result.returncode == 2
+    assert result.stderr.strip().splitlines() == [
+        f"router eval: {cases}:2: expected: must be a non-empty list of function names",
+        f"{cases}:3: expected: no catalog has ['lock_dor']",
+    ]
+
+
+def test_one_catalog_of_a_shared_cases_file(tmp_path: Path) -> None:
+    result = router_eval("--catalog", EXAMPLES, "--cases", CASES, "--namespace", "travel")
+
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[0].startswith("4 cases in 1 catalog (travel; 15 functions)")
+    left = f"({CASES}:5, {CASES}:6, {CASES}:7, ...)"
+    assert f"note: 6 cases of other catalogs than 'travel' were left out {left}" in lines
+    assert router_eval("--catalog", EXAMPLES, "--cases", CASES, "--k", "101").stderr.strip() == (
+        "router eval: --k 101 must be from 1 to 100: ranks are read to depth 100"
+    )
+
+
 async def test_a_case_expecting_a_function_the_catalog_lacks_is_refused(
     tmp_path: Path, embedders: EmbedderPool
 ) -> None:

@@ -147,6 +147,15 @@ def test_every_bad_line_is_named_with_its_field(tmp_path: Path) -> None:
     ]
 
 
+def test_a_byte_order_mark_is_read_and_a_json_array_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "cases.jsonl"
+    path.write_bytes('\ufeff{"request": "refund it", "expected": ["refund"]}\r\n'.encode())
+    assert [c.request for c in load_cases(path)] == ["refund it"]
+    path.write_text('[\n  {"request": "refund it", "expected": ["refund"]}\n]\n')
+    with pytest.raises(CasesInvalid, match=r"holds one JSON array; write one JSON object per line \(JSON Lines\)"):
+        load_cases(path)
+
+
 def test_an_empty_or_missing_cases_file_is_refused(tmp_path: Path) -> None:
     with pytest.raises(CasesInvalid, match="holds no case"):
         load_cases(write(tmp_path, ""))
@@ -162,10 +171,32 @@ CATALOGS = {"shop": {"refund", "track", "search"}, "travel": {"book", "search"}}
 
 
 def test_a_case_goes_to_the_one_catalog_that_has_its_functions() -> None:
-    placed = assign([case("1", "refund", "track"), case("2", "search", namespace="travel")], CATALOGS)
+    placed, left = assign([case("1", "refund", "track"), case("2", "search", namespace="travel")], CATALOGS)
 
     assert [c.namespace for c in placed] == ["shop", "travel"]
-    assert [c.namespace for c in assign([case("1", "search")], CATALOGS, namespace="shop")] == ["shop"]
+    assert left == []
+    assert [c.namespace for c in assign([case("1", "search")], CATALOGS, namespace="shop")[0]] == ["shop"]
+
+
+def test_one_catalog_out_of_a_shared_file_leaves_the_others_cases_out() -> None:
+    cases = [case("f:1", "refund"), case("f:2", "book"), case("f:3", "search", namespace="travel"), case("f:4", "x")]
+
+    placed, left = assign(cases, {"shop": CATALOGS["shop"]}, namespace="shop")
+
+    assert [c.where for c in placed] == ["f:1"]
+    assert [c.where for c in left] == ["f:2", "f:3", "f:4"]
+    with pytest.raises(CasesInvalid, match="no case expects a function of catalog 'travel'"):
+        assign([case("f:1", "refund")], {"travel": CATALOGS["travel"]}, namespace="travel")
+
+
+def test_the_files_bad_lines_and_the_cases_wrong_for_the_catalog_are_said_together() -> None:
+    with pytest.raises(CasesInvalid) as raised:
+        assign([case("f:2", "nope")], {"shop": {"refund"}}, errors=["f:1: not valid JSON: Expecting value (column 1)"])
+
+    assert str(raised.value).splitlines() == [
+        "f:1: not valid JSON: Expecting value (column 1)",
+        "f:2: expected: catalog 'shop' has no function named ['nope']",
+    ]
 
 
 def test_unknown_or_ambiguous_functions_are_errors_naming_the_case() -> None:
