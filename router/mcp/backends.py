@@ -12,6 +12,7 @@ never shared between sessions.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections import Counter, OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -220,6 +221,7 @@ class RemoteBackend:
     Args:
         url: the router's base URL, e.g. ``http://127.0.0.1:8000``.
         api_key: sent as ``Authorization: Bearer <api_key>`` when the router requires keys.
+        namespaces: the catalogs this backend will search or fill, which the key must be allowed.
         client: an HTTP client to use instead of building one (closed by its owner).
         timeout: seconds allowed for each request.
     """
@@ -229,22 +231,29 @@ class RemoteBackend:
         url: str,
         *,
         api_key: str | None = None,
+        namespaces: Sequence[str] = (),
         client: httpx.AsyncClient | None = None,
         timeout: float = 30.0,
     ) -> None:
         self.url = url.rstrip("/")
         self._headers = {"authorization": f"Bearer {api_key}"} if api_key else {}
+        self._namespaces = list(namespaces)
         self._client = client or httpx.AsyncClient(base_url=self.url, timeout=timeout)
         self._owns_client = client is None
 
     async def start(self) -> None:
-        """Check that the router answers and takes this backend's API key (or needs none)."""
+        """Check that the router answers and takes this backend's API key (or needs none) for its namespaces."""
         await self._request("GET", "/healthz")
         try:
             await self._request("GET", "/v1/catalogs")
+            for namespace in self._namespaces:
+                with contextlib.suppress(NamespaceNotFound):  # not written yet: a sync or an upstream fills it
+                    await self._request("GET", f"/v1/catalogs/{namespace}")
         except Unauthorized as exc:
             advice = "is not valid" if self._headers else "is required: set ROUTER_API_KEY or --api-key"
             raise Unauthorized(f"the router at {self.url} refused the request: an API key {advice}") from exc
+        except Forbidden as exc:
+            raise Forbidden(f"the router at {self.url} refused the request: {exc.detail}") from exc
         except Unavailable:
             pass  # still starting: the key was accepted, or routes will say otherwise
 

@@ -141,7 +141,11 @@ async def serve(opts: argparse.Namespace) -> int:
     from router.mcp.transports import serve_http, stdio
     from sync.mcp_source import McpSources
 
-    backend: Backend = RemoteBackend(opts.url, api_key=opts.api_key) if opts.url else EmbeddedBackend(opts.settings)
+    backend: Backend = (
+        RemoteBackend(opts.url, api_key=opts.api_key, namespaces=opts.namespaces)
+        if opts.url
+        else EmbeddedBackend(opts.settings)
+    )
     sources = McpSources(opts.upstreams, backend) if opts.upstreams else None
     router = ToolRouterServer(
         backend, opts.namespaces, sources=sources, max_functions=opts.max_functions, working_set=opts.working_set

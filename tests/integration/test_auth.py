@@ -268,5 +268,8 @@ async def test_router_mcp_through_a_keyed_router(serve: Callable[..., Any]) -> N
                 await RemoteBackend("http://test", client=http).start()
             with pytest.raises(Unauthorized, match="refused the request: an API key is not valid"):
                 await RemoteBackend("http://test", api_key=WRONG, client=http).start()
+            with pytest.raises(Forbidden, match=r"refused the request: .* may not use namespace 'devops'"):
+                await RemoteBackend("http://test", api_key=TRAVEL, namespaces=["travel", "devops"], client=http).start()
+            await RemoteBackend("http://test", api_key=TRAVEL, namespaces=["travel"], client=http).start()
 
     assert found[0].name == "search_flights"
