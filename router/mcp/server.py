@@ -75,6 +75,7 @@ FIND_TOOLS_TOOL = types.Tool(
             },
         },
         "required": ["query"],
+        "additionalProperties": False,
     },
     output_schema={
         "type": "object",
@@ -235,6 +236,9 @@ class ToolRouterServer:
 
     async def _find_tools(self, ctx: ServerRequestContext[Any], arguments: Mapping[str, Any]) -> types.CallToolResult:
         query, wanted = arguments.get("query"), arguments.get("max_functions")
+        unknown = sorted(set(arguments) - {"query", "max_functions"})
+        if unknown:  # a "namespace" ignored would answer from other catalogs than the caller meant
+            return error_result(f"find_tools: unexpected arguments {unknown}; it takes 'query' and 'max_functions'")
         if not isinstance(query, str) or not query.strip():
             return error_result("find_tools: 'query' must be a non-empty string saying what you need to do")
         # A bool is an int to isinstance, not to type.

@@ -190,6 +190,9 @@ async def test_stdio_find_tools_builds_the_session_working_set(tmp_path: Path, t
         for bad in ({"query": " "}, {"query": "flights", "max_functions": 0}, {"query": "x", "max_functions": True}):
             result = await session.call_tool("find_tools", bad)
             assert result.is_error, bad
+        result = await session.call_tool("find_tools", {"query": "hotel", "namespace": "commerce"})
+        assert result.is_error
+        assert text(result) == "find_tools: unexpected arguments ['namespace']; it takes 'query' and 'max_functions'"
 
 
 async def test_the_documented_python_client_runs(tmp_path: Path, travel: Path) -> None:
