@@ -11,7 +11,7 @@ from router.api.schemas import Explanation, LeftOutOut, MemoryOut, RoutedFunctio
 from router.catalog.functions import FunctionDef
 from router.routing.routed import Turn, pinned_first
 from router.sessions.memory import memory_context
-from router.tools import ToolList, catalog_tools
+from router.tools import ToolList, anthropic_tools, catalog_tools
 from router.tools.limits import CHAT_COMPLETIONS_TOOLS, LeftOut, named
 
 router = body_router("/v1", ["route"], Depends(get_access))
@@ -41,7 +41,8 @@ async def route(body: RouteIn, access: AccessDep, turns: TurnRouterDep, runtime:
     chosen = pinned_first(routed)
     runtime.metrics.routed("route")
     explained = {n: Explanation.model_validate(e, from_attributes=True) for n, e in routed.explanations.items()}
-    listed = chat_tools([f for f, _, _ in chosen])
+    functions = [f for f, _, _ in chosen]
+    listed = anthropic_tools(functions) if body.format == "anthropic" else chat_tools(functions)
     if body.defer_rest and not routed.degraded:
         catalog = await runtime.catalogs.functions(body.namespace)
         listed = catalog_tools(body.format, body.namespace, catalog, loaded=[f.name for f, _, _ in chosen])

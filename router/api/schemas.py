@@ -167,7 +167,9 @@ class RouteIn(BaseModel):
         "(`defer_loading`) and the client-executed search tool, in the shape of `format`",
     )
     format: Literal["openai", "anthropic"] = Field(
-        "openai", description="with `defer_rest`: the API whose `tools` array to answer (OpenAI Responses or Anthropic)"
+        "openai",
+        description="the API whose `tools` array to answer: OpenAI (Chat Completions; Responses with `defer_rest`) "
+        "or Anthropic (Messages)",
     )
 
 
@@ -256,8 +258,8 @@ class RouteOut(BaseModel):
 
     functions: list[RoutedFunction]
     tools: list[dict[str, Any]] = Field(
-        description="the same functions as OpenAI tool objects, same order; with `defer_rest`, the whole catalog "
-        "as the `tools` array of `format`"
+        description="the same functions as tool objects of `format` (Chat Completions or Anthropic), same order; "
+        "with `defer_rest`, the whole catalog as the `tools` array of `format`"
     )
     history: list[dict[str, Any]] = Field(
         default_factory=list, description="the session's last messages, as chat messages (store fields removed)"

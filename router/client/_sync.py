@@ -89,7 +89,8 @@ class RouterClient(Connection):
             explain: add to each function the parts of its score (``RoutedFunction.explanation``).
             defer_rest: ``tools`` becomes the whole catalog as an API's tools array: the routed
                 functions loaded, every other one deferred, and the search tool (see ``tools``).
-            format: with ``defer_rest``, that API: ``openai`` (Responses, the default) or ``anthropic``.
+            format: the API of ``tools``: ``openai`` (the default: Chat Completions, or Responses with
+                ``defer_rest``) or ``anthropic``.
 
         Raises:
             NotFoundError: no catalog of that namespace.

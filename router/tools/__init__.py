@@ -118,6 +118,12 @@ class ToolList:
     left_out: list[LeftOut] = field(default_factory=list)
 
 
+def anthropic_tools(functions: Sequence[FunctionDef]) -> ToolList:
+    """The functions as Anthropic Messages ``tools``, in order, within the names that API takes."""
+    usable, left_out = named("anthropic", functions)
+    return ToolList([_anthropic_tool(f, deferred=False) for f in usable], left_out)
+
+
 def catalog_tools(
     format: ListFormat,
     namespace: str,

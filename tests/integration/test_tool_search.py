@@ -9,6 +9,7 @@ from typing import Any
 
 import httpx
 import pytest
+from anthropic.types import ToolParam as AnthropicToolParam
 from anthropic.types import ToolResultBlockParam, ToolUnionParam
 from mcp import types as mcp_types
 from openai.types.responses import ResponseInputItemParam, ToolParam
@@ -238,8 +239,13 @@ async def test_a_route_with_defer_rest_loads_the_routed_and_defers_the_rest(serv
     for tool in anthropic.json()["tools"]:
         conforms(ToolUnionParam, tool)
     assert [t["name"] for t in anthropic.json()["tools"][1:4]] == routed
+    chat = await served.client.post("/v1/route", json={**body, "defer_rest": False})
+    assert [t["function"]["name"] for t in chat.json()["tools"]] == routed
     plain = await served.client.post("/v1/route", json={**body, "defer_rest": False, "format": "anthropic"})
-    assert [t["function"]["name"] for t in plain.json()["tools"]] == routed
+    for tool in plain.json()["tools"]:
+        conforms(AnthropicToolParam, tool)
+    assert [t["name"] for t in plain.json()["tools"]] == routed
+    assert all("input_schema" in t and "defer_loading" not in t for t in plain.json()["tools"])
 
 
 async def test_a_key_limited_to_namespaces_may_search_only_those(serve: Callable[..., Any]) -> None:
