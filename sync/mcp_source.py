@@ -88,6 +88,15 @@ class CatalogSink(Protocol):
         """Make ``namespace`` hold exactly ``functions``."""
 
 
+def _reason(exc: BaseException) -> str:
+    """What went wrong, in a line: the first failure inside task groups' exception groups."""
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    if isinstance(exc, OSError) and exc.strerror:
+        return f"{exc.strerror}: {exc.filename}" if exc.filename else exc.strerror
+    return str(exc) or type(exc).__name__
+
+
 def error_result(text: str) -> types.CallToolResult:
     """A tool result that reports a failure to the model."""
     return types.CallToolResult(content=[types.TextContent(text=text)], is_error=True)
@@ -140,6 +149,7 @@ class McpSource:
         self._session: ClientSession | None = None
         self._wake = asyncio.Event()
         self._broken = False
+        self.failure: str | None = None  # why the last connection failed, until one lists the tools
 
     @property
     def namespace(self) -> str:
@@ -160,6 +170,7 @@ class McpSource:
                     self._session, delay = session, 1.0
                     await self._follow(session)
             except Exception as exc:
+                self.failure = _reason(exc)
                 log.warning(
                     "upstream unavailable; its catalog is unchanged",
                     extra={"upstream": self.config.name, "target": self.config.describe(), "detail": repr(exc)},
@@ -214,6 +225,7 @@ class McpSource:
         self.tools = {t.name: t for t in tools if t.name in kept}
         await self._sink.apply(self.namespace, functions, source=self.source)
         self.syncs += 1
+        self.failure = None
         self.listed.set()
         extra = {"upstream": self.config.name, "namespace": self.namespace, "tools": len(kept)}
         log.log(logging.INFO if changed else logging.DEBUG, "upstream listed", extra=extra)

@@ -163,7 +163,7 @@ class ToolRouterServer:
         unavailable: list[str] = []
         for namespace, answer in zip(self.namespaces, answers, strict=True):
             if isinstance(answer, RouterError):
-                unavailable.append(f"{namespace}: {answer.detail}")
+                unavailable.append(f"{namespace}: {self._why(namespace, answer)}")
             elif isinstance(answer, BaseException):
                 raise answer
             else:
@@ -181,6 +181,13 @@ class ToolRouterServer:
                 chosen[(function.namespace, function.name)] = function
                 ranked += 1
         return Finding(list(chosen.values()), unavailable)
+
+    def _why(self, namespace: str, error: RouterError) -> str:
+        """Why ``namespace`` could not be searched: an upstream that never listed says why, not "no catalog"."""
+        source = self.sources.filling(namespace) if self.sources else None
+        if source is None or source.syncs or source.failure is None:
+            return error.detail
+        return f"upstream {source.config.name!r} has not been listed ({source.failure}); retrying in the background"
 
     def _tool(self, name: str, function: Found) -> types.Tool:
         source = self.sources.owner(function.namespace, function.name) if self.sources else None

@@ -438,6 +438,27 @@ async def test_two_upstreams_with_the_same_tool_names_keep_both(tmp_path: Path, 
         await backend.stop()
 
 
+async def test_an_upstream_that_cannot_start_says_why(tmp_path: Path, embedders: EmbedderPool) -> None:
+    settings = Settings(storage=StorageSettings(data=tmp_path / "data"))
+    backend = EmbeddedBackend(settings, runtime=Runtime(settings, embedders=embedders))
+    upstream = UpstreamConfig("desk", command=str(tmp_path / "no-such-server"), timeout_seconds=5)
+    sources = McpSources([upstream], backend)
+    router = ToolRouterServer(backend, ["desk"], sources=sources)
+    await backend.start()
+    try:
+        await sources.start()
+        async with Client(router.server, mode="legacy") as client:
+            result = await client.call_tool("find_tools", {"query": "weather forecast for Lisbon"})
+        assert result.is_error
+        assert text(result) == (
+            f"find_tools: desk: upstream 'desk' has not been listed (No such file or directory: "
+            f"{tmp_path / 'no-such-server'}); retrying in the background"
+        )
+    finally:
+        await sources.stop()
+        await backend.stop()
+
+
 # --- Without a model: configuration, the working set, merging namespaces ---------------------
 
 
