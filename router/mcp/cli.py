@@ -24,6 +24,7 @@ from router.embedding import missing_model
 from router.server import logs
 from router.server.embedding_settings import EmbeddingSettings
 from router.server.settings import ServerSettings, Settings, StorageSettings, SyncSettings, problems
+from router.storage.base import StorageUnavailable
 
 # Importing the MCP SDK takes a second or more: it is imported when `router mcp` runs, never
 # when `router` only builds its parser.
@@ -157,7 +158,10 @@ async def serve(opts: argparse.Namespace) -> int:
         try:
             await backend.start()
         except Exception as exc:
-            log.error("cannot start the router", extra={"detail": getattr(exc, "detail", None) or repr(exc)})
+            detail = getattr(exc, "detail", None) or str(exc) or repr(exc)
+            if isinstance(exc, StorageUnavailable) and opts.url is None:  # most often a router serve holds it
+                detail += "; to search through the router that holds it, give router mcp its --url"
+            log.error("cannot start the router", extra={"detail": detail})
             return 1
         if sources is not None:
             stack.push_async_callback(sources.stop)

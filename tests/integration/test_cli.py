@@ -162,6 +162,15 @@ def test_a_model_that_is_not_here_is_said_in_one_line(command: str, tmp_path: Pa
     ]
 
 
+def test_mcp_on_a_data_directory_in_use_points_to_the_router_holding_it(locked: Path) -> None:
+    result = router("mcp", "--namespace", "travel", "--data", locked, timeout=60)
+
+    assert result.returncode == 1
+    assert f"data directory {locked} is in use by pid {os.getpid()}" in result.stderr
+    assert "to search through the router that holds it, give router mcp its --url" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
 def test_sync_switches_the_text_template(tmp_path: Path, catalog_dir: Path) -> None:
     write_catalog(catalog_dir, "tools", [WEATHER, STOCKS, TIMEZONE])
     data = tmp_path / "data"
