@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
+from pydantic_settings import SettingsError
 
 from router.api.keys import AuthSettings, exposure, is_loopback
 from router.common.errors import RouterError
@@ -252,7 +253,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return mcp_cli.run(args)
     try:
         settings = settings_from(args)
-    except ValidationError as exc:
+    except (ValidationError, SettingsError) as exc:
         print(f"router: invalid settings: {problems(exc)}", file=sys.stderr)
         return 2
     # A report's own output is what matters: its routine logs stay quiet unless asked for.

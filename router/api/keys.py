@@ -144,7 +144,9 @@ class AuthSettings(BaseSettings):
     """Who may call the HTTP API, and where an API without keys may listen."""
 
     # Validation errors would otherwise quote the raw value, keys included.
-    model_config = SettingsConfigDict(env_prefix="ROUTER_", extra="ignore", hide_input_in_errors=True)
+    model_config = SettingsConfigDict(
+        env_prefix="ROUTER_", extra="ignore", hide_input_in_errors=True, env_ignore_empty=True
+    )
 
     api_keys: SecretStr | None = Field(None, description='JSON: each key to "*" or a list of namespaces')
     api_keys_file: Path | None = Field(None, description="a file holding that JSON instead")

@@ -22,7 +22,7 @@ COUNTED = {"messages": ("messages", "per request"), "functions": ("functions", "
 class LimitSettings(BaseSettings):
     """How large a request may be."""
 
-    model_config = SettingsConfigDict(env_prefix="ROUTER_LIMIT_", extra="forbid")
+    model_config = SettingsConfigDict(env_prefix="ROUTER_LIMIT_", extra="forbid", env_ignore_empty=True)
 
     body_bytes: int = Field(MIB, ge=1024, description="largest request body, catalog PUTs aside")
     catalog_bytes: int = Field(32 * MIB, ge=1024, description="largest PUT /v1/catalogs/{namespace} body")

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
+from pydantic_settings import SettingsError
 
 from router.catalog.functions import validate_namespace
 from router.common.errors import RouterError
@@ -124,7 +125,7 @@ def options(args: argparse.Namespace) -> argparse.Namespace:
             sync=SyncSettings(**_given(catalog=catalog)),
             server=ServerSettings(**_given(log_level=args.log_level, log_format=args.log_format)),
         )
-    except ValidationError as exc:
+    except (ValidationError, SettingsError) as exc:
         raise ConfigError(f"invalid settings: {problems(exc)}") from exc
     embedding = args.settings.embedding
     problem = None if args.url or embedding.remote else missing_model(embedding.model)

@@ -9,7 +9,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 class RouteSettings(BaseSettings):
     """How a turn is routed, and what context comes back with it."""
 
-    model_config = SettingsConfigDict(env_prefix="ROUTER_ROUTE_", extra="forbid")
+    model_config = SettingsConfigDict(env_prefix="ROUTER_ROUTE_", extra="forbid", env_ignore_empty=True)
 
     max_functions: int = Field(3, ge=1, le=128, description="functions returned when a request does not say")
     recent_messages: int = Field(2, ge=0, le=100, description="earlier messages that add context to the new turn")

@@ -89,11 +89,12 @@ class EmbeddingSettings(BaseSettings):
         if not self.remote:
             given = [f"{p}{name.upper()}" for name in _REMOTE_ONLY if name in self.model_fields_set]
             if given:
-                raise ValueError(f"{', '.join(given)} only apply to an embedding service; set {p}URL or remove them")
+                verb, them = ("applies", "it") if len(given) == 1 else ("apply", "them")
+                raise ValueError(f"{', '.join(given)} only {verb} to an embedding service; set {p}URL or remove {them}")
             return self
         if self.url is None:
             raise ValueError(f"{p}PROVIDER={self.provider} needs the service's {p}URL")
-        if self.model == DEFAULT_MODEL:
+        if self.model in ("", DEFAULT_MODEL):
             raise ValueError(
                 f"{p}URL is set: set {p}MODEL to the model the service serves (e.g. text-embedding-3-small)"
             )

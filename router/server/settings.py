@@ -7,11 +7,12 @@ the embedding ones in ``router.server.embedding_settings``; all are gathered her
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field, ValidationError, model_validator
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic import AliasChoices, Field, ValidationError, model_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict, SettingsError
 
 from router.api.keys import AuthSettings
 from router.catalog.limits import LimitSettings
@@ -76,10 +77,12 @@ class StorageSettings(BaseSettings):
                 f"ROUTER_STORAGE_WRITE_CONSISTENCY_FACTOR={factor} exceeds the replication factor {replicas}; "
                 "set ROUTER_STORAGE_REPLICATION_FACTOR to at least as much"
             )
-        if self.qdrant_url is None and self._cluster_settings():
+        given = self._cluster_settings()
+        if self.qdrant_url is None and given:
+            verb, them = ("applies", "it") if len(given) == 1 else ("apply", "them")
             raise ValueError(
-                f"{', '.join(self._cluster_settings())} only apply to a Qdrant server; "
-                "set ROUTER_STORAGE_QDRANT_URL (--qdrant-url) or remove them"
+                f"{', '.join(given)} only {verb} to a Qdrant server; "
+                f"set ROUTER_STORAGE_QDRANT_URL (--qdrant-url) or remove {them}"
             )
         return self
 
@@ -107,7 +110,7 @@ class StorageSettings(BaseSettings):
 class SyncSettings(BaseSettings):
     """The catalog directory worker."""
 
-    model_config = SettingsConfigDict(env_prefix="ROUTER_SYNC_", extra="forbid")
+    model_config = SettingsConfigDict(env_prefix="ROUTER_SYNC_", extra="forbid", env_ignore_empty=True)
 
     catalog: Path | None = Field(None, description="catalog directory to keep in sync")
     allow_delete: bool = Field(False, description="let an emptied or removed file delete its namespace")
@@ -121,7 +124,7 @@ class SyncSettings(BaseSettings):
 class ServerSettings(BaseSettings):
     """The HTTP server and logging."""
 
-    model_config = SettingsConfigDict(env_prefix="ROUTER_", extra="ignore")
+    model_config = SettingsConfigDict(env_prefix="ROUTER_", extra="ignore", env_ignore_empty=True)
 
     host: str = "127.0.0.1"
     port: int = Field(8000, ge=0, le=65535)
@@ -129,9 +132,31 @@ class ServerSettings(BaseSettings):
     log_format: Literal["json", "text"] = "json"
 
 
-def problems(exc: ValidationError) -> str:
-    """What is wrong with the settings, in one line."""
-    return "; ".join(str(e["msg"]).removeprefix("Value error, ") for e in exc.errors())
+def problems(exc: ValidationError | SettingsError) -> str:
+    """What is wrong with the settings, in one line, naming each variable at fault."""
+    classes = {c.__name__: c for c in _CLASSES}
+    if isinstance(exc, SettingsError):  # a variable that holds JSON could not be parsed
+        field = re.search(r'field "(\w+)"', str(exc))
+        owner = next((c for c in _CLASSES if field and field[1] in c.model_fields), None)
+        return f"{variable(owner, field[1])} is not valid JSON" if owner and field else str(exc)
+    said: dict[str, list[str]] = {}
+    for error in exc.errors():
+        loc, message = error["loc"], str(error["msg"]).removeprefix("Value error, ")
+        model = classes.get(exc.title)
+        name = variable(model, loc[0]) if model and loc and isinstance(loc[0], str) else ""
+        said.setdefault(name, []).append(message)
+    return "; ".join(f"{name}: {' or '.join(m)}" if name else "; ".join(m) for name, m in said.items())
+
+
+def variable(model: type[BaseSettings], field: str) -> str:
+    """The environment variable of ``model``'s ``field``."""
+    info = model.model_fields.get(field)
+    alias = info.validation_alias if info is not None else None
+    if isinstance(alias, AliasChoices) and isinstance(alias.choices[0], str):
+        alias = alias.choices[0]
+    if isinstance(alias, str):
+        return alias.upper()
+    return f"{model.model_config.get('env_prefix', '')}{field}".upper()
 
 
 class Settings:
@@ -157,3 +182,15 @@ class Settings:
         self.auth = auth or AuthSettings()
         self.limits = limits or LimitSettings()
         self.multilingual = multilingual or MultilingualSettings()
+
+
+_CLASSES: tuple[type[BaseSettings], ...] = (
+    AuthSettings,
+    EmbeddingSettings,
+    LimitSettings,
+    MultilingualSettings,
+    RouteSettings,
+    ServerSettings,
+    StorageSettings,
+    SyncSettings,
+)

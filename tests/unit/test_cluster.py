@@ -136,5 +136,5 @@ def test_the_command_line_says_what_to_change(
     code = cli.main(["sync", "--catalog", str(tmp_path), "--data", str(tmp_path / "d")])
 
     assert code == 2
-    assert "ROUTER_STORAGE_SHARD_NUMBER only apply to a Qdrant server" in capsys.readouterr().err
+    assert "ROUTER_STORAGE_SHARD_NUMBER only applies to a Qdrant server" in capsys.readouterr().err
     assert not (tmp_path / "d").exists()

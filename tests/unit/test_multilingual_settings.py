@@ -34,7 +34,7 @@ def test_a_service_is_read_from_the_environment(monkeypatch: pytest.MonkeyPatch)
 
 
 def test_options_of_a_service_need_its_url() -> None:
-    with pytest.raises(ValidationError, match="only apply to an embedding service"):
+    with pytest.raises(ValidationError, match="only applies to an embedding service"):
         MultilingualSettings(model="multilingual-e5-small-q4", query_input_type="query")
 
 
@@ -42,7 +42,7 @@ def test_options_of_a_service_need_its_url() -> None:
     ("given", "named"),
     [
         ({"text": "raw"}, "ROUTER_MULTILINGUAL_TEXT='raw' is unknown"),
-        ({"query_input_type": "query"}, "ROUTER_MULTILINGUAL_QUERY_INPUT_TYPE only apply"),
+        ({"query_input_type": "query"}, "ROUTER_MULTILINGUAL_QUERY_INPUT_TYPE only applies"),
         ({"url": URL, "provider": "azure"}, "ROUTER_MULTILINGUAL_PROVIDER=azure needs ROUTER_MULTILINGUAL_API_VERSION"),
     ],
 )

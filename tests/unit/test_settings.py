@@ -11,7 +11,7 @@ from router import cli
 from router.embedding import DEFAULT_MODEL
 from router.retrieval.texts import DEFAULT_TEMPLATE
 from router.server.embedding_settings import EmbeddingSettings
-from router.server.settings import ServerSettings, Settings, StorageSettings, SyncSettings
+from router.server.settings import RouteSettings, ServerSettings, Settings, StorageSettings, SyncSettings
 
 
 def test_defaults() -> None:
@@ -163,3 +163,44 @@ def test_unknown_template_flag_exits_2(tmp_path: Path, capsys: pytest.CaptureFix
 
     assert code == 2
     assert "ROUTER_EMBEDDING_TEXT='raw' is unknown" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("variable", "value", "said"),
+    [
+        ("ROUTER_ROUTE_MAX_FUNCTIONS", "-3", "ROUTER_ROUTE_MAX_FUNCTIONS: Input should be greater than or equal to 1"),
+        ("ROUTER_PORT", "abc", "ROUTER_PORT: Input should be a valid integer"),
+        ("ROUTER_LOG_LEVEL", "verbose", "ROUTER_LOG_LEVEL: Input should be 'debug', 'info', 'warning' or 'error'"),
+        ("ROUTER_ROUTE_ROLES", "[user", "ROUTER_ROUTE_ROLES is not valid JSON"),
+        ("ROUTER_MULTILINGUAL_URL", "http://127.0.0.1:9/v1", "set ROUTER_MULTILINGUAL_MODEL to the model"),
+    ],
+)
+def test_a_bad_variable_is_named_in_one_line(
+    variable: str,
+    value: str,
+    said: str,
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    monkeypatch.setenv(variable, value)
+
+    code = cli.main(["sync", "--catalog", str(tmp_path), "--data", str(tmp_path / "d")])
+
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2
+    assert len(err) == 1
+    assert err[0].startswith("router: invalid settings: ")
+    assert said in err[0]
+
+
+def test_an_empty_variable_counts_as_unset(monkeypatch: pytest.MonkeyPatch) -> None:
+    for variable in ("ROUTER_SYNC_CATALOG", "ROUTER_API_KEYS_FILE", "ROUTER_ROUTE_MAX_FUNCTIONS", "ROUTER_PORT"):
+        monkeypatch.setenv(variable, "")
+
+    settings = Settings()
+
+    assert settings.sync.catalog is None
+    assert settings.auth.api_keys_file is None
+    assert settings.route.max_functions == RouteSettings.model_fields["max_functions"].default
+    assert settings.server.port == ServerSettings.model_fields["port"].default
