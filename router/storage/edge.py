@@ -41,6 +41,7 @@ class EdgeStorage:
 
     def __init__(self, path: Path) -> None:
         self._root = Path(path)
+        _check_directory(self._root)
         self._root.mkdir(parents=True, exist_ok=True)
         self._lock_file: IO[str] | None = _lock_directory(self._root)
         self._open: dict[str, EdgeCollection] = {}
@@ -112,8 +113,14 @@ def check_free(root: Path) -> None:
 
     A command checks this before it starts serving, so that the reason is its one line of output.
     """
+    _check_directory(root)
     if (root / ".lock").exists():
         _lock_directory(root, hold=False)
+
+
+def _check_directory(root: Path) -> None:
+    if root.exists() and not root.is_dir():
+        raise StorageUnavailable(f"data directory {root} is a file, not a directory")
 
 
 def _lock_directory(root: Path, *, hold: bool = True) -> IO[str]:

@@ -171,6 +171,27 @@ def test_mcp_on_a_data_directory_in_use_points_to_the_router_holding_it(locked: 
     assert "Traceback" not in result.stderr
 
 
+@pytest.mark.parametrize("command", ["serve", "sync"])
+def test_a_data_directory_that_is_a_file_is_said_in_one_line(command: str, tmp_path: Path, catalog_dir: Path) -> None:
+    data = tmp_path / "data"
+    data.write_text("not a directory")
+
+    result = router(command, "--catalog", catalog_dir, "--data", data, timeout=60)
+
+    assert result.returncode == 3
+    assert result.stderr.strip().splitlines() == [f"router {command}: data directory {data} is a file, not a directory"]
+
+
+def test_serve_with_a_catalog_file_for_a_directory_says_so(tmp_path: Path) -> None:
+    catalog = tmp_path / "travel.json"
+    catalog.write_text("{}")
+
+    result = router("serve", "--catalog", catalog, "--data", tmp_path / "data", timeout=60)
+
+    assert result.returncode == 2
+    assert result.stderr.strip() == f"router serve: catalog directory {catalog} is not a directory"
+
+
 def test_sync_switches_the_text_template(tmp_path: Path, catalog_dir: Path) -> None:
     write_catalog(catalog_dir, "tools", [WEATHER, STOCKS, TIMEZONE])
     data = tmp_path / "data"

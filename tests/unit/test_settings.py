@@ -172,6 +172,7 @@ def test_unknown_template_flag_exits_2(tmp_path: Path, capsys: pytest.CaptureFix
         ("ROUTER_PORT", "abc", "ROUTER_PORT: Input should be a valid integer"),
         ("ROUTER_LOG_LEVEL", "verbose", "ROUTER_LOG_LEVEL: Input should be 'debug', 'info', 'warning' or 'error'"),
         ("ROUTER_ROUTE_ROLES", "[user", "ROUTER_ROUTE_ROLES is not valid JSON"),
+        ("ROUTER_EMBEDDING_DEVICE", "gpu", "ROUTER_EMBEDDING_DEVICE: 'gpu' is not a torch device"),
         ("ROUTER_MULTILINGUAL_URL", "http://127.0.0.1:9/v1", "set ROUTER_MULTILINGUAL_MODEL to the model"),
     ],
 )
