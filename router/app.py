@@ -10,6 +10,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
+from fastapi_offline import FastAPIOffline
 
 from router.api import catalogs, console, errors, examples, misses, route, status, tool_search, users
 from router.api.auth import AuthMiddleware
@@ -46,7 +47,8 @@ def create_app(settings: Settings | None = None, *, runtime: Runtime | None = No
         finally:
             await runtime.stop()
 
-    app = FastAPI(
+    app = FastAPIOffline(
+        static_url="/docs/static",
         title="Tool router",
         version=version(),
         summary="The few functions that matter for each turn of an agent's conversation.",

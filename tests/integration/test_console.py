@@ -221,3 +221,14 @@ async def test_the_api_documentation_links_the_console(serve: Callable[..., Any]
     assert "[console](/console)" in document["info"]["description"]
     assert "/v1/status" in document["paths"]
     assert "/console" not in document["paths"]
+
+
+async def test_the_api_documentation_pages_load_nothing_from_elsewhere(serve: Callable[..., Any]) -> None:
+    async with serve() as served:
+        for page in ("/docs", "/redoc"):
+            html = (await served.client.get(page)).text
+            sources = re.findall(r'(?:src|href)="([^"]+)"', html)
+            assert sources, page
+            assert all(s.startswith("/") for s in sources), (page, sources)
+            for source in sources:
+                assert (await served.client.get(source)).status_code == 200, source
