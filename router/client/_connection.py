@@ -30,16 +30,19 @@ log = logging.getLogger("router.client")
 class _Tries:
     """The tries of one call: after each, how long to wait before the next one, logged."""
 
-    def __init__(self, call: Call[Any], policy: RetryPolicy) -> None:
+    def __init__(self, call: Call[Any], policy: RetryPolicy, base_url: httpx.URL) -> None:
         self._call = call
         self._attempts = Attempts(policy if call.retry else NO_RETRY)
+        self._base_url = str(base_url).rstrip("/")
 
     def after_error(self, exc: httpx.TransportError) -> float:
         """Seconds to wait after ``exc``; raises ``TransportError`` when no try is left."""
         call = self._call
         wait = self._attempts.after_error(exc)
         if wait is None:
-            raise TransportError(f"{call.method} {call.path}: {type(exc).__name__}: {exc}") from exc
+            # The address is said: a client made with the default URL may not be calling the router meant.
+            where = f"{self._base_url}{call.path}"
+            raise TransportError(f"{call.method} {where}: {type(exc).__name__}: {exc}") from exc
         log.info("retrying", extra={"path": call.path, "error": type(exc).__name__, "wait": wait})
         return wait
 
@@ -127,7 +130,7 @@ class Connection(_Connection[httpx.Client]):
         self.close()
 
     def _send(self, call: Call[T]) -> T:
-        tries = _Tries(call, self.retry)
+        tries = _Tries(call, self.retry, self._http.base_url)
         while True:
             try:
                 response = self._http.request(call.method, call.path, json=call.body)
@@ -178,7 +181,7 @@ class AsyncConnection(_Connection[httpx.AsyncClient]):
         await self.aclose()
 
     async def _send(self, call: Call[T]) -> T:
-        tries = _Tries(call, self.retry)
+        tries = _Tries(call, self.retry, self._http.base_url)
         while True:
             try:
                 response = await self._http.request(call.method, call.path, json=call.body)
