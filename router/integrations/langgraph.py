@@ -64,8 +64,11 @@ class RouterToolRetriever:
         limit: tools returned per retrieval (the router's default is 3).
         session_id: the conversation, whose stored messages add context to each retrieval.
         user_id: the user, as for a route.
-        client: the blocking client used by ``retrieve_tools`` (made from ``url`` when absent).
-        async_client: the asyncio client used by ``aretrieve_tools`` (made from ``url`` when absent).
+        client: the blocking client used by ``retrieve_tools``; it must stay open while the agent
+            runs. Without it, each retrieval opens and closes its own, at ``url``.
+        async_client: the asyncio client used by ``aretrieve_tools``, as ``client``. Without it,
+            each retrieval opens its own, at ``client``'s address when given, else at ``url``: a
+            client serves one event loop, and ``asyncio.run`` per request makes a new loop each time.
         url: where the router listens, for the clients made here.
         api_key: their API key.
     """
@@ -90,7 +93,9 @@ class RouterToolRetriever:
         self.user_id = user_id
         self._client, self._async_client = client, async_client
         self._url, self._api_key = url, api_key
-        self._owned: list[RouterClient | AsyncRouterClient] = []
+        self._headers: dict[str, str] = {}
+        if client is not None and async_client is None:  # the asyncio clients made here go where it goes
+            self._url, self._headers = str(client._http.base_url), dict(client._http.headers)
 
     def _ids(self, names: Sequence[str], wanted: int) -> tuple[list[str], bool]:
         """The registry ids of ``names``, at most ``wanted``, and whether a wider search may find more."""
@@ -109,37 +114,33 @@ class RouterToolRetriever:
 
     def search(self, query: str) -> list[str]:
         """The registry ids of the tools found for ``query``, best first."""
-        if self._client is None:
-            self._client = RouterClient(self._url, api_key=self._api_key)
-            self._owned.append(self._client)
-        names = self._client.tool_search(self.namespace, query, **self._options()).names
+        if self._client is not None:
+            return self._search(self._client, query)
+        with RouterClient(self._url, api_key=self._api_key) as client:
+            return self._search(client, query)
+
+    def _search(self, client: RouterClient, query: str) -> list[str]:
+        names = client.tool_search(self.namespace, query, **self._options()).names
         wanted = self.limit or len(names)
         ids, short = self._ids(names, wanted)
         if short:
-            ids, _ = self._ids(self._client.tool_search(self.namespace, query, **self._options(True)).names, wanted)
+            ids, _ = self._ids(client.tool_search(self.namespace, query, **self._options(True)).names, wanted)
         return ids
 
     async def asearch(self, query: str) -> list[str]:
         """``search``, awaited."""
-        if self._async_client is None:
-            self._async_client = AsyncRouterClient(self._url, api_key=self._api_key)
-            self._owned.append(self._async_client)
-        names = (await self._async_client.tool_search(self.namespace, query, **self._options())).names
+        if self._async_client is not None:
+            return await self._asearch(self._async_client, query)
+        async with AsyncRouterClient(self._url, api_key=self._api_key, headers=self._headers) as client:
+            return await self._asearch(client, query)
+
+    async def _asearch(self, client: AsyncRouterClient, query: str) -> list[str]:
+        names = (await client.tool_search(self.namespace, query, **self._options())).names
         wanted = self.limit or len(names)
         ids, short = self._ids(names, wanted)
         if short:
-            wider = await self._async_client.tool_search(self.namespace, query, **self._options(True))
-            ids, _ = self._ids(wider.names, wanted)
+            ids, _ = self._ids((await client.tool_search(self.namespace, query, **self._options(True))).names, wanted)
         return ids
-
-    async def aclose(self) -> None:
-        """Close the clients made here (those passed in belong to the caller)."""
-        for client in self._owned:
-            if isinstance(client, AsyncRouterClient):
-                await client.aclose()
-            else:
-                client.close()
-        self._owned.clear()
 
 
 def retrieve_tools(

@@ -358,3 +358,8 @@ def test_the_documented_langgraph_retriever(live: LiveServer, capsys: pytest.Cap
     scope = run_doc_block("tool-search-langgraph", live)
     assert "['currency']" in capsys.readouterr().out
     assert callable(scope["build_agent"])
+    # The agent outlives the block that wrote the catalog, and may be served with asyncio.run per request.
+    question = "Restart the payments service"
+    assert scope["retrieve"](question) == ["restart"]
+    for _ in range(2):
+        assert asyncio.run(scope["aretrieve"](question)) == ["restart"]

@@ -125,10 +125,7 @@ async def test_the_async_retrieval_runs_in_an_async_agent(live: LiveServer) -> N
         result = await agent.compile().ainvoke({"messages": [HumanMessage("How much is 100 euros in dollars?")]})
     check_run(result, model)
     retriever = RouterToolRetriever("bigtool", registry=REGISTRY, url=live.url)
-    try:
-        assert (await retriever.asearch("restart the payments service"))[0] == "tool-4"
-    finally:
-        await retriever.aclose()
+    assert (await retriever.asearch("restart the payments service"))[0] == "tool-4"
 
 
 def test_without_a_registry_the_ids_are_the_function_names(live: LiveServer) -> None:
