@@ -15,12 +15,19 @@ from typing import TYPE_CHECKING, Any
 
 from agent_framework import ChatContext, ChatMiddleware, Content, FunctionTool, Message
 
-from router.client import RouterClientError
+from router.client import RouterClientError, TransportError, UnavailableError
 
 if TYPE_CHECKING:
     from router.integrations.agent_framework import RouterContextProvider
 
 log = logging.getLogger("router.integrations.agent_framework")
+
+
+def trouble(exc: RouterClientError) -> str:
+    """How a failed call opens its log line: the sidecar down, or refusing what was asked."""
+    down = isinstance(exc, TransportError | UnavailableError)
+    return "tool router unavailable" if down else "tool router refused the request"
+
 
 SEARCH_TOOL = "tool_search"
 # The most functions a route may answer: how far to look for an agent's own tools.
@@ -53,7 +60,7 @@ async def search_tool(
                 user_id=user_id or provider.user_id,
             )
         except RouterClientError as exc:
-            log.warning("tool router unavailable, the search found nothing: %s", exc)
+            log.warning("%s, the search found nothing: %s", trouble(exc), exc)
             return json.dumps({"error": f"the tool search is unavailable: {exc}"})
         advertised.update(found.names)
         functions = [{"name": f.name, "description": f.description} for f in found.functions]
@@ -86,7 +93,7 @@ async def widened(
             history_messages=0,
         )
     except RouterClientError as exc:
-        log.warning("tool router unavailable, advertising every tool: %s", exc)
+        log.warning("%s, advertising every tool: %s", trouble(exc), exc)
         return sorted(held)
     best = [name for name in routed.names if name in held][:count]
     log.warning("the routed functions are not among the agent's tools; advertising its best instead: %s", best)

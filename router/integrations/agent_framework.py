@@ -50,7 +50,7 @@ except ImportError as exc:  # the extra is not installed
     ) from exc
 
 from router.client import AsyncRouterClient, MemoriesDeleted, RouterClientError, StoredMemory
-from router.integrations._af import RoutedTools, from_router, search_tool, to_router, widened
+from router.integrations._af import RoutedTools, from_router, search_tool, to_router, trouble, widened
 
 __all__ = ["RouterContextProvider", "tool_definitions"]
 
@@ -107,6 +107,11 @@ class RouterContextProvider(ContextProvider):
         search_tool: bool = False,
         search_functions: int | None = None,
     ) -> None:
+        if not isinstance(client, AsyncRouterClient):
+            raise TypeError(
+                f"RouterContextProvider needs an AsyncRouterClient (Agent Framework runs on asyncio), "
+                f"not {type(client).__name__}"
+            )
         super().__init__(source_id)
         self.client = client
         self.namespace = namespace
@@ -190,7 +195,7 @@ class RouterContextProvider(ContextProvider):
                 self._catalog_names(),
             )
         except RouterClientError as exc:
-            log.warning("tool router unavailable, advertising every tool: %s", exc)
+            log.warning("%s, advertising every tool: %s", trouble(exc), exc)
             return
         context.metadata[self.source_id] = {"functions": routed.names, "known": len(known)}
         advertised = set(routed.names)
@@ -235,7 +240,7 @@ class RouterContextProvider(ContextProvider):
                 session.session_id, messages, user_id=state.get("user_id", self.user_id), namespace=self.namespace
             )
         except RouterClientError as exc:
-            log.warning("tool router unavailable, the run's messages were not stored: %s", exc)
+            log.warning("%s, the run's messages were not stored: %s", trouble(exc), exc)
 
     async def _catalog_names(self) -> frozenset[str]:
         cached = self._catalog

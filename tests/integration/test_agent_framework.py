@@ -274,15 +274,24 @@ async def test_a_down_sidecar_fails_open(caplog: pytest.LogCaptureFixture) -> No
     assert response.text == "Done."
     assert len(chat.requests[0].tools) == len(tools.all)
     warnings = [r.getMessage() for r in caplog.records]
-    assert any("advertising every tool" in w for w in warnings)
+    assert any(w.startswith("tool router unavailable, advertising every tool") for w in warnings)
     assert any("not stored" in w for w in warnings)
 
 
-async def test_an_unknown_namespace_fails_open(router: AsyncRouterClient) -> None:
+async def test_an_unknown_namespace_fails_open(router: AsyncRouterClient, caplog: pytest.LogCaptureFixture) -> None:
     chat, tools = ScriptedChatClient(), Tools()
     agent = agent_with(chat, RouterContextProvider(router, namespace="no-such-namespace"), tools)
-    await agent.run(FLIGHT, session=agent.create_session())
+    with caplog.at_level(logging.WARNING, logger="router.integrations.agent_framework"):
+        await agent.run(FLIGHT, session=agent.create_session())
     assert len(chat.requests[0].tools) == len(tools.all)
+    warnings = [r.getMessage() for r in caplog.records]
+    assert any(w.startswith("tool router refused the request, advertising every tool: ") for w in warnings)
+    assert any("no catalog named 'no-such-namespace'" in w for w in warnings)
+
+
+def test_the_provider_takes_the_asyncio_client(sync_router: RouterClient) -> None:
+    with pytest.raises(TypeError, match=r"needs an AsyncRouterClient .* not RouterClient"):
+        RouterContextProvider(sync_router)  # type: ignore[arg-type]
 
 
 async def test_streaming_runs_are_routed_and_stored(router: AsyncRouterClient, sync_router: RouterClient) -> None:
