@@ -176,7 +176,11 @@ _TROUBLE = re.compile(
 # Secrets are never kept, whoever asks; conditions and pasted data are not facts about the user.
 _NEVER = re.compile(
     r"\b(?:passwords?|passcodes?|passphrases?|pin(?: code)?|api keys?|tokens?|secrets?|credentials|"
-    r"credit cards?|card numbers?|cvv|cvc|iban|social security|ssn)\b"
+    r"credit cards?|card numbers?|cvv|cvc|iban|social security|ssn|logins?|connection strings?|private keys?|"
+    r"access (?:keys?|ids?)|(?:2fa|mfa|otp|one-time|verification|security|access|door|gate|alarm|safe|entry) codes?|"
+    r"recovery (?:codes?|phrases?)|seed phrases?)\b"
+    # a URL holding a user and password, an AWS access key id
+    r"|\w+://[^\s/:@]+:[^\s@]+@|\bAKIA[0-9A-Z]{16}\b"
     r"|^(?:if|suppose|supposing|assuming|assume|imagine|let us say|say|here is|here are|given)\b",
     _FLAGS,
 )
