@@ -25,9 +25,11 @@ _MONTH = (
 _NTH = r"(?P<nth>\d{1,2})(?:st|nd|rd|th)?"
 _PARTS = "(?:morning|afternoon|evening|night)s"  # "on Monday evenings" is a habit, not a day
 _COUNT = r"(?P<count>\d+|an?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|a couple of|a few)"
-# Yearly dates are facts, and a standing habit ("never on Fridays") holds beyond the day it names.
+# Yearly dates are facts ("my daughter turns 10 on June 3"), and a standing habit ("never on
+# Fridays") holds beyond the day it names.
 _LASTING = re.compile(
-    r"\b(?:birthdays?|anniversar(?:y|ies)|born|name day|always|never|usually|every|each|whenever|from now on)\b",
+    r"\b(?:birthdays?|anniversar(?:y|ies)|born|turns \d+|name day|always|never|usually|every|each|whenever|"
+    r"from now on)\b",
     _FLAGS,
 )
 # "I have been vegan for two months": a span that has passed, not one to come.

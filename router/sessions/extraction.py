@@ -116,8 +116,8 @@ _FIRM = re.compile(
 # dash, "and", "but", "so" or "because" before the user's "I", "we", "my" or "our", unless the
 # sentence opens on a condition or a time ("If I have $100, I ...", "When I travel, I ...").
 _CLAUSE = re.compile(
-    r"\s*(?:[,;]|\s-)\s*(?:(?:and|but|so|because|since|as)\s+)?(?=(?:i|i'm|we|we're|my|our)\b)"
-    r"|\s+(?:and|but|so|because)\s+(?=(?:i|i'm|we|we're|my|our)\b)",
+    r"\s*(?:[,;]|\s[-\u2013\u2014]|[\u2013\u2014])\s*(?:(?:and|but|so|because|since|as)\s+)?(?=(?:i|i'm|im|we|we're|my|our)\b)"
+    r"|\s+(?:and|but|so|because)\s+(?=(?:i|i'm|im|we|we're|my|our)\b)",
     _FLAGS,
 )
 _SUBORDINATE = re.compile(
@@ -134,7 +134,7 @@ _PREFERS = re.compile(
     _FLAGS,
 )
 # The date of a yearly event is a fact ("our anniversary is June 12").
-_YEARLY = re.compile(r"\b(?:birthdays?|anniversar(?:y|ies)|born on)\b", _FLAGS)
+_YEARLY = re.compile(r"\b(?:birthdays?|anniversar(?:y|ies)|born on|turns \d+)\b", _FLAGS)
 # A fact about today only: not durable unless a standing marker says so.
 _ONE_OFF = re.compile(
     r"\b(?:today|tonight|tomorrow|yesterday|this (?:morning|afternoon|evening|week|weekend|month|time)|"
@@ -197,6 +197,7 @@ _STATEMENT = re.compile(
 )
 _CONTRACTIONS = (
     (re.compile(r"\b(i|we|you|they)'m\b", _FLAGS), r"\1 am"),
+    (re.compile(r"\b[Ii]m\b"), "i am"),  # "im vegetarian", typed without the apostrophe ("IM" is a chat)
     (re.compile(r"\bcannot\b", _FLAGS), "can not"),
     (re.compile(r"\b(i|we|you|they)'re\b", _FLAGS), r"\1 are"),
     (re.compile(r"\b(i|we|you|they)'ve\b", _FLAGS), r"\1 have"),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from router.sessions.expiry import expires_at
 from router.sessions.extraction import StatementExtractor, is_memory, memory_candidates, without_statements
 from tests.everyday_statements import KEPT, NOT_KEPT, TROUBLE
 
@@ -111,6 +112,7 @@ CLAUSES = {
     "I am vegetarian and I need a restaurant near the Louvre.": ["I am vegetarian."],
     "Find a flight to Rome, but I hate red-eye flights.": ["I hate red-eye flights."],
     "I'm hungry, and I'm allergic to peanuts.": ["I'm allergic to peanuts."],
+    "Find me a hotel in Berlin \u2014 I hate hotels without a gym.": ["I hate hotels without a gym."],
     # a clause that sets up the request, a condition, a passing plan: nothing
     "I have an audio file, and I would like to find its beats.": [],
     "If I have 100 dollars, I prefer stocks.": [],
@@ -157,6 +159,15 @@ def test_a_situation_of_a_time_is_kept_and_a_past_one_is_not() -> None:
     assert extractor.extract("I'm on call until Friday.") == ["I'm on call until Friday."]
     assert extractor.extract("We met yesterday.") == []
     assert extractor.extract("Our anniversary is June 12.") == ["Our anniversary is June 12."]
+    # A yearly date is a fact: it does not end the memory.
+    assert expires_at("My daughter Emma turns 10 on June 3, she loves Lego.") is None
+
+
+def test_im_without_its_apostrophe_is_i_am() -> None:
+    extractor = StatementExtractor()
+    assert extractor.extract("im vegetarian") == ["Im vegetarian"]
+    assert extractor.extract("Im allergic to nuts") == ["Im allergic to nuts"]
+    assert extractor.extract("The IM channel is #ops") == []
 
 
 @pytest.mark.parametrize(
