@@ -113,6 +113,10 @@ CLAUSES = {
     "Find a flight to Rome, but I hate red-eye flights.": ["I hate red-eye flights."],
     "I'm hungry, and I'm allergic to peanuts.": ["I'm allergic to peanuts."],
     "Find me a hotel in Berlin \u2014 I hate hotels without a gym.": ["I hate hotels without a gym."],
+    "I'm vegetarian, any good places near the office?": ["I'm vegetarian."],
+    "I'm lactose intolerant, can you find oat milk?": ["I'm lactose intolerant."],
+    "My budget for the new laptop is 1200 euros, what do you have?": ["My budget for the new laptop is 1200 euros."],
+    "If I live in Porto, what is the best airport?": [],
     # a clause that sets up the request, a condition, a passing plan: nothing
     "I have an audio file, and I would like to find its beats.": [],
     "If I have 100 dollars, I prefer stocks.": [],
