@@ -192,6 +192,12 @@ UPDATES = [
     ("My phone number is +351 912 000 111.", "My phone number is +351 913 222 333."),
     ("My favourite airline is TAP.", "My favourite airline is KLM."),
     ("My home airport is OPO.", "My home airport is LIS."),
+    ("My manager is Priya Nair.", "Marcus Lee is my new manager."),
+    ("My manager is Priya Nair.", "I report to Marcus Lee now."),
+    ("My manager is Priya Nair.", "I have a new manager, Marcus Lee."),
+    ("I'm vegetarian.", "I'm not vegetarian anymore."),
+    ("I work at Northwind.", "I just joined Contoso as a PM."),
+    ("I live in Manchester.", "I just moved to Lisbon."),
 ]
 
 # Alike, but both true: neither replaces the other.

@@ -25,14 +25,25 @@ _SLOTS: list[tuple[str, re.Pattern[str]]] = [
         ("employer", rf"\b{_WE}(?:work|working|employed|started)\s+(?:at|for)\s+{_VALUE}{_END}"),
         ("employer", rf"(?-i:\b{_CASELESS_WE}joined\s+(?P<value>[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)*))"),
         ("diet", rf"\b{_WE}(?:a\s+|an\s+|strictly\s+|(?P<no>no longer)\s+)?(?P<value>{_DIETS})\b"),
+        # "I'm not vegetarian any more" ends the diet; "I'm not vegan" only says what it is not.
+        ("diet", rf"\b{_WE}(?P<no>not)\s+(?:a\s+|an\s+)?(?P<value>{_DIETS})\s+any\s?more\b"),
         ("diet", r"\b(?:i|we) (?P<value>eat (?:meat|fish)(?: again)?)\b"),
         ("seat", r"^(?!.*\b(?:hate|dislike|avoid|never|not|no)\b).*\b(?P<value>aisle|window|middle)\s+seats?\b"),
         ("budget", rf"\b(?:my|our)\s+(?P<what>[\w ]*?)\s*budget(?: for (?P<for>[\w ]+?))? is (?:now )?{_VALUE}{_END}"),
     ]
 ]
 _SUBJECT = re.compile(
-    r"^(?:(?:also|and|btw|oh),?\s+)*(?:my|our)\s+(?P<subject>[\w'-]+(?:\s+[\w'-]+){0,2}?)\s+(?:is|are)\s+"
-    r"(?:now\s+|called\s+|named\s+)*(?P<value>[^,;.!]+)",
+    r"^(?:(?:also|and|btw|oh|actually),?\s+)*(?:my|our)\s+(?:new\s+)?(?P<subject>[\w'-]+(?:\s+[\w'-]+){0,2}?)\s+"
+    r"(?:is|are)\s+(?:now\s+|called\s+|named\s+)*(?P<value>[^,;.!]+)",
+    _FLAGS,
+)
+# The same said the other way round: "Marcus Lee is my new manager", "I have a new manager, Marcus
+# Lee", "I report to Marcus Lee now" (the manager).
+_NAMED_FIRST = re.compile(
+    r"(?-i:^(?P<value>[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)*))\s+is\s+(?:now\s+)?(?:my|our)\s+(?:new\s+)?"
+    r"(?P<subject>[\w'-]+(?:\s+[\w'-]+){0,2}?)(?:\s+now)?[.!]?$"
+    r"|^(?:i|we)\s+(?:have|got)\s+a\s+new\s+(?P<subject2>[\w'-]+),?\s+(?-i:(?P<value2>[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)*))"
+    r"|^(?:i|we)\s+(?:now\s+)?report\s+to\s+(?-i:(?P<value3>[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)*))",
     _FLAGS,
 )
 
@@ -60,10 +71,14 @@ def slot_of(text: str) -> tuple[str, str] | None:
             what = (_words(groups.get(part) or "") for part in ("what", "for"))
             slot = " ".join(p for p in ("budget", *what) if p)
         return slot, value
-    subject = _SUBJECT.search(text)
-    if subject is None or not _NAMED.match(subject["value"].strip()) or _AGE.search(subject["value"]):
+    named = _NAMED_FIRST.search(text)
+    if named is not None:
+        subject = named["subject"] or named["subject2"] or "manager"
+        return f"my {_words(subject)}", _words(named["value"] or named["value2"] or named["value3"])
+    said = _SUBJECT.search(text)
+    if said is None or not _NAMED.match(said["value"].strip()) or _AGE.search(said["value"]):
         return None
-    return f"my {_words(subject['subject'])}", _words(subject["value"])
+    return f"my {_words(said['subject'])}", _words(said["value"])
 
 
 def replaces(older: str, newer: str) -> bool:

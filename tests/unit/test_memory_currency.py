@@ -7,6 +7,7 @@ from datetime import UTC, date, datetime
 import pytest
 
 from router.sessions.expiry import expires_at
+from router.sessions.extraction import StatementExtractor
 from router.sessions.slots import replaces, slot_of
 from tests.everyday_statements import BOUNDED, NOT_UPDATES, SAID_ON, UPDATES
 
@@ -46,6 +47,8 @@ def test_updates_replace_and_alike_statements_do_not() -> None:
     merged = [pair for pair in NOT_UPDATES if replaces(*pair)]
     assert merged == [], "a wrong merge loses something true"
     assert len(missed) <= len(UPDATES) * 0.1, missed
+    unkept = [text for pair in UPDATES for text in pair if not StatementExtractor().extract(text)]
+    assert unkept == [], "an update that is not kept replaces nothing"
 
 
 def test_the_same_value_said_again_replaces_nothing() -> None:
