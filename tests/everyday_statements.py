@@ -172,6 +172,9 @@ TROUBLE = [
     "I have a cold today.",
     "Our website is down and customers are angry.",
     "I'm not hungry.",
+    "We're out of coffee pods.",
+    "My laptop battery is dying.",
+    "I'm so annoyed with this airline.",
 ]
 
 # A newer statement that replaces an older one: the same slot, or the same subject, with a new value.

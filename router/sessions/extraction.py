@@ -171,8 +171,10 @@ _TROUBLE = re.compile(
     r"wife|partner|son|daughter|brother|sister))|missed|broke|dropped)\b|\b(?:crashes|crashed|froze|freezes)\b"
     r"|\b(?:get|gets|got|getting|see|seeing|saw|hit|hitting|keep getting)\s+(?:an?|the|this|that|some)\s+"
     r"(?:\w+\s+)?error\b|\b(?:having|have|had|is|was)\s+an?\s+(?:\w+\s+)?outage\b"
-    r"|\b(?:am|are|is|feeling)\s+(?:not\s+)?(?:hungry|thirsty|tired(?! of)|sleepy|exhausted|bored(?! of| with)|"
-    r"running late|sick(?! of)|ill|unwell|dizzy)\b|\b(?:i|we)\s+(?:am\s+)?(?:have|having)\s+"
+    r"|\b(?:am|are|is|feeling)\s+(?:not\s+|so\s+|really\s+|very\s+)?(?:hungry|thirsty|tired(?! of)|sleepy|"
+    r"exhausted|bored(?! of| with)|running late|sick(?! of)|ill|unwell|dizzy|annoyed|frustrated|upset|angry|"
+    r"furious|stressed|fed up|dying|running out of|out of(?! (?:the )?(?:office|town|country)\b))\b"
+    r"|\b(?:i|we)\s+(?:am\s+)?(?:have|having)\s+"
     r"(?:an?\s+(?:headache|fever|flu|migraine|toothache|stomach ache)\b|a\s+cold" + _PHRASE_END + r")",
     _FLAGS,
 )
