@@ -136,6 +136,10 @@ _PREFERS = re.compile(
     r"refuse|never|always|(?:am|are) (?:\w+ )?(?:allergic|intolerant)|can not (?:eat|drink|stand))\b",
     _FLAGS,
 )
+# Words that open what is said without adding to it: "Btw I live in Porto" keeps "I live in Porto".
+_FILLER = re.compile(
+    r"^(?:(?:btw|by the way|fyi|actually|oh|well|ok|okay|so|also|and|correction)\b[\s,:;!-]*)+", _FLAGS
+)
 # The date of a yearly event is a fact ("our anniversary is June 12").
 _YEARLY = re.compile(r"\b(?:birthdays?|anniversar(?:y|ies)|born on|turns \d+)\b", _FLAGS)
 # A fact about today only: not durable unless a standing marker says so.
@@ -230,7 +234,7 @@ def _clean(raw: str) -> str:
 
 
 def _normalised(sentence: str) -> str:
-    text = _clean(sentence).rstrip(".!;")
+    text = _FILLER.sub("", _clean(sentence)).rstrip(".!;")
     for pattern, replacement in _CONTRACTIONS:
         text = pattern.sub(replacement, text)
     return text
@@ -283,7 +287,7 @@ class StatementExtractor:
                 continue
             asked = kept != sentence and not kept.endswith("?") and not _NEVER.search(kept)
             for memory in [kept] if asked or is_memory(sentence) else _clauses(sentence):
-                memory = memory.strip(" ,")
+                memory = _FILLER.sub("", memory).strip(" ,;")
                 if len(memory.split()) < MIN_WORDS or len(memory) > MAX_CHARS:
                     continue
                 memory = memory[0].upper() + memory[1:]

@@ -167,6 +167,14 @@ def test_a_situation_of_a_time_is_kept_and_a_past_one_is_not() -> None:
     assert expires_at("My daughter Emma turns 10 on June 3, she loves Lego.") is None
 
 
+def test_words_that_only_open_a_statement_are_left_out() -> None:
+    extractor = StatementExtractor()
+    assert extractor.extract("Btw i live in manchester") == ["I live in manchester"]
+    assert extractor.extract("Actually I moved to Lisbon last month.") == ["I moved to Lisbon last month."]
+    assert extractor.extract("Oh and always use metric units.") == ["Always use metric units."]
+    assert extractor.extract("Actually, book the 9am flight.") == []
+
+
 def test_im_without_its_apostrophe_is_i_am() -> None:
     extractor = StatementExtractor()
     assert extractor.extract("im vegetarian") == ["Im vegetarian"]
