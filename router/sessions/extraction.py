@@ -27,6 +27,8 @@ from router.sessions.slots import slot_of
 
 MIN_WORDS = 2
 MAX_CHARS = 400
+# "im vegetarian" is kept as "I'm vegetarian".
+_IM = re.compile(r"^Im\b")
 
 
 class MemoryExtractor(Protocol):
@@ -37,7 +39,15 @@ class MemoryExtractor(Protocol):
 
 
 def _clean(raw: str) -> str:
-    return " ".join(raw.replace("\u2019", "'").split()).strip(" -*•>\"'")
+    text = " ".join(raw.replace("\u2019", "'").split()).strip(" -*•>")
+    # A quote around the whole text goes; one that closes a quoted word ('not "Regards"') stays.
+    while len(text) > 1 and text[0] in "\"'" and text.count(text[0]) % 2 == 1:
+        text = text[1:].lstrip()
+    while len(text) > 1 and text[-1] in "\"'" and text.count(text[-1]) % 2 == 1:
+        text = text[:-1].rstrip()
+    if len(text) > 1 and text[0] == text[-1] and text[0] in "\"'" and text.count(text[0]) == 2:
+        text = text[1:-1].strip()
+    return text
 
 
 def _normalised(sentence: str) -> str:
@@ -105,7 +115,7 @@ class StatementExtractor:
                 memory = phrases.FILLER.sub("", memory).strip(" ,;")
                 if len(memory.split()) < MIN_WORDS or len(memory) > MAX_CHARS:
                     continue
-                memory = memory[0].upper() + memory[1:]
+                memory = _IM.sub("I'm", memory[0].upper() + memory[1:])
                 if memory not in found:
                     found.append(memory)
         return found

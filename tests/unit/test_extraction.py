@@ -175,10 +175,18 @@ def test_words_that_only_open_a_statement_are_left_out() -> None:
     assert extractor.extract("Actually, book the 9am flight.") == []
 
 
+def test_a_quote_that_closes_a_quoted_word_stays() -> None:
+    extractor = StatementExtractor()
+    said = "Sign my emails as 'Best, Dan' not 'Regards'"
+    assert extractor.extract(said) == [said]
+    assert extractor.extract('My favourite film is "Up"') == ['My favourite film is "Up"']
+    assert extractor.extract('"I prefer aisle seats."') == ["I prefer aisle seats."]
+
+
 def test_im_without_its_apostrophe_is_i_am() -> None:
     extractor = StatementExtractor()
-    assert extractor.extract("im vegetarian") == ["Im vegetarian"]
-    assert extractor.extract("Im allergic to nuts") == ["Im allergic to nuts"]
+    assert extractor.extract("im vegetarian") == ["I'm vegetarian"]
+    assert extractor.extract("Im allergic to nuts") == ["I'm allergic to nuts"]
     assert extractor.extract("The IM channel is #ops") == []
 
 
