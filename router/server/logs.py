@@ -54,6 +54,23 @@ class RequestIdFilter(logging.Filter):
         return True
 
 
+class StartupFailure(logging.Filter):
+    """Says a failed start in one line: the web server logs the whole traceback of its cause.
+
+    The last line of a traceback names the exception and its reason ("EmbeddingUnavailable:
+    embedding service ... cannot be reached ...; set ROUTER_EMBEDDING_DIMENSIONS to start
+    without the service"); the rest is code an operator cannot act on (``--log-level debug``
+    keeps it).
+    """
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        if record.name == "uvicorn.error" and message.startswith("Traceback (most recent call last):"):
+            cause = message.strip().splitlines()[-1]
+            record.msg, record.args = f"start-up failed: {cause}", ()
+        return True
+
+
 def handler(fmt: str = "json", stream: TextIO | None = None) -> logging.Handler:
     """A handler writing ``fmt`` lines (with request ids) to ``stream`` (stderr by default)."""
     made = logging.StreamHandler(stream or sys.stderr)
@@ -72,6 +89,8 @@ def configure(level: str = "info", fmt: str = "json") -> None:
     """Route the router's logs to stderr; libraries stay at warning."""
     root = logging.getLogger()
     root.handlers[:] = [handler(fmt)]
+    if level != "debug":
+        root.handlers[0].addFilter(StartupFailure())
     root.setLevel(logging.WARNING)
     for name in ("router", "sync"):
         logging.getLogger(name).setLevel(level.upper())

@@ -24,6 +24,7 @@ from conftest import (
     TIMEZONE,
     WEATHER,
     RouterProcess,
+    free_port,
     router_environment,
     start_router,
     write_catalog,
@@ -41,13 +42,15 @@ pytestmark = pytest.mark.integration
 SUMMARY = "added={} updated={} removed={} unchanged={}"
 
 
-def router(*args: str | Path, timeout: float = 240) -> subprocess.CompletedProcess[str]:
+def router(
+    *args: str | Path, timeout: float = 240, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [str(ROUTER), *map(str, args)],
         capture_output=True,
         text=True,
         timeout=timeout,
-        env=router_environment(),
+        env={**router_environment(), **(env or {})},
         check=False,
     )
 
@@ -190,6 +193,23 @@ def test_serve_with_a_catalog_file_for_a_directory_says_so(tmp_path: Path) -> No
 
     assert result.returncode == 2
     assert result.stderr.strip() == f"router serve: catalog directory {catalog} is not a directory"
+
+
+def test_a_failed_start_is_said_in_one_line_without_its_traceback(tmp_path: Path) -> None:
+    service = {
+        "ROUTER_EMBEDDING_URL": f"http://127.0.0.1:{free_port()}/v1",
+        "ROUTER_EMBEDDING_MODEL": "text-embedding-3-small",
+        "ROUTER_EMBEDDING_RETRIES": "0",
+    }
+
+    result = router("serve", "--data", tmp_path / "data", "--port", "0", timeout=60, env=service)
+
+    assert result.returncode == 3
+    assert "Traceback" not in result.stderr
+    failed = [json.loads(line)["msg"] for line in result.stderr.splitlines() if "start-up failed" in line]
+    assert len(failed) == 1
+    assert failed[0].startswith("start-up failed: router.embedding.endpoint.EmbeddingUnavailable: embedding service")
+    assert failed[0].endswith("set ROUTER_EMBEDDING_DIMENSIONS to start without the service")
 
 
 def test_sync_switches_the_text_template(tmp_path: Path, catalog_dir: Path) -> None:
