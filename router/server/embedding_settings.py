@@ -112,6 +112,9 @@ class EmbeddingSettings(BaseSettings):
             raise ValueError(f"{p}PROVIDER=azure needs {p}API_VERSION (e.g. 2024-02-01)")
         if self.request_dimensions and self.dimensions is None:
             raise ValueError(f"{p}REQUEST_DIMENSIONS needs {p}DIMENSIONS")
+        for kind in ("query", "document"):  # a service that prefixes by input type would read the prefix twice
+            if getattr(self, f"{kind}_prefix") and getattr(self, f"{kind}_input_type"):
+                raise ValueError(f"set {p}{kind.upper()}_PREFIX or {p}{kind.upper()}_INPUT_TYPE, not both")
         if self.api_key_file is not None and not self.api_key_file.is_file():
             raise ValueError(f"{p}API_KEY_FILE={self.api_key_file} is not a readable file")
         self.endpoint()  # a malformed URL or model name fails here, at start-up

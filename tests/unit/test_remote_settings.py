@@ -81,6 +81,10 @@ def test_identities_read_back_and_tell_every_vector_changing_option_apart() -> N
         ({"url": URL, "model": "m", "concurrency": 0}, "concurrency"),
         ({"timeout": 5}, "ROUTER_EMBEDDING_TIMEOUT only applies to an embedding service"),
         ({"url": "https://user:sk-secret@example.com/v1", "model": "m"}, "holds credentials"),
+        (
+            {"url": URL, "model": "m", "query_prefix": "query: ", "query_input_type": "query"},
+            "set ROUTER_EMBEDDING_QUERY_PREFIX or ROUTER_EMBEDDING_QUERY_INPUT_TYPE, not both",
+        ),
     ],
 )
 def test_conflicting_or_missing_options_are_refused_with_what_to_change(
