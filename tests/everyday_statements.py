@@ -175,6 +175,7 @@ TROUBLE = [
     "We're out of coffee pods.",
     "My laptop battery is dying.",
     "I'm so annoyed with this airline.",
+    "I cant log in to my account",
 ]
 
 # A newer statement that replaces an older one: the same slot, or the same subject, with a new value.

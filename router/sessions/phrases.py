@@ -187,6 +187,10 @@ CONTRACTIONS = (
     (re.compile(r"\b(i|we|you|they)'m\b", FLAGS), r"\1 am"),
     (re.compile(r"\b[Ii]m\b"), "i am"),  # "im vegetarian", typed without the apostrophe ("IM" is a chat)
     (re.compile(r"\bcannot\b", FLAGS), "can not"),
+    # typed without the apostrophe: "I cant log in", "I dont eat pork"
+    (re.compile(r"\bcant\b", FLAGS), "can not"),
+    (re.compile(r"\bwont\b", FLAGS), "will not"),
+    (re.compile(r"\b(do|does|did|is|are|was|were|has|have|had|would|should|could)nt\b", FLAGS), r"\1 not"),
     (re.compile(r"\b(i|we|you|they)'re\b", FLAGS), r"\1 are"),
     (re.compile(r"\b(i|we|you|they)'ve\b", FLAGS), r"\1 have"),
     (re.compile(r"\b(i|we|you|they)'d\b", FLAGS), r"\1 would"),

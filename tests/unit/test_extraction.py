@@ -183,6 +183,19 @@ def test_a_quote_that_closes_a_quoted_word_stays() -> None:
     assert extractor.extract('"I prefer aisle seats."') == ["I prefer aisle seats."]
 
 
+@pytest.mark.parametrize(
+    ("typed", "written"),
+    [
+        ("I cant log in to my account", "I can't log in to my account"),
+        ("I dont eat pork", "I don't eat pork"),
+        ("my package hasnt arrived", "my package hasn't arrived"),
+        ("I wont fly Ryanair", "I won't fly Ryanair"),
+    ],
+)
+def test_a_contraction_without_its_apostrophe_reads_as_with_it(typed: str, written: str) -> None:
+    assert bool(StatementExtractor().extract(typed)) == bool(StatementExtractor().extract(written))
+
+
 def test_im_without_its_apostrophe_is_i_am() -> None:
     extractor = StatementExtractor()
     assert extractor.extract("im vegetarian") == ["I'm vegetarian"]
