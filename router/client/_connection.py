@@ -86,6 +86,16 @@ class _Connection(Generic[HttpT]):
         self.retry = retry or RetryPolicy()
         self._http: HttpT = http
 
+    @property
+    def base_url(self) -> str:
+        """Where the sidecar listens."""
+        return str(self._http.base_url)
+
+    @property
+    def headers(self) -> dict[str, str]:
+        """The headers sent with every request (the API key's among them), as a copy."""
+        return dict(self._http.headers)
+
 
 class Connection(_Connection[httpx.Client]):
     """A blocking connection to the sidecar: calls sent with retries, and its health."""

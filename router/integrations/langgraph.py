@@ -95,7 +95,7 @@ class RouterToolRetriever:
         self._url, self._api_key = url, api_key
         self._headers: dict[str, str] = {}
         if client is not None and async_client is None:  # the asyncio clients made here go where it goes
-            self._url, self._headers = str(client._http.base_url), dict(client._http.headers)
+            self._url, self._headers = client.base_url, client.headers
 
     def _ids(self, names: Sequence[str], wanted: int) -> tuple[list[str], bool]:
         """The registry ids of ``names``, at most ``wanted``, and whether a wider search may find more."""

@@ -126,6 +126,11 @@ async def test_the_async_retrieval_runs_in_an_async_agent(live: LiveServer) -> N
     check_run(result, model)
     retriever = RouterToolRetriever("bigtool", registry=REGISTRY, url=live.url)
     assert (await retriever.asearch("restart the payments service"))[0] == "tool-4"
+    # Given only a blocking client, the async retrievals go where it goes (not to the default URL).
+    with RouterClient(live.url, api_key="unused") as blocking:
+        assert (blocking.base_url.rstrip("/"), blocking.headers["authorization"]) == (live.url, "Bearer unused")
+        alone = RouterToolRetriever("bigtool", registry=REGISTRY, client=blocking)
+        assert (await alone.asearch("restart the payments service"))[0] == "tool-4"
 
 
 def test_without_a_registry_the_ids_are_the_function_names(live: LiveServer) -> None:
