@@ -134,15 +134,14 @@ class ServerSettings(BaseSettings):
 
 def problems(exc: ValidationError | SettingsError) -> str:
     """What is wrong with the settings, in one line, naming each variable at fault."""
-    classes = {c.__name__: c for c in _CLASSES}
     if isinstance(exc, SettingsError):  # a variable that holds JSON could not be parsed
         field = re.search(r'field "(\w+)"', str(exc))
         owner = next((c for c in _CLASSES if field and field[1] in c.model_fields), None)
         return f"{variable(owner, field[1])} is not valid JSON" if owner and field else str(exc)
+    model = next((c for c in _CLASSES if c.__name__ == exc.title), None)
     said: dict[str, list[str]] = {}
     for error in exc.errors():
         loc, message = error["loc"], str(error["msg"]).removeprefix("Value error, ")
-        model = classes.get(exc.title)
         name = variable(model, loc[0]) if model and loc and isinstance(loc[0], str) else ""
         said.setdefault(name, []).append(message)
     return "; ".join(f"{name}: {' or '.join(m)}" if name else "; ".join(m) for name, m in said.items())
