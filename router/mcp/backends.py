@@ -1,4 +1,5 @@
-"""Where ``router mcp`` routes: a runtime in this process, or a router reached over HTTP.
+"""Where ``router mcp`` routes: a runtime in this process, or a router reached over HTTP
+(``router.mcp.remote``).
 
 Both implement ``Backend``: ``route`` a query in one namespace, and ``apply`` a namespace's
 functions (the sink of the MCP upstream source). Failures raise the router's error family
@@ -12,16 +13,13 @@ never shared between sessions.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 from collections import Counter, OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
-import httpx
-
 from router.catalog.functions import FunctionDef
-from router.common.errors import Forbidden, InvalidRequest, NamespaceNotFound, RouterError, Unauthorized, Unavailable
+from router.common.errors import Unavailable
 from router.routing.routed import Turn, pinned_first
 from router.server.runtime import Runtime
 from router.server.settings import Settings
@@ -154,7 +152,7 @@ class Backend(Protocol):
         """Make ``namespace`` hold exactly ``functions``."""
 
 
-def _message(query: str) -> list[dict[str, Any]]:
+def message(query: str) -> list[dict[str, Any]]:
     return [{"role": "user", "content": query}]
 
 
@@ -190,7 +188,7 @@ class EmbeddedBackend:
         turns = self.runtime.turns
         turn = Turn(
             namespace=namespace,
-            messages=_message(query),
+            messages=message(query),
             max_functions=max_functions or turns.settings.max_functions,
             recent_messages=0,
             history_messages=0,
@@ -208,95 +206,3 @@ class EmbeddedBackend:
         """Reconcile ``namespace`` through the catalog service (embedding only what changed)."""
         await self.runtime.started.wait()
         return await self.runtime.service.apply(namespace, functions, source=source)
-
-
-_ERRORS: dict[int, type[RouterError]] = {
-    error.status_code: error for error in (Unauthorized, Forbidden, NamespaceNotFound, InvalidRequest, Unavailable)
-}
-
-
-class RemoteBackend:
-    """A running router reached over its HTTP API (``POST /v1/route``, ``PUT /v1/catalogs``).
-
-    Args:
-        url: the router's base URL, e.g. ``http://127.0.0.1:8000``.
-        api_key: sent as ``Authorization: Bearer <api_key>`` when the router requires keys.
-        namespaces: the catalogs this backend will search or fill, which the key must be allowed.
-        client: an HTTP client to use instead of building one (closed by its owner).
-        timeout: seconds allowed for each request.
-    """
-
-    def __init__(
-        self,
-        url: str,
-        *,
-        api_key: str | None = None,
-        namespaces: Sequence[str] = (),
-        client: httpx.AsyncClient | None = None,
-        timeout: float = 30.0,
-    ) -> None:
-        self.url = url.rstrip("/")
-        self._headers = {"authorization": f"Bearer {api_key}"} if api_key else {}
-        self._namespaces = list(namespaces)
-        self._client = client or httpx.AsyncClient(base_url=self.url, timeout=timeout)
-        self._owns_client = client is None
-
-    async def start(self) -> None:
-        """Check that the router answers and takes this backend's API key (or needs none) for its namespaces."""
-        await self._request("GET", "/healthz")
-        try:
-            await self._request("GET", "/v1/catalogs")
-            for namespace in self._namespaces:
-                with contextlib.suppress(NamespaceNotFound):  # not written yet: a sync or an upstream fills it
-                    await self._request("GET", f"/v1/catalogs/{namespace}")
-        except Unauthorized as exc:
-            advice = "is not valid" if self._headers else "is required: set ROUTER_API_KEY or --api-key"
-            raise Unauthorized(f"the router at {self.url} refused the request: an API key {advice}") from exc
-        except Forbidden as exc:
-            raise Forbidden(f"the router at {self.url} refused the request: {exc.detail}") from exc
-        except Unavailable:
-            pass  # still starting: the key was accepted, or routes will say otherwise
-
-    async def stop(self) -> None:
-        """Close the HTTP client (when this backend made it)."""
-        if self._owns_client:
-            await self._client.aclose()
-
-    async def _request(self, method: str, path: str, body: Mapping[str, Any] | None = None) -> Any:
-        try:
-            response = await self._client.request(method, f"{self.url}{path}", json=body, headers=self._headers)
-        except httpx.HTTPError as exc:
-            raise Unavailable(f"cannot reach the router at {self.url}: {exc!r}") from exc
-        if response.is_success:
-            return response.json()
-        try:
-            detail = str(response.json()["detail"])
-        except (ValueError, KeyError, TypeError):
-            detail = response.text[:500] or response.reason_phrase
-        error = _ERRORS.get(response.status_code, RouterError)
-        raise error(f"{method} {path}: {response.status_code} {detail}")
-
-    async def route(self, namespace: str, query: str, *, max_functions: int | None) -> list[Found]:
-        """Route ``query`` as a single user message, without history."""
-        body: dict[str, Any] = {"namespace": namespace, "messages": _message(query), "recent_messages": 0}
-        if max_functions is not None:
-            body["max_functions"] = max_functions
-        answer = await self._request("POST", "/v1/route", body)
-        return [
-            Found(
-                namespace,
-                f["name"],
-                f.get("description", ""),
-                float(f["score"]),
-                f.get("parameters", {}),
-                bool(f.get("pinned", False)),
-            )
-            for f in answer["functions"]
-        ]
-
-    async def apply(self, namespace: str, functions: Sequence[FunctionDef], *, source: str) -> object:
-        """Replace the catalog with ``PUT /v1/catalogs/{namespace}`` (the router records it as ``api``)."""
-        del source  # the HTTP API records every catalog it receives as "api"
-        return await self._request(
-            "PUT", f"/v1/catalogs/{namespace}", {"functions": [dict(f.definition) for f in functions]}
-        )

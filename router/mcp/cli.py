@@ -138,7 +138,8 @@ def options(args: argparse.Namespace) -> argparse.Namespace:
 
 async def serve(opts: argparse.Namespace) -> int:
     """Start the backend and the upstream sources, then serve until the client leaves (stdio) or a signal."""
-    from router.mcp.backends import Backend, EmbeddedBackend, RemoteBackend
+    from router.mcp.backends import Backend, EmbeddedBackend
+    from router.mcp.remote import RemoteBackend
     from router.mcp.server import ToolRouterServer
     from router.mcp.transports import serve_http, stdio
     from sync.mcp_source import McpSources

@@ -18,7 +18,7 @@ import pytest
 from router.api.keys import AuthSettings
 from router.client import AsyncRouterClient, AuthenticationError, PermissionDeniedError, RetryPolicy
 from router.common.errors import Forbidden, Unauthorized
-from router.mcp.backends import RemoteBackend
+from router.mcp.remote import RemoteBackend
 from router.server.logs import JsonFormatter
 from tests.conftest import EXAMPLES, WEATHER, Served
 
