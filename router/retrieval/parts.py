@@ -14,13 +14,15 @@ split at its own language's sentence ends (``。`` even with no space after it, 
 opening with ``¿``) and next-step words ("depois", "luego", "puis", "poi", "dann", "然后",
 "それから"); an English turn, or one in another language, is split by the English rules alone.
 
-A fragment too short to route on ("Thanks.", "Then", "谢谢。") joins its neighbour. Several
-requests in one sentence with no connective ("book a flight and email the invoice") stay one
+A quotation ("reply \"Thanks. See you Monday.\"", a pasted review) is data the request acts on:
+it is never cut. A fragment too short to route on ("Thanks.", "Then", "谢谢。") joins its neighbour.
+Several requests in one sentence with no connective ("book a flight and email the invoice") stay one
 part: "and" joins objects as often as requests, and the whole turn's own ranking still sees both.
 """
 
 from __future__ import annotations
 
+import bisect
 import re
 from functools import lru_cache
 
@@ -87,8 +89,13 @@ _HAN_CHARACTER = re.compile(f"[{_HAN}]")
 _KANA_CHARACTER = re.compile(f"[{_KANA}]")
 # Letters or digits of another script among them ("web-2を停止して": "web", "2").
 _OTHER_RUN = re.compile(f"[^\\W{_HAN}{_KANA}]+")
+# A quotation is data the request acts on (a message to send, a review to classify): its sentences
+# and lines are not steps. It opens after a space or punctuation and closes before one, so an inch
+# mark (5'11") opens nothing.
+_QUOTATION = re.compile(r'(?<![\w"“])"(?=\S)[^"]*?(?<=\S)"(?!\w)|“[^“”]*”')
+_WRAPPERS = {'"': '"', "“": "”"}
 _MARKER = re.compile(r"^(?:\(?\d{1,2}[.):]|[-*\u2022]|\(?[a-z][.)])\s+", re.IGNORECASE)
-_QUOTES = " \t\"'"
+_SPACES, _QUOTE_MARKS = " \t", "\"'"
 _WORD = re.compile(r"\w")
 
 
@@ -105,7 +112,8 @@ def parts(text: str, language: str = ENGLISH) -> list[str]:
             rules of their own are split by the English ones.
     """
     split, leading = _rules(language)
-    pieces = [_clean(piece, leading) for piece in split.split(text) if piece and piece.strip(_QUOTES)]
+    start, end = _inside(text)
+    pieces = [_clean(p, leading) for p in _split(split, text[start:end]) if p and p.strip(_SPACES + _QUOTE_MARKS)]
     cjk = language in _CJK_STEP_WORDS
     merged: list[str] = []
     carry = ""
@@ -141,9 +149,43 @@ def _rules(language: str) -> tuple[re.Pattern[str], re.Pattern[str]]:
         ends = _CJK_SENTENCE
         inner += rf"|[，、,]\s*+(?={steps})"
         leading += rf"|^(?:{steps})\s*[,:，、：]?\s*"
-    sentence = abbreviations + r"(?<=[.?!;])\s++(?=[" + capitals + r"\"'(\d])" + ends
+    # A sentence may end inside its closing quote or bracket ("... all day.” Then post it").
+    sentence = abbreviations + r"(?:(?<=[.?!;])|(?<=[.?!;][\"”\u2019')]))\s++(?=[" + capitals + r"\"'(\d])" + ends
     split = re.compile(sentence + r"|(?<!\s)[^\S\n]*+\n\s*+|(?i:" + inner + ")")
     return split, re.compile(leading, re.IGNORECASE)
+
+
+def _split(split: re.Pattern[str], text: str) -> list[str]:
+    """``text`` cut where ``split`` matches, except inside a quotation."""
+    quoted = [m.span() for m in _QUOTATION.finditer(text)]
+    starts = [a for a, _ in quoted]
+    pieces: list[str] = []
+    start = 0
+    for cut in split.finditer(text):
+        inside = bisect.bisect_left(starts, cut.start()) - 1  # the last quotation opened before the cut
+        if inside < 0 or cut.start() >= quoted[inside][1]:
+            pieces.append(text[start : cut.start()])
+            start = cut.end()
+    pieces.append(text[start:])
+    return pieces
+
+
+def _inside(text: str) -> tuple[int, int]:
+    """Where ``text`` starts and ends within its spaces, and its quotes when it is written wholly in quotes."""
+    start, end = len(text) - len(text.lstrip()), len(text.rstrip())
+    if end - start > 1 and _WRAPPERS.get(text[start]) == text[end - 1]:
+        return start + 1, end - 1
+    return start, end
+
+
+def _unwrapped(piece: str) -> str:
+    """``piece`` without a quote left behind by a cut (a turn written wholly in quotes); a quotation keeps both."""
+    piece = piece.strip(_SPACES)
+    if piece[:1] in _QUOTE_MARKS and piece.count(piece[0]) % 2:
+        piece = piece[1:].lstrip(_SPACES)
+    if piece[-1:] in _QUOTE_MARKS and piece.count(piece[-1]) % 2:
+        piece = piece[:-1].rstrip(_SPACES)
+    return piece
 
 
 def _cjk_words(piece: str) -> float:
@@ -165,7 +207,7 @@ def _joined(first: str, second: str, cjk: bool) -> str:
 
 
 def _clean(piece: str, leading: re.Pattern[str]) -> str:
-    piece = _MARKER.sub("", piece.strip(_QUOTES))
+    piece = _MARKER.sub("", _unwrapped(piece))
     stripped = leading.sub("", piece)
     # "Then." or "Next, " alone: the connective was all there was.
     return stripped if _WORD.search(stripped) else piece

@@ -49,6 +49,20 @@ from router.retrieval.parts import parts
             "First, check the weather in Paris, second book a hotel there",
             ["check the weather in Paris", "book a hotel there"],
         ),
+        # A quotation is data: its sentences are not steps, and the turn's own sentences end after it.
+        (
+            'Email Dana the note "Hi Dana. The launch moved to Friday. Best, Alex", then book a room for Monday.',
+            ['Email Dana the note "Hi Dana. The launch moved to Friday. Best, Alex"', "book a room for Monday."],
+        ),
+        (
+            "Rate the sentiment of this review: “Great phone. The battery lasts all day.” Then post it to Slack.",
+            ["Rate the sentiment of this review: “Great phone. The battery lasts all day.”", "post it to Slack."],
+        ),
+        # A turn written wholly in quotes is not a quotation, nor is an inch mark one.
+        (
+            '"Who discovered the Higgs boson? Also, I am 5\'11" and 180 lbs, what is my BMI?"',
+            ["Who discovered the Higgs boson?", "I am 5'11\" and 180 lbs, what is my BMI?"],
+        ),
     ],
 )
 def test_a_turn_that_asks_several_things_is_split_into_them(text: str, expected: list[str]) -> None:
@@ -63,6 +77,7 @@ def test_a_turn_that_asks_several_things_is_split_into_them(text: str, expected:
         "hi",
         "book the first one for John",
         "Convert 100 euros to dollars. Thanks!",
+        'Reply to Ana: "Thanks for the slides. See you on Monday. Bring the projector."',
     ],
 )
 def test_a_turn_that_asks_one_thing_is_one_part_its_own_text(text: str) -> None:
