@@ -178,6 +178,10 @@ class ExampleMatch(BaseModel):
 
     text: str
     similarity: float = Field(description="cosine similarity of the new turn to the example")
+    runs: int = Field(
+        description="how many of the function's stored requests ask the same thing as the turn (cosine 0.6 or "
+        "more on all-MiniLM-L6-v2's scale); from 3 on, the example counts at full weight instead of b"
+    )
 
 
 class SignalWeights(BaseModel):
@@ -192,7 +196,10 @@ class ScoreTerms(BaseModel):
     """The terms summed into a function's score: they add up to it."""
 
     dense: float = Field(description="(1 - a) x the cosine, when it beat the usage example")
-    usage: float = Field(description="(1 - a) x b x the usage example's similarity, when it beat the cosine")
+    usage: float = Field(
+        description="(1 - a) x b x the usage example's similarity, when it beat the cosine (b is 1 when three or "
+        "more of the function's stored requests ask the same thing as the turn)"
+    )
     lexical: float = Field(description="a x the BM25 score relative to the best candidate's")
     context: float = Field(description="the recent context's share, for a vague turn (0 otherwise)")
     unseen: float = Field(

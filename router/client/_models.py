@@ -54,10 +54,15 @@ def _optional_float(body: Mapping[str, Any], key: str) -> float | None:
 
 @dataclass(frozen=True)
 class ExampleMatch:
-    """The stored request (usage example) of a function closest to the turn."""
+    """The stored request (usage example) of a function closest to the turn.
+
+    ``runs``: how many of the function's stored requests ask the same thing as the turn (from
+    three on, the example counts at full weight).
+    """
 
     text: str
     similarity: float
+    runs: int = 0
 
 
 @dataclass(frozen=True)
@@ -110,7 +115,8 @@ class Explanation:
         match = None
         if example is not None:
             found = _object(example, "example")
-            match = ExampleMatch(text=_str(found, "text"), similarity=_float(found, "similarity"))
+            runs = _int(found, "runs") if "runs" in found else 0
+            match = ExampleMatch(text=_str(found, "text"), similarity=_float(found, "similarity"), runs=runs)
         weights = _object(item.get("weights"), "weights")
         return cls(
             dense=_float(item, "dense"),

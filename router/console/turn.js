@@ -65,7 +65,10 @@ function explanation(info) {
   if (info.part) box.append(part("found for", `“${info.part}”`));
   box.append(part("weights", `dense ${fixed(weights.dense, 2)} · lexical ${fixed(weights.lexical, 2)} · usage ${fixed(weights.usage, 2)}`));
   const example = info.example
-    ? el("span", {}, `“${info.example.text}” `, el("span", { class: "muted", text: `similarity ${fixed(info.example.similarity)}` }))
+    ? el("span", {}, `“${info.example.text}” `, el("span", {
+        class: "muted",
+        text: `similarity ${fixed(info.example.similarity)} · ${info.example.runs} stored ${info.example.runs === 1 ? "run asks" : "runs ask"} the same`,
+      }))
     : el("span", { class: "muted", text: "none" });
   box.append(el("div", { class: "example" }, el("span", { class: "muted", text: "usage example " }), example));
   return box;

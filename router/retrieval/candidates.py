@@ -117,4 +117,4 @@ def _candidate(name: str, stored: str, cosine: float, lexical: float, near: Near
     # ``stored`` is the content hash the search returned, so nothing is hashed on the route.
     if near is None or near.hash != stored:
         return Candidate(name, cosine, lexical, hash=stored)
-    return Candidate(name, cosine, lexical, near.similarity, near.text, hash=stored)
+    return Candidate(name, cosine, lexical, near.similarity, near.text, hash=stored, example_runs=near.runs)

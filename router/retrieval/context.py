@@ -185,10 +185,12 @@ def rank_turn(
 
 @dataclass(frozen=True)
 class ExampleMatch:
-    """The usage example closest to the query, and the query's cosine similarity to it."""
+    """The usage example closest to the query, the query's cosine similarity to it, and how
+    many of the function's stored requests ask the same thing as the query (``Nearest.runs``)."""
 
     text: str
     similarity: float
+    runs: int = 0
 
 
 @dataclass(frozen=True)
@@ -257,7 +259,7 @@ def explain(
         candidate = next((c for c in pool if c.name == name), None) or Candidate(name, 0.0)
         example = None
         if candidate.example is not None and candidate.example_text is not None:
-            example = ExampleMatch(candidate.example_text, candidate.example)
+            example = ExampleMatch(candidate.example_text, candidate.example, candidate.example_runs)
         terms = found.terms
         explained[name] = Explanation(
             dense=candidate.cosine,

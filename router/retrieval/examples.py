@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from router.embedding import Embedder, Vectors
-from router.retrieval.voting import DEFAULT_REACH, Reach, Stored, agree, overruled
+from router.retrieval.voting import DEFAULT_REACH, SAME, Reach, Stored, agree, overruled
 from router.storage.base import Collection, CollectionSpec, Hit, PointData, Record, Search, Storage
 
 # A frequent function's requests spread wide: a cap of 64 dropped nearly half of APIBench's most used
@@ -53,11 +53,14 @@ class Nearest:
         similarity: cosine similarity of the request to the example.
         hash: content hash of the function version the example was recorded against.
         text: the example's request text.
+        runs: how many of the function's stored requests (of that version, near-duplicates
+            merged) ask the same thing as the request: lie within ``SAME`` of it.
     """
 
     similarity: float
     hash: str
     text: str
+    runs: int = 0
 
 
 class ExampleStore:
@@ -147,20 +150,24 @@ class ExampleStore:
         """
         search = Search(dense=vector, match={"namespace": namespace}, limit=limit * 2, fields=_FIELDS, vectors=True)
         hits = self.collection.searches([search])[0]
-        best: dict[str, Nearest] = {}
+        closest: dict[str, Hit] = {}
         similar: dict[str, list[float]] = {}
+        same: dict[str, int] = {}
         scaled = [self.reach.scaled(hit.score) for hit in hits]
         for hit, score in zip(hits, scaled, strict=True):
             name = hit.payload["name"]
             similar.setdefault(name, []).append(score)
-            if name not in best:
-                best[name] = Nearest(hit.score, hit.payload["hash"], hit.payload["text"])
+            first = closest.setdefault(name, hit)
+            if score >= SAME and hit.payload["hash"] == first.payload["hash"]:
+                same[name] = same.get(name, 0) + 1
         stored = [
             Stored(h.payload["name"], s, h.vector, h.payload.get("with", ())) for h, s in zip(hits, scaled, strict=True)
         ]
         left_out = overruled(stored, self.reach)
         spoken = [
-            (name, found) for name, found in best.items() if agree(similar[name], self.reach) and name not in left_out
+            (name, Nearest(hit.score, hit.payload["hash"], hit.payload["text"], same.get(name, 0)))
+            for name, hit in closest.items()
+            if agree(similar[name], self.reach) and name not in left_out
         ]
         return dict(spoken[:limit])
 

@@ -34,6 +34,8 @@ class Candidate:
         example: cosine similarity of the request to the closest usage example of the
             function, or None when it has none near the request.
         example_text: that example's request text.
+        example_runs: how many of the function's stored requests ask the same thing as the
+            request (``router.retrieval.examples.Nearest.runs``).
         hash: the content hash of the version the search found ("" when not known).
     """
 
@@ -43,3 +45,4 @@ class Candidate:
     example: float | None = None
     example_text: str | None = None
     hash: str = ""
+    example_runs: int = 0

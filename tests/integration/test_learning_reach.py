@@ -9,6 +9,8 @@ from typing import Any
 import httpx
 import pytest
 
+from router.client import AsyncRouterClient
+from router.retrieval.fusion import AGREED
 from tests.conftest import EXAMPLES, Served
 
 pytestmark = pytest.mark.integration
@@ -126,6 +128,38 @@ async def test_a_request_taught_again_keeps_what_either_run_called_beside_it(tra
     examples = travel.runtime.service.index.store.examples
     kept = {r.payload["name"]: r.payload["with"] for r in examples.collection.scroll({"namespace": "travel"})}
     assert kept == {"search_flights": ["book_flight"], "book_flight": ["search_flights"]}
+
+
+async def test_runs_that_asked_the_same_count_as_the_functions_own_text(travel: Served) -> None:
+    asked = "Find me a hotel in Lisbon for two nights"
+    # Requests for the same thing: within cosine 0.6 of the asked one, none within 0.95 of another.
+    stored = [
+        "Find me a hotel in Rome for two nights",
+        "I need a hotel room in Madrid for two nights",
+        "Find me a hotel in Paris for two nights",
+    ]
+    assert len(stored) >= AGREED
+    explained = []
+    for number, request in enumerate(stored[:AGREED]):
+        await post(travel.client, f"run-{number}", [user(request), *call("book_hotel", f"c{number}")])
+        found = await route(travel.client, asked)
+        explained.append(next(f for f in found if f["name"] == "book_hotel")["explanation"])
+    once, agreed = explained[0], explained[-1]
+
+    # One run is an anecdote: its example counts at b, below the function's own text.
+    assert once["example"]["runs"] == 1
+    weights = once["weights"]
+    assert once["terms"]["usage"] == pytest.approx(weights["dense"] * weights["usage"] * once["example"]["similarity"])
+    # Runs that asked the same thing are evidence: their example counts as the function's own text would.
+    assert agreed["example"]["runs"] == AGREED
+    assert agreed["terms"]["usage"] == pytest.approx(agreed["weights"]["dense"] * agreed["example"]["similarity"])
+    assert agreed["terms"]["usage"] > once["terms"]["usage"]
+    async with AsyncRouterClient("http://test", transport=httpx.ASGITransport(app=travel.app)) as client:
+        typed = await client.route("travel", asked, explain=True)
+    booked = next(f for f in typed.functions if f.name == "book_hotel")
+    assert booked.explanation is not None
+    assert booked.explanation.example is not None
+    assert booked.explanation.example.runs == AGREED
 
 
 async def test_runs_that_agree_widen_the_reach(travel: Served) -> None:

@@ -13,7 +13,7 @@ from router.retrieval.context import (
     take_turns,
     with_context,
 )
-from router.retrieval.fusion import Terms, hybrid, scored
+from router.retrieval.fusion import AGREED, Terms, hybrid, scored
 from router.retrieval.scored import Candidate, Ranked, ScoredFunction
 
 
@@ -65,6 +65,17 @@ def test_a_close_usage_example_lifts_its_function() -> None:
     ranked = hybrid(found, lexical_weight=0.0, example_weight=0.8)
     assert names(ranked) == ["called_before", "usual"]
     assert scores(ranked)["called_before"] == pytest.approx(0.8 * 0.95)
+
+
+def test_requests_that_several_runs_asked_count_as_the_functions_own_text() -> None:
+    # One stored request is an anecdote and counts a little below the function's own text; AGREED
+    # that asked the same thing count as much as it.
+    own_text = candidate("described_so", 0.78)
+    fewer = Candidate("called_fewer", 0.30, example=0.78, example_runs=AGREED - 1)
+    agreed = Candidate("called_agreed", 0.30, example=0.78, example_runs=AGREED)
+    ranked = scores(hybrid([own_text, fewer, agreed], lexical_weight=0.25, example_weight=0.9))
+    assert ranked["called_agreed"] == ranked["described_so"]
+    assert ranked["called_fewer"] < ranked["described_so"]
 
 
 def test_a_far_example_never_lowers_a_function() -> None:
