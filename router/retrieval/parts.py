@@ -14,8 +14,8 @@ split at its own language's sentence ends (``。`` even with no space after it, 
 opening with ``¿``) and next-step words ("depois", "luego", "puis", "poi", "dann", "然后",
 "それから"); an English turn, or one in another language, is split by the English rules alone.
 
-A quotation ("reply \"Thanks. See you Monday.\"", a pasted review) is data the request acts on:
-it is never cut. A fragment too short to route on ("Thanks.", "Then", "谢谢。") joins its neighbour.
+A quotation in double quotes or 「」 ("reply \"Thanks. See you Monday.\"", a pasted review) is
+data the request acts on: it is never cut. A fragment too short to route on ("Thanks.", "Then", "谢谢。") joins its neighbour.
 Several requests in one sentence with no connective ("book a flight and email the invoice") stay one
 part: "and" joins objects as often as requests, and the whole turn's own ranking still sees both.
 """
@@ -90,9 +90,10 @@ _KANA_CHARACTER = re.compile(f"[{_KANA}]")
 # Letters or digits of another script among them ("web-2を停止して": "web", "2").
 _OTHER_RUN = re.compile(f"[^\\W{_HAN}{_KANA}]+")
 # A quotation is data the request acts on (a message to send, a review to classify): its sentences
-# and lines are not steps. It opens after a space or punctuation and closes before one, so an inch
-# mark (5'11") opens nothing.
-_QUOTATION = re.compile(r'(?<![\w"“])"(?=\S)[^"]*?(?<=\S)"(?!\w)|“[^“”]*”')
+# and lines are not steps. It opens after a space or punctuation and closes after neither a space nor
+# a digit, before no letter, so an inch mark (5'11", a 27" monitor) neither opens nor closes one.
+# Single quotes are left out: an apostrophe ("James' schedule") cannot be told from a closing one.
+_QUOTATION = re.compile(r'(?<![\w"“])"(?=\S)[^"]*?(?<=[^\s\d])"(?!\w)|“[^“”]*”|「[^「」]*」|『[^『』]*』')
 _WRAPPERS = {'"': '"', "“": "”"}
 _MARKER = re.compile(r"^(?:\(?\d{1,2}[.):]|[-*\u2022]|\(?[a-z][.)])\s+", re.IGNORECASE)
 _SPACES, _QUOTE_MARKS = " \t", "\"'"
@@ -171,10 +172,16 @@ def _split(split: re.Pattern[str], text: str) -> list[str]:
 
 
 def _inside(text: str) -> tuple[int, int]:
-    """Where ``text`` starts and ends within its spaces, and its quotes when it is written wholly in quotes."""
+    """Where ``text`` starts and ends within its spaces, and its quotes when it is written wholly in quotes.
+
+    A turn that opens on a quotation and ends on another ("\"Great phone.\" Reply \"Thanks\"") is
+    not wrapped: its first quotation closes before its end.
+    """
     start, end = len(text) - len(text.lstrip()), len(text.rstrip())
     if end - start > 1 and _WRAPPERS.get(text[start]) == text[end - 1]:
-        return start + 1, end - 1
+        first = _QUOTATION.match(text, start)
+        if first is None or first.end() == end:
+            return start + 1, end - 1
     return start, end
 
 

@@ -58,7 +58,15 @@ from router.retrieval.parts import parts
             "Rate the sentiment of this review: “Great phone. The battery lasts all day.” Then post it to Slack.",
             ["Rate the sentiment of this review: “Great phone. The battery lasts all day.”", "post it to Slack."],
         ),
+        (
+            '"Battery died in two days. Avoid." Classify the sentiment of this review, then reply "We are sorry"',
+            ['"Battery died in two days. Avoid."', "Classify the sentiment of this review", 'reply "We are sorry"'],
+        ),
         # A turn written wholly in quotes is not a quotation, nor is an inch mark one.
+        (
+            'Search for "cheap flights to Paris. Then buy the 27" monitor. Then email Bob the receipt.',
+            ['Search for "cheap flights to Paris.', 'buy the 27" monitor.', "email Bob the receipt."],
+        ),
         (
             '"Who discovered the Higgs boson? Also, I am 5\'11" and 180 lbs, what is my BMI?"',
             ["Who discovered the Higgs boson?", "I am 5'11\" and 180 lbs, what is my BMI?"],
@@ -137,6 +145,11 @@ def test_a_fragment_too_short_to_route_on_joins_its_neighbour() -> None:
             "zh",
             "谢谢。帮我查一下明天去上海的火车。然后在上海租一辆车。",
             ["谢谢。帮我查一下明天去上海的火车。", "在上海租一辆车。"],
+        ),
+        (
+            "zh",
+            "请把「会议改到周五。请大家准时参加。」发给小王，然后订一个会议室。",
+            ["请把「会议改到周五。请大家准时参加。」发给小王", "订一个会议室。"],
         ),
         (
             "ja",
