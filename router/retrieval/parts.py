@@ -15,9 +15,10 @@ opening with ``¿``) and next-step words ("depois", "luego", "puis", "poi", "dan
 "それから"); an English turn, or one in another language, is split by the English rules alone.
 
 A quotation in double quotes or 「」 ("reply \"Thanks. See you Monday.\"", a pasted review) is
-data the request acts on: it is never cut. A fragment too short to route on ("Thanks.", "Then", "谢谢。") joins its neighbour.
-Several requests in one sentence with no connective ("book a flight and email the invoice") stay one
-part: "and" joins objects as often as requests, and the whole turn's own ranking still sees both.
+data the request acts on: it is never cut. A fragment too short to route on ("Thanks.", "Then",
+"谢谢。") joins its neighbour. Several requests in one sentence with no connective ("book a flight
+and email the invoice") stay one part: "and" joins objects as often as requests, and the whole
+turn's own ranking still sees both.
 """
 
 from __future__ import annotations
