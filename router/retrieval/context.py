@@ -185,8 +185,7 @@ def rank_turn(
 
 @dataclass(frozen=True)
 class ExampleMatch:
-    """The usage example closest to the query, the query's cosine similarity to it, and how
-    many of the function's stored requests ask the same thing as the query (``Nearest.runs``)."""
+    """The usage example closest to the query, the query's cosine to it, and ``Nearest.runs``."""
 
     text: str
     similarity: float
