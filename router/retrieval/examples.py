@@ -101,7 +101,8 @@ class ExampleStore:
         """Keep examples with their function's content hash, merging near-duplicates.
 
         The same request is kept once; one within ``MERGE_SIMILARITY`` of a kept example of
-        its function is dropped; at ``MAX_EXAMPLES``, a new one replaces the nearest kept one.
+        its function is dropped, or replaces it when that one was kept for another version of
+        the function; at ``MAX_EXAMPLES``, a new one replaces the nearest kept one.
 
         Args:
             namespace: the catalog.
@@ -121,7 +122,9 @@ class ExampleStore:
             if same and nearest[0].payload.get("hash") == content_hash:
                 self._join(nearest[0], example.together)
                 continue
-            if nearest and self.collection.count(match) >= MAX_EXAMPLES:
+            # The same request kept for an older version of the function goes: left beside it, the
+            # two would count as two runs that agree.
+            if same or (nearest and self.collection.count(match) >= MAX_EXAMPLES):
                 self.collection.delete([nearest[0].id])
             point = _point(namespace, example)
             payload: dict[str, object] = {"namespace": namespace, "name": example.name, "text": example.text}

@@ -46,3 +46,18 @@ async def test_the_setting_reaches_the_default_spaces_examples(tmp_path: Path) -
         assert not examples.reach.widens
     finally:
         await runtime.stop()
+
+
+def test_a_request_replaces_its_near_duplicate_kept_for_an_older_version(tmp_path: Path) -> None:
+    # Kept beside the old version's copy, the new request and its next paraphrase would count as runs
+    # that agree; replaced, each version keeps the request once.
+    storage = EdgeStorage(tmp_path / "data")
+    try:
+        store = ExampleStore.open(storage, model="m", dimension=4)
+        store.add("ns", [(Example("book_hotel", "first"), "old")], at(1.0))
+        store.add("ns", [(Example("book_hotel", "near"), "new")], at(0.97))
+        store.add("ns", [(Example("book_hotel", "again"), "new")], at(0.99))
+        assert store.texts("ns", "book_hotel") == ["near"]
+        assert store.nearest("ns", at(1.0)[0].tolist(), limit=5)["book_hotel"].hash == "new"
+    finally:
+        storage.close()
