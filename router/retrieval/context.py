@@ -15,11 +15,13 @@ context. Each query's candidates are ranked by ``router.retrieval.fusion.scored`
   by score; round ``r`` adds each one's ``r``-th best unless another already took it. One part
   cannot crowd out another, and a request that only reads as one thing together keeps its place
   through the whole turn's ranking. A function's score is its score for the query it was taken
-  for. A one-part turn is its whole turn's ranking alone.
+  for. A one-part turn is its whole turn's ranking alone. A part takes turns when a function or
+  example is as near as ``vague`` or, in English, it opens on an action (``asks_action``): one
+  that only sets the scene ("I am a photographer.") takes no place from the steps.
 
 Companions (functions usually called with a routed one) follow (``router.retrieval.companions``).
-Everything is arithmetic over a few hundred candidates: no extra search, no model call. Why a
-function was chosen (``explain``) is built only when a route asks for it.
+Everything is arithmetic over a few hundred candidates, with no search and no model call;
+``explain`` is built only when a route asks for it.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from router.retrieval.fusion import Terms, Weights, scored, weights
+from router.retrieval.parts import asks_action
 from router.retrieval.scored import Candidate, Ranked, ScoredFunction
 
 
@@ -41,12 +44,14 @@ class TurnQueries:
         recent: the recent context's (the last messages, and the new turn unless it is elliptical),
             when there is a session.
         elliptical: the new turn only changes the values of the request before it ("And AF 456?").
+        english: the turn is in English, whose parts ``asks_action`` reads (in another, all take turns).
     """
 
     whole: Sequence[Candidate]
     parts: Sequence[tuple[str, Sequence[Candidate]]] = ()
     recent: Sequence[Candidate] | None = None
     elliptical: bool = False
+    english: bool = True
 
 
 @dataclass(frozen=True)
@@ -137,13 +142,10 @@ def context_ranking(new: Sequence[Terms], recent: Sequence[Terms]) -> list[Found
 def take_turns(rankings: Sequence[Sequence[Found]]) -> list[Found]:
     """The rankings taking turns: round ``r`` adds the first ranking's ``r``-th best, then the others' by score.
 
-    The first ranking (the whole turn) leads every round; the others' ``r``-th best follow,
-    the best scored first, each unless already taken. A part that asks nothing a function
-    answers ("I am a photographer.") finds little and comes last in its round, behind the
-    parts that found their tool (in text order instead, Complete@5 was 0.65 rather than 0.70 on
-    BFCL and 0.83 rather than 0.88 on Seal-Tools). A part whose best another ranking already
-    took is served for that round: it does not take its next one ahead of the other parts
-    (doing so gave Seal-Tools' Complete@5 0.87 instead of 0.88, and gained nowhere).
+    The whole turn's leads every round; the others' ``r``-th best follow, the best scored first
+    (in text order, Complete@5 was 0.65 rather than 0.70 on BFCL, 0.83 rather than 0.88 on
+    Seal-Tools), each unless taken. A part whose best another took is served for that round
+    (taking its next one gave Seal-Tools' Complete@5 0.87 rather than 0.88, gaining nowhere).
     """
     taken: dict[str, Found] = {}
     lead, *others = rankings
@@ -169,11 +171,11 @@ def rank_turn(
     share = lexical_weight / 2 if weight and not context_alone else lexical_weight
     new = scored(queries.whole, lexical_weight=share, example_weight=example_weight)
     whole = context_ranking(new, recent) if context_alone else with_context(new, recent, weight=weight)
-    rankings = [whole]
-    rankings += [[Found(t, part=text) for t in scored(found, **rule)] for text, found in queries.parts]
+    asking = [(t, f) for t, f in queries.parts if best_similarity(f) >= vague or not queries.english or asks_action(t)]
+    rankings = [whole, *([Found(t, part=text) for t in scored(found, **rule)] for text, found in asking)]
     chosen = take_turns(rankings) if len(rankings) > 1 else whole
     own = queries.recent if context_alone and queries.recent is not None else queries.whole
-    every = [*own, *(c for _, found in queries.parts for c in found)]
+    every = [*own, *(c for _, found in asking for c in found)]
     return TurnRanking(
         [Ranked(f.terms.name, f.score) for f in chosen],
         {f.terms.name: f for f in chosen},
@@ -237,8 +239,7 @@ def explain(
 ) -> dict[str, Explanation]:
     """The explanation of each chosen function, by name.
 
-    ``companions`` names, for each function that came as a companion, the routed function it
-    accompanies: its score is one term, ``companion``.
+    ``companions``: for each function that came as a companion, the routed function it accompanies.
     """
     parts = dict(queries.parts)
     explained: dict[str, Explanation] = {}

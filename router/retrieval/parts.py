@@ -27,7 +27,7 @@ import bisect
 import re
 from functools import lru_cache
 
-from router.common.english import ABBREVIATIONS
+from router.common.english import ABBREVIATIONS, ACTION_VERBS
 from router.embedding.language import ENGLISH
 
 # Fewer words than this say too little to route on: they join a neighbour.
@@ -99,6 +99,8 @@ _WRAPPERS = {'"': '"', "“": "”"}
 _MARKER = re.compile(r"^(?:\(?\d{1,2}[.):]|[-*\u2022]|\(?[a-z][.)])\s+", re.IGNORECASE)
 _SPACES, _QUOTE_MARKS = " \t", "\"'"
 _WORD = re.compile(r"\w")
+# An English part that opens on an action asks for one ("email the itinerary to Dana.", "Please book a room").
+_ACTION = re.compile(rf"^\W*(?:please\s+)?(?:{ACTION_VERBS})\b", re.IGNORECASE)
 
 
 def parts(text: str, language: str = ENGLISH) -> list[str]:
@@ -131,6 +133,11 @@ def parts(text: str, language: str = ENGLISH) -> list[str]:
     if carry:
         merged.append(carry)
     return merged if len(merged) > 1 else [text]
+
+
+def asks_action(part: str) -> bool:
+    """Whether a part opens by asking for an action, as an English imperative does ("email the itinerary to Dana.")."""
+    return _ACTION.match(part) is not None
 
 
 @lru_cache(maxsize=16)

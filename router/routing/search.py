@@ -34,6 +34,7 @@ def search_turn(
     memory_store: MemoryStore | None,
     *,
     elliptical: bool = False,
+    english: bool = True,
 ) -> tuple[CatalogRecord, Routed]:
     """The turn's catalog record and its answer but for the history.
 
@@ -50,6 +51,7 @@ def search_turn(
         memory_store: the memories to recall from, when the turn has a scope and wants them.
         elliptical: the turn only changes the values of the request before it, its recent context
             (``router.retrieval.ellipsis``).
+        english: the turn is in English, whose parts' actions the router reads.
     """
     vectors = [v.tolist() for v in matrix]
     if record is None:
@@ -70,6 +72,7 @@ def search_turn(
         parts=list(zip(asked, found[len(texts) :], strict=True)),
         recent=found[1] if len(texts) > 1 else None,
         elliptical=elliptical,
+        english=english,
     )
     pinned = index.store.score_names(turn.namespace, vectors[0], pinned_names)
     ranking = rank_turn(

@@ -22,7 +22,8 @@ class RouteSettings(BaseSettings):
         ge=-1.0,
         le=1.0,
         description="a new turn whose best similarity (to a function or a usage example) is below this is vague: "
-        "its recent context counts",
+        "its recent context counts; an English part of a turn this vague takes no turn of its own unless it opens "
+        "on an action",
     )
     candidates: int = Field(20, ge=1, le=1000, description="candidates searched per query vector before fusion")
     lexical_weight: float = Field(

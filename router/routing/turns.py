@@ -166,6 +166,7 @@ class TurnRouter:
             vectors,
             memory_store,
             elliptical=follows,
+            english=language == ENGLISH,
         )
         if not routed.functions and catalog.count > len(routed.pinned) and not routed.below_min_score:
             # The record counts functions the index served lacks: another process switched

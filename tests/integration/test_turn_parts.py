@@ -64,6 +64,14 @@ async def test_explain_names_the_part_and_its_terms_add_up_to_the_score(served: 
         assert terms["context"] == 0.0  # no session
 
 
+async def test_a_sentence_that_only_sets_the_scene_takes_no_place_from_the_request(served: Served) -> None:
+    # The first sentence is near no function (cosine under 0.1): it asks nothing of its own.
+    text = "I am a big fan of old cathedrals and good pasta. Book a hotel in Rome for two nights."
+    functions = await route(served, text, max_functions=5, explain=True)
+    assert functions[0]["name"] == "book_hotel"
+    assert all(f["explanation"]["part"] is None for f in functions)
+
+
 async def test_a_one_part_turn_routes_as_its_whole_text(served: Served) -> None:
     functions = await route(served, "What is the weather in Oslo right now?", max_functions=3, explain=True)
     assert functions[0]["name"] == "get_weather"

@@ -243,3 +243,17 @@ def test_a_one_part_turn_routes_as_the_whole_turn_alone() -> None:
     whole = [candidate("a", 0.5, lexical=2.0), candidate("b", 0.45, lexical=3.0), candidate("c", 0.2)]
     ranking = rank_turn(TurnQueries(whole), **RULE)
     assert ranking.functions == hybrid(whole, lexical_weight=0.25, example_weight=0.9)
+
+
+def test_a_part_near_no_function_takes_a_turn_only_when_it_asks_for_an_action() -> None:
+    whole = [candidate("book_hotel", 0.5, lexical=3.0), candidate("book_flight", 0.2)]
+    scene = [candidate("get_weather", 0.1), candidate("book_hotel", 0.05)]  # under the vague mark
+    step = [candidate("send_email", 0.14, lexical=4.0), candidate("search_flights", 0.2)]  # as vague, but asks
+    queries = TurnQueries(whole, parts=[("I love old cathedrals.", scene), ("email the plan to Dana.", step)])
+    ranking = rank_turn(queries, **RULE)
+    assert "get_weather" not in names(ranking.functions)
+    assert names(ranking.functions)[:2] == ["book_hotel", "send_email"]
+    assert ranking.found["send_email"].part == "email the plan to Dana."
+    # In another language the router knows no verbs to read an action by: every part takes turns.
+    other = rank_turn(TurnQueries(whole, parts=queries.parts, english=False), **RULE)
+    assert other.found["get_weather"].part == "I love old cathedrals."

@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from router.retrieval.parts import parts
+from router.retrieval.parts import asks_action, parts
 
 
 @pytest.mark.parametrize(
@@ -230,3 +230,18 @@ def test_a_long_run_of_spaces_costs_in_proportion_to_its_length() -> None:
         return best
 
     assert cost(40_000) < 8 * cost(10_000)
+
+
+@pytest.mark.parametrize(
+    ("part", "asks"),
+    [
+        ("email the itinerary to Dana.", True),
+        ("Please book a room in Rome.", True),
+        ("- cancel my 9am meeting", True),
+        ("I am a photographer.", False),
+        ("Can you help me plan my week?", False),
+        ("Booking sites confuse me.", False),
+    ],
+)
+def test_a_part_asks_for_an_action_when_it_opens_on_one(part: str, asks: bool) -> None:
+    assert asks_action(part) is asks
