@@ -63,9 +63,10 @@ async def multi_turn_tables(report: Report, runtime: Runtime, data: DevSet, peer
     default = (settings.context_weight, settings.context_vague)
     chosen = _context_label(*default)
     quiet = {"learn_from_usage": False}
+    # The first router also routes the new turn alone and the turns sent as one: the defaults.
     routers = {
         _context_label(*v): variant(context_weight=v[0], context_vague=v[1], **quiet)
-        for v in dict.fromkeys((*CONTEXT_VARIANTS, default))
+        for v in dict.fromkeys((default, *CONTEXT_VARIANTS))
     }
     routers[LEARNED] = runtime.turns
     rows = await multi_turn(routers, conversations, recent=settings.recent_messages, namespace=namespace)
