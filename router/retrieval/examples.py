@@ -122,8 +122,8 @@ class ExampleStore:
             if same and nearest[0].payload.get("hash") == content_hash:
                 self._join(nearest[0], example.together)
                 continue
-            # The same request kept for an older version of the function goes: left beside it, the
-            # two would count as two runs that agree.
+            # The same request kept for an older version of the function goes: left as the nearest,
+            # it would hide the new one and let each further paraphrase be kept again.
             if same or (nearest and self.collection.count(match) >= MAX_EXAMPLES):
                 self.collection.delete([nearest[0].id])
             point = _point(namespace, example)
