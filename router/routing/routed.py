@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from router.catalog.functions import FunctionDef
-from router.retrieval.context import Explanation
+from router.retrieval.explained import Explanation
 from router.retrieval.scored import ScoredFunction
 from router.sessions.memory import Memory
 

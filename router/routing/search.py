@@ -13,7 +13,8 @@ from router.embedding import Vectors
 from router.retrieval.candidates import candidates, resolved
 from router.retrieval.catalogs import ActiveIndex, Catalogs
 from router.retrieval.companions import with_companions
-from router.retrieval.context import TurnQueries, explain, rank_turn
+from router.retrieval.context import TurnQueries, rank_turn
+from router.retrieval.explained import explain
 from router.retrieval.sparse import query_vector
 from router.routing.remembering import Remembering
 from router.routing.routed import Routed, Turn

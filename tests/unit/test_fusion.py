@@ -8,11 +8,11 @@ from router.catalog.functions import parse_function
 from router.retrieval.context import (
     Found,
     TurnQueries,
-    explain,
     rank_turn,
     take_turns,
     with_context,
 )
+from router.retrieval.explained import explain
 from router.retrieval.fusion import AGREED, Terms, hybrid, scored
 from router.retrieval.scored import Candidate, Ranked, ScoredFunction
 
