@@ -185,11 +185,14 @@ class ExampleMatch(BaseModel):
 
 
 class SignalWeights(BaseModel):
-    """How much each signal counted for this turn."""
+    """How much each signal counted for this function."""
 
     dense: float = Field(description="the share of the semantic score (the cosine, or the usage example's)")
     lexical: float = Field(description="the share of the relative BM25 score")
-    usage: float = Field(description="the weight of a usage example's similarity inside the semantic score")
+    usage: float = Field(
+        description="the weight of a usage example's similarity inside the semantic score: b, or 1 for a function "
+        "lifted by three or more stored requests that ask the same thing as the turn"
+    )
 
 
 class ScoreTerms(BaseModel):

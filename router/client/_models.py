@@ -67,7 +67,7 @@ class ExampleMatch:
 
 @dataclass(frozen=True)
 class SignalWeights:
-    """How much each signal counted for the turn."""
+    """How much each signal counted for the function."""
 
     dense: float
     lexical: float
@@ -85,7 +85,7 @@ class Explanation:
         example: the usage example that matched, if one did.
         context_weight: the weight the recent context had for the turn.
         recent: the function's score for the recent-context query, when it was used.
-        weights: how much each signal counted for the turn.
+        weights: how much each signal counted for the function.
         score_new: the function's score for its query alone, before the context.
         part: the part of the turn the function was found for (None: the whole turn).
         terms: the terms summed into the score, by name (they add up to it).

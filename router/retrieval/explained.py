@@ -7,10 +7,10 @@ for ``explain``.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from router.retrieval.context import TurnQueries, TurnRanking
-from router.retrieval.fusion import Weights
+from router.retrieval.fusion import Weights, example_share
 from router.retrieval.scored import Candidate, ScoredFunction
 
 
@@ -34,7 +34,7 @@ class Explanation:
         example: the usage example closest to that query, when one counted.
         context_weight: the weight the recent context had for this turn.
         recent: the function's score for the recent-context query, when the context counted.
-        weights: how much each signal counted.
+        weights: how much each signal counted for it (``usage`` is 1 when runs that agree lifted it).
         score_new: the function's score for its query alone, before the context.
         part: the part of the turn the function was found for (None: the whole turn).
         terms: the terms summed into the score (``dense``, ``usage``, ``lexical``, ``context``,
@@ -90,6 +90,9 @@ def explain(
         if candidate.example is not None and candidate.example_text is not None:
             example = ExampleMatch(candidate.example_text, candidate.example, candidate.example_runs)
         terms = found.terms
+        weights = ranking.weights
+        if terms.usage > 0:
+            weights = replace(weights, usage=example_share(candidate, weights.usage))
         explained[name] = Explanation(
             dense=candidate.cosine,
             lexical=candidate.lexical / best if best > 0 else 0.0,
@@ -97,7 +100,7 @@ def explain(
             example=example,
             context_weight=ranking.context_weight,
             recent=found.recent,
-            weights=ranking.weights,
+            weights=weights,
             score_new=found.alone if found.alone is not None else terms.score,
             part=found.part,
             companion_of=anchor,

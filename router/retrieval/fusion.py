@@ -79,7 +79,7 @@ def scored(candidates: Sequence[Candidate], *, lexical_weight: float, example_we
     best = max((c.lexical for c in candidates), default=0.0)
     found: list[Terms] = []
     for c in candidates:
-        example = _weight(c, example_weight) * c.example if c.example is not None else None
+        example = example_share(c, example_weight) * c.example if c.example is not None else None
         words = lexical_weight * (c.lexical / best if best > 0 else 0.0)
         if example is not None and example > c.cosine:
             found.append(Terms(c.name, 0.0, (1 - lexical_weight) * example, words))
@@ -97,10 +97,10 @@ def hybrid(candidates: Sequence[Candidate], *, lexical_weight: float, example_we
 
 def weights(candidates: Sequence[Candidate], *, lexical_weight: float, example_weight: float) -> Weights:
     """The weights the rule gave a query's signals."""
-    used = any(c.example is not None and _weight(c, example_weight) * c.example > c.cosine for c in candidates)
+    used = any(c.example is not None and example_share(c, example_weight) * c.example > c.cosine for c in candidates)
     return Weights(dense=1.0 - lexical_weight, lexical=lexical_weight, usage=example_weight if used else 0.0)
 
 
-def _weight(candidate: Candidate, example_weight: float) -> float:
+def example_share(candidate: Candidate, example_weight: float) -> float:
     """How much the candidate's closest example counts: ``b``, or fully once ``AGREED`` runs asked the same."""
     return 1.0 if candidate.example_runs >= AGREED else example_weight

@@ -152,7 +152,11 @@ async def test_runs_that_asked_the_same_count_as_the_functions_own_text(travel: 
     assert once["terms"]["usage"] == pytest.approx(weights["dense"] * weights["usage"] * once["example"]["similarity"])
     # Runs that asked the same thing are evidence: their example counts as the function's own text would.
     assert agreed["example"]["runs"] == AGREED
-    assert agreed["terms"]["usage"] == pytest.approx(agreed["weights"]["dense"] * agreed["example"]["similarity"])
+    assert agreed["weights"]["usage"] == 1.0
+    agreed_weights = agreed["weights"]
+    assert agreed["terms"]["usage"] == pytest.approx(
+        agreed_weights["dense"] * agreed_weights["usage"] * agreed["example"]["similarity"]
+    )
     assert agreed["terms"]["usage"] > once["terms"]["usage"]
     async with AsyncRouterClient("http://test", transport=httpx.ASGITransport(app=travel.app)) as client:
         typed = await client.route("travel", asked, explain=True)
