@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
+import logging
 import os
 import signal
 import sys
@@ -24,6 +26,8 @@ from mcp.server.lowlevel.server import Server
 from mcp.server.runner import serve_loop
 from mcp.shared.message import SessionMessage
 
+log = logging.getLogger(__name__)
+
 MCP_PATH = "/mcp"
 # How long the last answers may take to reach stdout once the session ends.
 FLUSH_SECONDS = 5.0
@@ -37,10 +41,37 @@ def _read_lines(fd: int, loop: asyncio.AbstractEventLoop, lines: asyncio.Queue[b
         loop.call_soon_threadsafe(lines.put_nowait, b"")
 
 
-def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        view = view[os.write(fd, view) :]
+class _Output:
+    """The protocol's stdout: one whole line at a time, whichever task writes it."""
+
+    def __init__(self, fd: int) -> None:
+        self._fd = fd
+        self._lock = anyio.Lock()
+
+    async def write(self, message: types.JSONRPCMessage) -> None:
+        data = message.model_dump_json(by_alias=True, exclude_unset=True).encode() + b"\n"
+        async with self._lock:
+            await anyio.to_thread.run_sync(self._write_all, data)
+
+    def _write_all(self, data: bytes) -> None:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(self._fd, view) :]
+
+
+def _unreadable(line: bytes) -> types.JSONRPCError:
+    """JSON-RPC 2.0's answer to a line that is not a message: a parse error, or an invalid request."""
+    try:
+        value = json.loads(line)
+    except ValueError:
+        return types.JSONRPCError(
+            jsonrpc="2.0", id=None, error=types.ErrorData(code=types.PARSE_ERROR, message="Parse error: not JSON")
+        )
+    given = value.get("id") if isinstance(value, dict) else None
+    # An id the request gave (a string or an integer) names the answer; any other is unknown: null.
+    known = given if isinstance(given, str) or (isinstance(given, int) and not isinstance(given, bool)) else None
+    error = types.ErrorData(code=types.INVALID_REQUEST, message="Invalid Request: not a JSON-RPC 2.0 message")
+    return types.JSONRPCError(jsonrpc="2.0", id=known, error=error)
 
 
 @contextlib.contextmanager
@@ -62,7 +93,9 @@ def _claim_std_fds() -> Iterator[tuple[int, int]]:
         # protocol_in stays open: the reader thread may still be blocked on it.
 
 
-async def _pump_in(lines: asyncio.Queue[bytes], sink: MemoryObjectSendStream[SessionMessage | Exception]) -> None:
+async def _pump_in(
+    lines: asyncio.Queue[bytes], sink: MemoryObjectSendStream[SessionMessage | Exception], out: _Output
+) -> None:
     async with sink:
         while line := await lines.get():
             if not line.strip():
@@ -70,17 +103,19 @@ async def _pump_in(lines: asyncio.Queue[bytes], sink: MemoryObjectSendStream[Ses
             try:
                 message = types.jsonrpc_message_adapter.validate_json(line, by_name=False)
             except ValueError as exc:
-                await sink.send(exc)
+                # The session would drop the line unseen: the client is told, as JSON-RPC 2.0 asks.
+                log.warning("MCP message not understood", extra={"detail": str(exc).splitlines()[0]})
+                with contextlib.suppress(OSError):  # the client closed its end
+                    await out.write(_unreadable(line))
                 continue
             await sink.send(SessionMessage(message))
 
 
-async def _pump_out(fd: int, source: MemoryObjectReceiveStream[SessionMessage], done: anyio.Event) -> None:
+async def _pump_out(out: _Output, source: MemoryObjectReceiveStream[SessionMessage], done: anyio.Event) -> None:
     try:
         async with source:
             async for item in source:
-                data = item.message.model_dump_json(by_alias=True, exclude_unset=True).encode() + b"\n"
-                await anyio.to_thread.run_sync(_write_all, fd, data)
+                await out.write(item.message)
     except OSError:  # the client closed its end
         pass
     finally:
@@ -104,8 +139,9 @@ async def stdio(server: Server[Any]) -> AsyncIterator[Callable[[], Awaitable[Non
     with _claim_std_fds() as (protocol_in, protocol_out):
         threading.Thread(target=_read_lines, args=(protocol_in, loop, lines), name="mcp-stdin", daemon=True).start()
         async with anyio.create_task_group() as tasks:
-            tasks.start_soon(_pump_in, lines, read_send)
-            tasks.start_soon(_pump_out, protocol_out, write_receive, written)
+            out = _Output(protocol_out)
+            tasks.start_soon(_pump_in, lines, read_send, out)
+            tasks.start_soon(_pump_out, out, write_receive, written)
 
             async def serve() -> None:
                 async with server.lifespan(server) as state:

@@ -195,6 +195,40 @@ async def test_stdio_find_tools_builds_the_session_working_set(tmp_path: Path, t
         assert text(result) == "find_tools: unexpected arguments ['namespace']; it takes 'query' and 'max_functions'"
 
 
+async def test_stdio_answers_a_line_that_is_no_message_and_serves_on(tmp_path: Path, travel: Path) -> None:
+    argv = command(["router", "mcp", "--namespace", "travel"], data=str(tmp_path / "data"), catalog=str(travel))
+    process = await asyncio.create_subprocess_exec(
+        *argv, cwd=ROOT, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE
+    )
+    stdin, stdout, stderr = process.stdin, process.stdout, process.stderr
+    assert stdin is not None
+    assert stdout is not None
+    assert stderr is not None
+
+    async def ask(line: str) -> dict[str, Any]:
+        stdin.write(line.encode() + b"\n")
+        await stdin.drain()
+        answer: dict[str, Any] = json.loads(await asyncio.wait_for(stdout.readline(), 120))
+        return answer
+
+    try:
+        unparsed = await ask('{"jsonrpc": "2.0", "id": 1, "method": "tools/list"')
+        assert unparsed["id"] is None
+        assert unparsed["error"]["code"] == types.PARSE_ERROR
+        misspelt = await ask('{"jsonrpc": "2.0", "id": 7, "mehtod": "tools/list"}')
+        assert misspelt["id"] == 7
+        assert misspelt["error"]["code"] == types.INVALID_REQUEST
+        hello = {"protocolVersion": HANDSHAKE_PROTOCOL_VERSIONS[-1], "capabilities": {}}
+        hello["clientInfo"] = {"name": "test", "version": "1"}
+        started = await ask(json.dumps({"jsonrpc": "2.0", "id": 8, "method": "initialize", "params": hello}))
+        assert started["id"] == 8
+        assert started["result"]["capabilities"]["tools"]
+    finally:
+        stdin.close()
+        await asyncio.wait_for(process.wait(), 60)
+    assert b"MCP message not understood" in await stderr.read()
+
+
 async def test_the_documented_python_client_runs(tmp_path: Path, travel: Path) -> None:
     prefix = router_mcp()
     script = marked(DOCS, "python-client").replace(
