@@ -81,7 +81,9 @@ async def learn(
     """Keep the requests behind the calls whose results arrived in ``messages[start:]`` as examples.
 
     A call teaches once its result is seen, and only when the result is not an error
-    (``router.retrieval.runs``): a call still waiting for its result teaches nothing yet.
+    (``router.retrieval.runs``): a call still waiting for its result teaches nothing yet. Every
+    call of a turn, whatever its outcome, claims its part of the request, so that the part of a
+    step that failed is not taught to the function of another.
     Within one turn, a call of a later message replaces the calls of earlier messages that
     served the same part of the request (the model corrected itself): the earlier ones'
     examples of that request are deleted if they were already kept. Calls of functions that
@@ -105,15 +107,14 @@ async def learn(
     store = index.store
     made = run_calls(messages, roles=roles)
     turns = {c.turn for c in made if c.answered >= start and c.outcome == "succeeded"}
-    done = [c for c in made if c.turn in turns and c.outcome == "succeeded"]
-    if requests is not None:
-        done = [c for c in done if requests(c.request)]
-    known = await asyncio.to_thread(store.existing, namespace, [c.name for c in done]) if done else {}
-    done = [c for c in done if c.name in known]
-    if not done:
+    # Every call of those turns, whatever its outcome: a failed step still claims its part of the request.
+    tried = [c for c in made if c.turn in turns and (requests is None or requests(c.request))]
+    known = await asyncio.to_thread(store.existing, namespace, [c.name for c in tried]) if tried else {}
+    tried = [c for c in tried if c.name in known]
+    if not any(c.outcome == "succeeded" for c in tried):
         return 0
     by_turn: dict[int, list[RunCall]] = {}
-    for call in done:
+    for call in tried:
         by_turn.setdefault(call.turn, []).append(call)
     parts = {turn: _parts(found, language) for turn, found in by_turn.items()}
     pieces = list(dict.fromkeys(p for found in parts.values() for p in found))
@@ -123,9 +124,12 @@ async def learn(
     kept: list[tuple[Example, str]] = []
     rows: list[int] = []
     dropped: list[Example] = []
-    for turn, found in by_turn.items():
-        names = list(dict.fromkeys(c.name for c in found))
+    for turn, calls_made in by_turn.items():
+        names = list(dict.fromkeys(c.name for c in calls_made))
         chosen = await asyncio.to_thread(_assign, store, namespace, names, parts[turn], vectors, row, lexical_weight)
+        found = [c for c in calls_made if c.outcome == "succeeded"]
+        if not found:
+            continue
         teach, superseded, standing = corrected(found, chosen, start=start)
         run = f"{session}\x00{messages[turn].get('seq', turn)}"
         await asyncio.to_thread(store.companions.observe, namespace, run, [c.name for c in found])
@@ -143,7 +147,7 @@ async def learn(
 
 
 def _parts(found: Sequence[RunCall], language: Callable[[str], str] | None) -> list[str]:
-    """The parts of a turn's request its calls are matched to (the whole request for one function)."""
+    """The parts of a turn's request its calls are matched to (the whole request when it called one function)."""
     text = found[0].request
     if len({c.name for c in found}) == 1:
         return [text]

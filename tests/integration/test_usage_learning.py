@@ -242,6 +242,17 @@ async def test_a_failed_call_teaches_nothing(ops: Served) -> None:
     assert examples(ops) == 1
 
 
+async def test_a_step_that_failed_is_not_taught_to_the_step_that_succeeded(ops: Served) -> None:
+    request = "Email the quarterly numbers to Dana. Then open a ticket for the broken export button."
+    ran = [calls("send_email", "create_jira_issue"), failed_result("call_0", "sent")]
+    await post_run(ops.client, "f1", [user(request), *ran, failed_result("call_1", "Error: project not found")])
+
+    store = ops.runtime.service.index.store.examples
+    assert store is not None
+    assert store.texts("ops", "send_email") == ["Email the quarterly numbers to Dana."]
+    assert store.texts("ops", "create_jira_issue") == []
+
+
 async def test_a_corrected_call_teaches_the_correction(ops: Served) -> None:
     await post_run(ops.client, "c1", [user(ASKED), calls("post_slack_message"), failed_result("call_0", "posted")])
     assert examples(ops) == 1
