@@ -188,10 +188,13 @@ class SignalWeights(BaseModel):
     """How much each signal counted for this function."""
 
     dense: float = Field(description="the share of the semantic score (the cosine, or the usage example's)")
-    lexical: float = Field(description="the share of the relative BM25 score")
+    lexical: float = Field(
+        description="the share of the relative BM25 score for the query it was found for (a vague turn's own "
+        "words count half)"
+    )
     usage: float = Field(
-        description="the weight of a usage example's similarity inside the semantic score: b, or 1 for a function "
-        "lifted by three or more stored requests that ask the same thing as the turn"
+        description="the weight of its closest usage example's similarity inside the semantic score: b, or 1 when "
+        "three or more of its stored requests ask the same thing as the turn (0 without an example)"
     )
 
 

@@ -29,7 +29,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from router.retrieval.fusion import Terms, Weights, scored, weights
+from router.retrieval.fusion import Terms, Weights, scored
 from router.retrieval.parts import asks_action
 from router.retrieval.scored import Candidate, Ranked
 
@@ -88,7 +88,9 @@ class TurnRanking:
     Attributes:
         functions: the final ranking (the turns of the queries' rankings).
         found: why each function of ``functions`` is there, by name.
-        weights: the signal weights of the rule.
+        weights: the rule's weights for the whole turn (``usage`` is ``b``; the words' share is
+            halved for a vague turn's own words).
+        part_lexical: the words' share for the turn's parts (the rule's own).
         context_weight: ``w``, the weight the recent context had (0: a clear turn; 1: ``as_context``).
         as_context: the whole turn was ranked by its recent context alone (an elliptical vague turn).
     """
@@ -96,6 +98,7 @@ class TurnRanking:
     functions: list[Ranked]
     found: dict[str, Found]
     weights: Weights
+    part_lexical: float
     context_weight: float = 0.0
     as_context: bool = False
 
@@ -174,12 +177,11 @@ def rank_turn(
     asking = [(t, f) for t, f in queries.parts if best_similarity(f) >= vague or not queries.english or asks_action(t)]
     rankings = [whole, *([Found(t, part=text) for t in scored(found, **rule)] for text, found in asking)]
     chosen = take_turns(rankings) if len(rankings) > 1 else whole
-    own = queries.recent if context_alone and queries.recent is not None else queries.whole
-    every = [*own, *(c for _, found in asking for c in found)]
     return TurnRanking(
         [Ranked(f.terms.name, f.score) for f in chosen],
         {f.terms.name: f for f in chosen},
-        weights(every, lexical_weight=share, example_weight=example_weight),
+        Weights(dense=1.0 - share, lexical=share, usage=example_weight),
+        lexical_weight,
         1.0 if context_alone else weight,
         context_alone,
     )

@@ -7,7 +7,7 @@ for ``explain``.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 from router.retrieval.context import TurnQueries, TurnRanking
 from router.retrieval.fusion import Weights, example_share
@@ -34,7 +34,7 @@ class Explanation:
         example: the usage example closest to that query, when one counted.
         context_weight: the weight the recent context had for this turn.
         recent: the function's score for the recent-context query, when the context counted.
-        weights: how much each signal counted for it (``usage`` is 1 when runs that agree lifted it).
+        weights: how much each signal counted for it, for the query it was found for.
         score_new: the function's score for its query alone, before the context.
         part: the part of the turn the function was found for (None: the whole turn).
         terms: the terms summed into the score (``dense``, ``usage``, ``lexical``, ``context``,
@@ -90,9 +90,9 @@ def explain(
         if candidate.example is not None and candidate.example_text is not None:
             example = ExampleMatch(candidate.example_text, candidate.example, candidate.example_runs)
         terms = found.terms
-        weights = ranking.weights
-        if terms.usage > 0:
-            weights = replace(weights, usage=example_share(candidate, weights.usage))
+        share = ranking.weights.lexical if found.part is None else ranking.part_lexical
+        usage = example_share(candidate, ranking.weights.usage) if candidate.example is not None else 0.0
+        weights = Weights(dense=1.0 - share, lexical=share, usage=usage)
         explained[name] = Explanation(
             dense=candidate.cosine,
             lexical=candidate.lexical / best if best > 0 else 0.0,

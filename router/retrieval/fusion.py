@@ -33,14 +33,13 @@ AGREED = 3
 
 @dataclass(frozen=True)
 class Weights:
-    """How much each signal counted for a query.
+    """How much each signal counted for a function.
 
     Attributes:
         dense: the share of the semantic score (cosine, or usage where it is higher): ``1 - a``.
         lexical: the share of the relative BM25 score: ``a``.
-        usage: ``b``, the weight of a usage example's similarity inside the semantic score
-            (0 when no example counted for any candidate); a function ``AGREED`` stored requests
-            speak for counts its example at 1.
+        usage: the weight of its closest usage example's similarity inside the semantic score:
+            ``b``, or 1 for a function ``AGREED`` stored requests speak for (0 without an example).
     """
 
     dense: float
@@ -93,12 +92,6 @@ def hybrid(candidates: Sequence[Candidate], *, lexical_weight: float, example_we
     """Rank one query's candidates, best first (``scored`` without the terms)."""
     terms = scored(candidates, lexical_weight=lexical_weight, example_weight=example_weight)
     return [Ranked(t.name, t.score) for t in terms]
-
-
-def weights(candidates: Sequence[Candidate], *, lexical_weight: float, example_weight: float) -> Weights:
-    """The weights the rule gave a query's signals."""
-    used = any(c.example is not None and example_share(c, example_weight) * c.example > c.cosine for c in candidates)
-    return Weights(dense=1.0 - lexical_weight, lexical=lexical_weight, usage=example_weight if used else 0.0)
 
 
 def example_share(candidate: Candidate, example_weight: float) -> float:

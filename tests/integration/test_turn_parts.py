@@ -86,3 +86,24 @@ async def test_min_score_reads_the_score_of_the_part_a_function_was_found_for(se
     kept = await route(served, THREE_STEPS, max_functions=5, min_score=floor)
     assert {"send_email", "convert_currency"} <= {f["name"] for f in kept}
     assert all(f["score"] >= floor for f in kept)
+
+
+async def test_explain_gives_each_function_the_weights_its_own_query_used(served: Served) -> None:
+    session = {"role": "user", "content": "Search flights from Lisbon to Rome on Friday."}
+    stored = await served.client.post("/v1/sessions/w1/messages", json={"namespace": "travel", "messages": [session]})
+    assert stored.status_code == 200, stored.text
+    # A vague turn (its context counts, its own words at half share) of two parts (theirs at full share).
+    text = "Take the first one for John. Also add it to my Rome trip."
+    functions = await route(served, text, max_functions=6, explain=True, session_id="w1")
+    explained = [f["explanation"] for f in functions]
+    assert explained[0]["context_weight"] > 0
+    assert {e["part"] for e in explained} > {None}
+    for explanation in explained:
+        weights, terms = explanation["weights"], explanation["terms"]
+        # What the query's own terms were divided by: 1 + w for the whole turn under its context.
+        scale = 1.0 + explanation["context_weight"] if explanation["part"] is None else 1.0
+        assert terms["dense"] * scale == pytest.approx(weights["dense"] * explanation["dense"], abs=1e-6)
+        assert terms["lexical"] * scale == pytest.approx(weights["lexical"] * explanation["lexical"], abs=1e-6)
+        assert weights["usage"] == 0.0  # no function has a usage example yet
+    shares = {e["weights"]["lexical"] for e in explained}
+    assert len(shares) == 2  # the whole turn's words at half the parts' share
