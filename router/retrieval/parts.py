@@ -43,9 +43,12 @@ _OTHER_ABBREVIATIONS = "".join(
 )
 # Inside a sentence a connective starts a new request only after a comma or "and" ("flights next week" stays whole).
 _CONNECTIVE_WORDS = (
-    *("then", "also", "after that", "afterwards", "additionally", "finally", "next", "lastly", "furthermore"),
-    *("moreover", "first", "second", "third", "fourth", "fifth", "secondly", "thirdly"),
+    *("then", "also", "after that", "afterwards", "additionally", "finally", "lastly", "furthermore"),
+    *("moreover", "secondly", "thirdly"),
 )
+# An ordinal starts a request only before a comma, a colon or an action ("First, book ...", "next email Dana"):
+# "first class flights", "next to the Colosseum" and "next Friday" name no step.
+_ORDINALS = rf"(?:next|first|second|third|fourth|fifth)\b(?=\s*+(?:of\s+all\b|[,:]|(?:{ACTION_VERBS})\b))"
 # Words that start the next step in other languages (by py3langid's codes), with the language's "and".
 # Left out or guarded, for what else they say: "aussi" ("as", "so"), "anche" and "auch" ("even
 # if"), German "also" ("so"), "puis-je" ("may I"), "depois de", "después de", "luego de",
@@ -143,7 +146,8 @@ def asks_action(part: str) -> bool:
 @lru_cache(maxsize=16)
 def _rules(language: str) -> tuple[re.Pattern[str], re.Pattern[str]]:
     """The split and the leading-connective patterns of a language."""
-    english = "|".join(w for w in _CONNECTIVE_WORDS if not (language == "de" and w == "also"))
+    plain = "|".join(w for w in _CONNECTIVE_WORDS if not (language == "de" and w == "also"))
+    english = f"{plain}|{_ORDINALS}"
     abbreviations, capitals = ABBREVIATIONS, "A-Z"
     inner = r"(?:,|;)\s*(?:and\s+)?(?=(?:" + english + r")\b)|(?<!\s)\s++and\s++(?=(?:then|also|finally|lastly)\b)"
     leading = r"^(?:and\s+)?(?:" + english + r")\b\s*(?:of all\b)?\s*[,:]?\s*"
@@ -158,8 +162,12 @@ def _rules(language: str) -> tuple[re.Pattern[str], re.Pattern[str]]:
         ends = _CJK_SENTENCE
         inner += rf"|[，、,]\s*+(?={steps})"
         leading += rf"|^(?:{steps})\s*[,:，、：]?\s*"
-    # A sentence may end inside its closing quote or bracket ("... all day.” Then post it").
-    sentence = abbreviations + r"(?:(?<=[.?!;])|(?<=[.?!;][\"”\u2019')]))\s++(?=[" + capitals + r"\"'(\d])" + ends
+    # A sentence may end inside its closing quote or bracket ("... all day.” Then post it"). The next one opens
+    # on a capital, or on an action or a connective written in lower case ("search hotels. convert 100 eur").
+    # A list's "1." is no sentence of its own ("1. find a hotel").
+    ended = r"(?:(?<=[.?!;])|(?<=[.?!;][\"”\u2019')]))"
+    lower = rf"(?<!\d\.)\s++(?=(?:{ACTION_VERBS}|{plain})\b)"
+    sentence = abbreviations + ended + rf"(?:\s++(?=[{capitals}\"'(\d])|{lower})" + ends
     split = re.compile(sentence + r"|(?<!\s)[^\S\n]*+\n\s*+|(?i:" + inner + ")")
     return split, re.compile(leading, re.IGNORECASE)
 

@@ -49,6 +49,43 @@ from router.retrieval.parts import asks_action, parts
             "First, check the weather in Paris, second book a hotel there",
             ["check the weather in Paris", "book a hotel there"],
         ),
+        # Steps written in lower case, or after a semicolon, are sentences all the same.
+        (
+            "search hotels in rome. convert 100 eur to usd. check the status of flight tp 840.",
+            ["search hotels in rome.", "convert 100 eur to usd.", "check the status of flight tp 840."],
+        ),
+        (
+            "Search hotels in Rome; convert 100 EUR to USD",
+            ["Search hotels in Rome;", "convert 100 EUR to USD"],
+        ),
+        (
+            "what is the status of TP 840? also convert 100 eur to usd",
+            ["what is the status of TP 840?", "convert 100 eur to usd"],
+        ),
+        # "No." and an initial end no sentence, unless a request follows them.
+        (
+            "Book a hotel for J. Smith in Rome. Then check the status of flight TP 840.",
+            ["Book a hotel for J. Smith in Rome.", "check the status of flight TP 840."],
+        ),
+        ("I prefer plan B. Book it for Friday please.", ["I prefer plan B.", "Book it for Friday please."]),
+        (
+            "Book room No. 5 at the Ritz. Then check the status of flight TP 840.",
+            ["Book room No. 5 at the Ritz.", "check the status of flight TP 840."],
+        ),
+        ("The answer is No. Book the other room for Friday.", ["The answer is No.", "Book the other room for Friday."]),
+        # An ordinal that names no step is a word of the request ("first class", "next Friday").
+        (
+            "Convert 100 EUR to USD. First class flights from Rome to Oslo please.",
+            ["Convert 100 EUR to USD.", "First class flights from Rome to Oslo please."],
+        ),
+        (
+            "Search flights to Rome, first class, then convert 100 EUR to USD",
+            ["Search flights to Rome, first class", "convert 100 EUR to USD"],
+        ),
+        (
+            "Convert 100 EUR to USD. Next Friday search flights to Oslo.",
+            ["Convert 100 EUR to USD.", "Next Friday search flights to Oslo."],
+        ),
         # A quotation is data: its sentences are not steps, and the turn's own sentences end after it.
         (
             'Email Dana the note "Hi Dana. The launch moved to Friday. Best, Alex", then book a room for Monday.',
@@ -86,6 +123,9 @@ def test_a_turn_that_asks_several_things_is_split_into_them(text: str, expected:
         "book the first one for John",
         "Convert 100 euros to dollars. Thanks!",
         'Reply to Ana: "Thanks for the slides. See you on Monday. Bring the projector."',
+        "Book a hotel in Rome, next to the Colosseum",
+        "Search trains to Milan, first thing tomorrow morning.",
+        "Book room No. 5 at the Ritz for Friday night.",
     ],
 )
 def test_a_turn_that_asks_one_thing_is_one_part_its_own_text(text: str) -> None:
