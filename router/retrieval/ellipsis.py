@@ -1,12 +1,12 @@
 """Elliptical turns: a follow-up that only changes the values of the request before it.
 
 "And AF 456?" after "What's the status of flight LH 1234?", "What about Tuesday?" after a
-flight search, "Do the same for the payments service": such a turn names no action of its own;
-it asks again what its context asked, of other values. Routing gives it the request before it
-as its context, and ranks a vague one by that context alone (``router.retrieval.context``). A
-turn that leans on its context for *another* action ("Is it on time?" after a booking, "And
-book it", "How about you cancel it?") names that action and is not elliptical: it keeps its
-own ranking, nudged by the context.
+flight search, "Do the same for the payments service", "Now do that for Mary": such a turn
+names no action of its own; it asks again what its context asked, of other values. Routing
+gives it the request before it as its context, and ranks a vague one by that context alone
+(``router.retrieval.context``). A turn that leans on its context for *another* action ("Is it
+on time?" after a booking, "And book it", "How about you cancel it?") names that action and is
+not elliptical: it keeps its own ranking, nudged by the context.
 
 English: the router tells other languages apart before asking (``Catalogs.language``).
 """
@@ -27,6 +27,8 @@ _OPENING = re.compile(
     # "What about size L?", "How about Monday?", "Do the same for Paris", "Same again", "Likewise for Maria".
     r"(?:what|how)\s+about|(?:(?:do|repeat)\s+)?(?:(?:the|that)\s+)?same(?![-\w])|likewise|ditto"
     r"|again(?=\s+(?:for|with|but|on|in)\b|\W*$)"
+    # "Now do that for Mary as well", "Do it again", "Repeat that for the staging cluster" (not "Do that math").
+    r"|(?:do|repeat)\s+(?:that|this|it)(?=\s+(?:again|for|with|too|as\s+well|but|on|in)\b|\W*$)"
     # "And AF 456?", "and i-0a12bc35", "And tomorrow?", "And for the payments service?", "And the one from last
     # week?", "And Madrid?" (a name, not "And I'd like ...").
     rf"|and\s+(?:[a-z]{{0,4}}[- ]?\d|(?:{_DAYS})\b|(?:{_FOLLOWED})\b|(?=(?-i:(?!I\b|I['\u2019]|Im\b)[A-Z]\w)))"

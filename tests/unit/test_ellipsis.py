@@ -30,6 +30,9 @@ from router.retrieval.ellipsis import elliptical
         "OK. And for tomorrow?",
         "And Madrid?",
         "And Cambodia after that, maybe 5 days?",
+        "Thanks! Now please do that for Mary as well.",
+        "Do it again",
+        "Repeat that for the staging cluster",
     ],
 )
 def test_a_turn_that_only_changes_values_is_elliptical(text: str) -> None:
@@ -66,6 +69,8 @@ def test_a_turn_that_only_changes_values_is_elliptical(text: str) -> None:
         "And by the way, unsubscribe me from the newsletter",
         "And for dessert I want tiramisu",
         "And Im done",
+        "Do that math for me: 17 times 23",
+        "Do this for me and book the hotel for Mary",
     ],
 )
 def test_a_turn_with_its_own_action_is_not(text: str) -> None:
