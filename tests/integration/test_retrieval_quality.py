@@ -235,6 +235,11 @@ async def test_an_elliptical_follow_up_asks_again_what_its_context_asked(serve: 
         body = {"namespace": "travel", "messages": [user("And AF 456?")], "explain": True}
         alone = await client.post("/v1/route", json=body)
         response = await client.post("/v1/route", json={**body, "session_id": "s-2"})
+        again = [user("Thanks! Now please do that for Mary as well.")]
+        for_mary = await client.post("/v1/route", json={**body, "messages": again, "session_id": "s-2"})
+    assert for_mary.status_code == 200, for_mary.text
+    assert for_mary.json()["functions"][0]["name"] == "get_flight_status"
+    assert for_mary.json()["functions"][0]["explanation"]["context_only"] is True
     assert alone.status_code == 200, alone.text
     assert alone.json()["functions"][0]["name"] != "get_flight_status"
     assert response.status_code == 200, response.text
