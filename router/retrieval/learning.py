@@ -81,9 +81,10 @@ async def learn(
     """Keep the requests behind the calls whose results arrived in ``messages[start:]`` as examples.
 
     A call teaches once its result is seen, and only when the result is not an error
-    (``router.retrieval.runs``): a call still waiting for its result teaches nothing yet. Every
-    call of a turn, whatever its outcome, claims its part of the request, so that the part of a
-    step that failed is not taught to the function of another.
+    (``router.retrieval.runs``): a call still waiting for its result teaches nothing yet. A call
+    that did not succeed still claims its part of the request when no later message of its turn
+    called again, so that the part of a step that failed is not taught to the function of
+    another; one the model followed with another call was a try the later call corrects.
     Within one turn, a call of a later message replaces the calls of earlier messages that
     served the same part of the request (the model corrected itself): the earlier ones'
     examples of that request are deleted if they were already kept. Calls of functions that
@@ -107,8 +108,15 @@ async def learn(
     store = index.store
     made = run_calls(messages, roles=roles)
     turns = {c.turn for c in made if c.answered >= start and c.outcome == "succeeded"}
-    # Every call of those turns, whatever its outcome: a failed step still claims its part of the request.
-    tried = [c for c in made if c.turn in turns and (requests is None or requests(c.request))]
+    # A step that failed still claims its part of the request, unless a later message of its turn tried again.
+    last = {c.turn: c.position for c in made}
+    tried = [
+        c
+        for c in made
+        if c.turn in turns
+        and (c.outcome == "succeeded" or c.position == last[c.turn])
+        and (requests is None or requests(c.request))
+    ]
     known = await asyncio.to_thread(store.existing, namespace, [c.name for c in tried]) if tried else {}
     tried = [c for c in tried if c.name in known]
     if not any(c.outcome == "succeeded" for c in tried):

@@ -253,6 +253,17 @@ async def test_a_step_that_failed_is_not_taught_to_the_step_that_succeeded(ops: 
     assert store.texts("ops", "create_jira_issue") == []
 
 
+async def test_a_call_that_failed_and_was_tried_again_claims_no_part(ops: Served) -> None:
+    request = "I just got back from the release review. Post the notes to the team channel."
+    tried = [calls("post_slack_message"), failed_result("call_0", "Error: channel not found")]
+    await post_run(ops.client, "f2", [user(request), *tried, calls("send_email"), failed_result("call_0", "sent")])
+
+    store = ops.runtime.service.index.store.examples
+    assert store is not None
+    assert store.texts("ops", "send_email") == [request]
+    assert store.texts("ops", "post_slack_message") == []
+
+
 async def test_a_corrected_call_teaches_the_correction(ops: Served) -> None:
     await post_run(ops.client, "c1", [user(ASKED), calls("post_slack_message"), failed_result("call_0", "posted")])
     assert examples(ops) == 1
