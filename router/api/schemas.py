@@ -190,7 +190,7 @@ class SignalWeights(BaseModel):
     dense: float = Field(description="the share of the semantic score (the cosine, or the usage example's)")
     lexical: float = Field(
         description="the share of the relative BM25 score for the query it was found for (a vague turn's own "
-        "words count half)"
+        "words count half, unless it is ranked by its context alone)"
     )
     usage: float = Field(
         description="the weight of its closest usage example's similarity inside the semantic score: b, or 1 when "

@@ -126,7 +126,7 @@ def _companion(function: ScoredFunction, anchor: str, ranking: TurnRanking) -> E
         example=None,
         context_weight=ranking.context_weight,
         recent=None,
-        weights=ranking.weights,
+        weights=Weights(dense=0.0, lexical=0.0, usage=0.0),  # its one term is the companion score
         score_new=function.score,
         companion_of=anchor,
         context_only=ranking.as_context,

@@ -205,6 +205,17 @@ def test_under_context_the_explained_terms_add_up_to_each_score(
         assert sum(terms.values()) == pytest.approx(function.score), (label, function.function.name)
 
 
+def test_a_companion_is_explained_by_its_one_term() -> None:
+    queries = TurnQueries([candidate("search_flights", 0.6, lexical=3.0, example=0.7)])
+    ranking = rank_turn(queries, **RULE)
+    function = parse_function({"name": "book_flight", "description": ""}, where="test")
+    explained = explain([ScoredFunction(function, 0.4)], queries, ranking, {"book_flight": "search_flights"})
+    companion = explained["book_flight"]
+    assert companion.terms["companion"] == pytest.approx(0.4)
+    assert sum(companion.terms.values()) == pytest.approx(0.4)
+    assert (companion.weights.dense, companion.weights.lexical, companion.weights.usage) == (0.0, 0.0, 0.0)
+
+
 def test_rankings_take_turns_and_one_whose_best_is_taken_waits_for_the_next_round() -> None:
     def ranking(*found: str) -> list[Found]:
         return [Found(Terms(n, 1.0 - i / 10, 0.0, 0.0)) for i, n in enumerate(found)]
