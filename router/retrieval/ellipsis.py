@@ -27,8 +27,9 @@ _OPENING = re.compile(
     # "What about size L?", "How about Monday?", "Do the same for Paris", "Same again", "Likewise for Maria".
     r"(?:what|how)\s+about|(?:(?:do|repeat)\s+)?(?:(?:the|that)\s+)?same(?![-\w])|likewise|ditto"
     r"|again(?=\s+(?:for|with|but|on|in)\b|\W*$)"
-    # "Now do that for Mary as well", "Do it again", "Repeat that for the staging cluster" (not "Do that math").
-    r"|(?:do|repeat)\s+(?:that|this|it)(?=\s+(?:again|for|with|too|as\s+well|but|on|in)\b|\W*$)"
+    # "Now do that for Mary as well", "Do it again", "Repeat that for the staging cluster"; not "Do that math",
+    # nor "Yes, do it", which agrees to what the assistant proposed, not to the user's request before it.
+    r"|(?:do|repeat)\s+(?:that|this|it)(?=\s+(?:again|for|with|too)\b)"
     # "And AF 456?", "and i-0a12bc35", "And tomorrow?", "And for the payments service?", "And the one from last
     # week?", "And Madrid?" (a name, not "And I'd like ...").
     rf"|and\s+(?:[a-z]{{0,4}}[- ]?\d|(?:{_DAYS})\b|(?:{_FOLLOWED})\b|(?=(?-i:(?!I\b|I['\u2019]|Im\b)[A-Z]\w)))"

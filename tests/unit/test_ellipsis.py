@@ -70,6 +70,8 @@ def test_a_turn_that_only_changes_values_is_elliptical(text: str) -> None:
         "And for dessert I want tiramisu",
         "And Im done",
         "Do that math for me: 17 times 23",
+        "Yes, do it",
+        "OK do it.",
         "Do this for me and book the hotel for Mary",
     ],
 )
