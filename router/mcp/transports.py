@@ -59,14 +59,20 @@ class _Output:
             view = view[os.write(self._fd, view) :]
 
 
-def _unreadable(line: bytes) -> types.JSONRPCError:
-    """JSON-RPC 2.0's answer to a line that is not a message: a parse error, or an invalid request."""
+def _unreadable(line: bytes) -> types.JSONRPCError | None:
+    """JSON-RPC 2.0's answer to a line that is not a message: a parse error, or an invalid request.
+
+    None for a response of the client's (it holds ``result`` or ``error``): answering it would
+    read as the answer to a request of the client's own with that id.
+    """
     try:
         value = json.loads(line)
-    except ValueError:
+    except (ValueError, RecursionError):
         return types.JSONRPCError(
             jsonrpc="2.0", id=None, error=types.ErrorData(code=types.PARSE_ERROR, message="Parse error: not JSON")
         )
+    if isinstance(value, dict) and ("result" in value or "error" in value) and "method" not in value:
+        return None
     given = value.get("id") if isinstance(value, dict) else None
     # An id the request gave (a string or an integer) names the answer; any other is unknown: null.
     known = given if isinstance(given, str) or (isinstance(given, int) and not isinstance(given, bool)) else None
@@ -102,11 +108,14 @@ async def _pump_in(
                 continue
             try:
                 message = types.jsonrpc_message_adapter.validate_json(line, by_name=False)
-            except ValueError as exc:
+            except (ValueError, RecursionError):
                 # The session would drop the line unseen: the client is told, as JSON-RPC 2.0 asks.
-                log.warning("MCP message not understood", extra={"detail": str(exc).splitlines()[0]})
-                with contextlib.suppress(OSError):  # the client closed its end
-                    await out.write(_unreadable(line))
+                answer = _unreadable(line)
+                shown = line[:200].decode(errors="replace").strip()
+                log.warning("MCP message not understood", extra={"line": shown, "answered": answer is not None})
+                if answer is not None:
+                    with contextlib.suppress(OSError):  # the client closed its end
+                        await out.write(answer)
                 continue
             await sink.send(SessionMessage(message))
 

@@ -218,6 +218,10 @@ async def test_stdio_answers_a_line_that_is_no_message_and_serves_on(tmp_path: P
         misspelt = await ask('{"jsonrpc": "2.0", "id": 7, "mehtod": "tools/list"}')
         assert misspelt["id"] == 7
         assert misspelt["error"]["code"] == types.INVALID_REQUEST
+        nested = await ask("[" * 100_000)
+        assert nested["error"]["code"] == types.PARSE_ERROR
+        # A response of the client's that is not valid gets no answer: it would read as one to request 0.
+        stdin.write(b'{"jsonrpc": "2.0", "id": 0, "result": null}\n')
         hello = {"protocolVersion": HANDSHAKE_PROTOCOL_VERSIONS[-1], "capabilities": {}}
         hello["clientInfo"] = {"name": "test", "version": "1"}
         started = await ask(json.dumps({"jsonrpc": "2.0", "id": 8, "method": "initialize", "params": hello}))
