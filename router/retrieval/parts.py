@@ -93,11 +93,11 @@ _HAN_CHARACTER = re.compile(f"[{_HAN}]")
 _KANA_CHARACTER = re.compile(f"[{_KANA}]")
 # Letters or digits of another script among them ("web-2を停止して": "web", "2").
 _OTHER_RUN = re.compile(f"[^\\W{_HAN}{_KANA}]+")
-# A quotation is data the request acts on (a message to send, a review to classify): its sentences
+# A quotation is data the request acts on (a message to send, a review to classify, `code` to run): its sentences
 # and lines are not steps. It opens after a space or punctuation and closes after neither a space nor
 # a digit, before no letter, so an inch mark (5'11", a 27" monitor) neither opens nor closes one.
 # Single quotes are left out: an apostrophe ("James' schedule") cannot be told from a closing one.
-_QUOTATION = re.compile(r'(?<![\w"“])"(?=\S)[^"]*?(?<=[^\s\d])"(?!\w)|“[^“”]*”|「[^「」]*」|『[^『』]*』')
+_QUOTATION = re.compile(r'(?<![\w"“])"(?=\S)[^"]*?(?<=[^\s\d])"(?!\w)|“[^“”]*”|「[^「」]*」|『[^『』]*』|`[^`\n]+`')
 _WRAPPERS = {'"': '"', "“": "”"}
 _MARKER = re.compile(r"^(?:\(?\d{1,2}[.):]|[-*\u2022]|\(?[a-z][.)])\s+", re.IGNORECASE)
 _SPACES, _QUOTE_MARKS = " \t", "\"'"
@@ -164,9 +164,10 @@ def _rules(language: str) -> tuple[re.Pattern[str], re.Pattern[str]]:
         leading += rf"|^(?:{steps})\s*[,:，、：]?\s*"
     # A sentence may end inside its closing quote or bracket ("... all day.” Then post it"). The next one opens
     # on a capital, or on an action or a connective written in lower case ("search hotels. convert 100 eur").
-    # A list's "1." is no sentence of its own ("1. find a hotel").
+    # A list's "1." that opens a line is no sentence of its own ("1. find a hotel").
     ended = r"(?:(?<=[.?!;])|(?<=[.?!;][\"”\u2019')]))"
-    lower = rf"(?<!\d\.)\s++(?=(?:{ACTION_VERBS}|{plain})\b)"
+    marker = r"(?<!^\d\.)(?<!\n\d\.)(?<!^\d\d\.)(?<!\n\d\d\.)"
+    lower = rf"{marker}\s++(?=(?:{ACTION_VERBS}|{plain})\b|{_ORDINALS})"
     sentence = abbreviations + ended + rf"(?:\s++(?=[{capitals}\"'(\d])|{lower})" + ends
     split = re.compile(sentence + r"|(?<!\s)[^\S\n]*+\n\s*+|(?i:" + inner + ")")
     return split, re.compile(leading, re.IGNORECASE)

