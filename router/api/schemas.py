@@ -188,13 +188,10 @@ class SignalWeights(BaseModel):
     """How much each signal counted for this function."""
 
     dense: float = Field(description="the share of the semantic score (the cosine, or the usage example's)")
-    lexical: float = Field(
-        description="the share of the relative BM25 score for the query it was found for (a vague turn's own "
-        "words count half, unless it is ranked by its context alone)"
-    )
+    lexical: float = Field(description="the share of the relative BM25 score (half for a vague turn's own words)")
     usage: float = Field(
-        description="the weight of its closest usage example's similarity inside the semantic score: b, or 1 when "
-        "three or more of its stored requests ask the same thing as the turn (0 without an example)"
+        description="the weight of its closest usage example inside the semantic score: b, 1 once three of its "
+        "stored requests ask the same thing as the turn, 0 without an example"
     )
 
 
