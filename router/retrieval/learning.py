@@ -39,7 +39,7 @@ CONTEXT_MESSAGES = 20
 
 def called_functions(message: Mapping[str, Any]) -> list[str]:
     """The names of the functions a message calls, each once (the shapes ``router.retrieval.runs`` reads)."""
-    return list(dict.fromkeys(name for name, _ in calls(message)))
+    return list(dict.fromkeys(name for name, _, _ in calls(message)))
 
 
 def usage_examples(messages: Sequence[Mapping[str, Any]], *, roles: Sequence[str], start: int = 0) -> list[Example]:
@@ -87,7 +87,8 @@ async def learn(
     another; one the model followed with another call was a try the later call corrects.
     Within one turn, a call of a later message replaces the calls of earlier messages that
     served the same part of the request (the model corrected itself): the earlier ones'
-    examples of that request are deleted if they were already kept. Calls of functions that
+    examples of that request are deleted if they were already kept. A later call that used an
+    earlier one's result continues it instead, and both teach. Calls of functions that
     ``namespace`` does not hold are ignored.
 
     Args:
@@ -169,8 +170,9 @@ def corrected(
 
     Each part of the request (``chosen`` maps each function to its part) is taught by the
     functions of the latest message that called one for it: calls made together serve
-    several parts, a later call for the same part replaces an earlier one. Those functions
-    stand for the turn, whenever their results came. A function teaches when one of its
+    several parts, a later call for the same part replaces an earlier one, unless it used the
+    earlier one's result (``RunCall.uses``: search, then book what the search found). Those
+    functions stand for the turn, whenever their results came. A function teaches when one of its
     calls was answered from ``start`` on; a superseded one that was answered before
     ``start`` had taught, and is returned to be forgotten.
     """
@@ -183,8 +185,14 @@ def corrected(
     last_of_part: dict[str, int] = {}
     for name, position in latest.items():
         last_of_part[chosen[name]] = max(last_of_part.get(chosen[name], -1), position)
-    standing = [n for n, p in latest.items() if p == last_of_part[chosen[n]]]
-    superseded = [n for n, p in latest.items() if p < last_of_part[chosen[n]] and n not in fresh]
+    used = {
+        earlier.name
+        for earlier in found
+        for later in found
+        if later.position > earlier.position and later.uses(earlier)
+    }
+    standing = [n for n, p in latest.items() if p == last_of_part[chosen[n]] or n in used]
+    superseded = [n for n in latest if n not in standing and n not in fresh]
     return [n for n in standing if n in fresh], superseded, standing
 
 

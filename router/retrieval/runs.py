@@ -24,6 +24,8 @@ from typing import Any, Literal
 from router.common.messages import message_text, results_only
 
 Outcome = Literal["succeeded", "failed", "pending"]
+# Shorter values ("2", "no") turn up in unrelated results by chance.
+_SHORTEST_VALUE = 3
 _ERROR_TEXT = re.compile(
     r"^\s*(?:error(?:\s+\d+)?\s*:|[A-Za-z_.]*(?:Error|Exception)\s*:|an error occurred\b|"
     r"traceback \(most recent call last\))",
@@ -42,6 +44,8 @@ class RunCall:
         turn: where that request begins (calls of one turn share it).
         outcome: what its result said; ``pending`` while no result is seen.
         answered: where its result is (-1 while pending).
+        values: its argument values (strings and numbers, lower case) of at least ``_SHORTEST_VALUE`` characters.
+        returned: the text of its result, lower case ("" while pending).
     """
 
     position: int
@@ -50,6 +54,13 @@ class RunCall:
     turn: int
     outcome: Outcome = "pending"
     answered: int = -1
+    values: frozenset[str] = frozenset()
+    returned: str = ""
+
+    def uses(self, earlier: RunCall) -> bool:
+        """Whether an argument of this call came back in ``earlier``'s result and is not in the request."""
+        asked = self.request.casefold()
+        return any(_holds(earlier.returned, value) and not _holds(asked, value) for value in self.values)
 
 
 @dataclass
@@ -59,8 +70,10 @@ class _Open:
     key: str | None
     request: str
     turn: int
+    values: frozenset[str]
     outcome: Outcome = "pending"
     answered: int = -1
+    returned: str = ""
 
 
 def run_calls(messages: Sequence[Mapping[str, Any]], *, roles: Sequence[str]) -> list[RunCall]:
@@ -74,8 +87,8 @@ def run_calls(messages: Sequence[Mapping[str, Any]], *, roles: Sequence[str]) ->
     in_request = False
     opened: list[_Open] = []
     for position, message in enumerate(messages):
-        for key, failed in results(message):
-            _answer(opened, key, failed, position)
+        for key, failed, content in results(message):
+            _answer(opened, key, failed, position, _text(content))
         text = message_text(message) if message.get("role") in roles else ""
         if message.get("role") in roles and (text or not results_only(message)):
             if not in_request:
@@ -86,11 +99,14 @@ def run_calls(messages: Sequence[Mapping[str, Any]], *, roles: Sequence[str]) ->
             continue
         in_request = False
         if request:
-            opened += [_Open(position, name, key, "\n".join(request), turn) for name, key in calls(message)]
-    return [RunCall(c.position, c.name, c.request, c.turn, c.outcome, c.answered) for c in opened]
+            opened += [
+                _Open(position, name, key, "\n".join(request), turn, _values(arguments))
+                for name, key, arguments in calls(message)
+            ]
+    return [RunCall(c.position, c.name, c.request, c.turn, c.outcome, c.answered, c.values, c.returned) for c in opened]
 
 
-def _answer(calls: list[_Open], key: str | None, failed: bool, position: int) -> None:
+def _answer(calls: list[_Open], key: str | None, failed: bool, position: int, returned: str) -> None:
     waiting = [c for c in calls if c.outcome == "pending"]
     if key is not None:
         matched = [c for c in waiting if c.key == key]
@@ -100,43 +116,47 @@ def _answer(calls: list[_Open], key: str | None, failed: bool, position: int) ->
     if chosen is not None:
         chosen.outcome = "failed" if failed else "succeeded"
         chosen.answered = position
+        chosen.returned = returned
 
 
-def calls(message: Mapping[str, Any]) -> list[tuple[str, str | None]]:
-    """The (function, call id) pairs a message calls, in order.
+def calls(message: Mapping[str, Any]) -> list[tuple[str, str | None, Any]]:
+    """The (function, call id, arguments) a message calls, in order.
 
     Reads OpenAI ``tool_calls`` (and the older ``function_call``), Responses API
     ``function_call`` items, and ``tool_use`` content parts as Anthropic's API writes them.
+    Arguments are as the message holds them: a JSON string, or Anthropic's ``input`` object.
     """
-    found: list[tuple[str, str | None]] = []
+    found: list[tuple[str, str | None, Any]] = []
     if message.get("type") == "function_call" and isinstance(message.get("name"), str):
-        found.append((message["name"], _key(message.get("call_id"))))
+        found.append((message["name"], _key(message.get("call_id")), message.get("arguments")))
     for call in message.get("tool_calls") or []:
         function = call.get("function") if isinstance(call, Mapping) else None
         if isinstance(function, Mapping) and isinstance(function.get("name"), str):
-            found.append((function["name"], _key(call.get("id"))))
+            found.append((function["name"], _key(call.get("id")), function.get("arguments")))
     legacy = message.get("function_call")
     if isinstance(legacy, Mapping) and isinstance(legacy.get("name"), str):
-        found.append((legacy["name"], None))
+        found.append((legacy["name"], None, legacy.get("arguments")))
     content = message.get("content")
     if isinstance(content, list):
         for part in content:
             if isinstance(part, Mapping) and part.get("type") == "tool_use" and isinstance(part.get("name"), str):
-                found.append((part["name"], _key(part.get("id"))))
+                found.append((part["name"], _key(part.get("id")), part.get("input")))
     return found
 
 
-def results(message: Mapping[str, Any]) -> list[tuple[str | None, bool]]:
-    """The results a message carries: (the call id it answers, whether it failed)."""
+def results(message: Mapping[str, Any]) -> list[tuple[str | None, bool, Any]]:
+    """The results a message carries: (the call id it answers, whether it failed, its content)."""
     if message.get("role") in ("tool", "function"):
-        return [(_key(message.get("tool_call_id")), failed(message, message.get("content")))]
+        content = message.get("content")
+        return [(_key(message.get("tool_call_id")), failed(message, content), content)]
     if message.get("type") == "function_call_output":
-        return [(_key(message.get("call_id")), failed(message, message.get("output")))]
+        output = message.get("output")
+        return [(_key(message.get("call_id")), failed(message, output), output)]
     content = message.get("content")
     if not isinstance(content, list):
         return []
     return [
-        (_key(part.get("tool_use_id")), failed(part, part.get("content")))
+        (_key(part.get("tool_use_id")), failed(part, part.get("content")), part.get("content"))
         for part in content
         if isinstance(part, Mapping) and part.get("type") == "tool_result"
     ]
@@ -172,3 +192,48 @@ def _error_content(content: Any) -> bool:
 
 def _key(value: Any) -> str | None:
     return value if isinstance(value, str) and value else None
+
+
+def _values(arguments: Any) -> frozenset[str]:
+    """The string and number leaves of a call's arguments, lower case, long enough to tell."""
+    if isinstance(arguments, str):
+        try:
+            arguments = json.loads(arguments)
+        except (ValueError, RecursionError):
+            return frozenset()
+    found: set[str] = set()
+    stack = [arguments]
+    while stack:
+        value = stack.pop()
+        if isinstance(value, Mapping):
+            stack += value.values()
+        elif isinstance(value, list):
+            stack += value
+        elif isinstance(value, (str, int, float)) and not isinstance(value, bool):
+            text = str(value).strip().casefold()
+            if len(text) >= _SHORTEST_VALUE:
+                found.add(text)
+    return frozenset(found)
+
+
+def _text(content: Any) -> str:
+    """A result's content as lower-case text: a string, text parts joined, or other JSON dumped."""
+    if isinstance(content, str):
+        return content.casefold()
+    if isinstance(content, list) and all(isinstance(p, Mapping) for p in content):
+        return " ".join(p["text"] for p in content if isinstance(p.get("text"), str)).casefold()
+    try:
+        return json.dumps(content, ensure_ascii=False).casefold()
+    except (TypeError, ValueError, RecursionError):
+        return ""
+
+
+def _holds(text: str, value: str) -> bool:
+    """Whether ``value`` stands in ``text`` as a whole (not inside a longer word or number)."""
+    start = text.find(value)
+    while start != -1:
+        end = start + len(value)
+        if (start == 0 or not text[start - 1].isalnum()) and (end == len(text) or not text[end].isalnum()):
+            return True
+        start = text.find(value, start + 1)
+    return False

@@ -274,3 +274,47 @@ async def test_a_corrected_call_teaches_the_correction(ops: Served) -> None:
     assert store is not None
     assert store.texts("ops", "send_email") == [ASKED]
     assert store.texts("ops", "post_slack_message") == []
+
+
+SEARCH_HOTELS = bare("search_hotels", "Find hotels in a city with prices.", city="City", nights="Nights")
+BOOK_HOTEL = bare("book_hotel", "Reserve a room at a hotel.", hotel_id="Hotel id", nights="Nights")
+AIRPORT = bare("get_airport_status", "Delays and closures at an airport.", airport="Airport code")
+
+
+def called(name: str, arguments: str, result: str) -> list[dict[str, Any]]:
+    """A message calling ``name`` with ``arguments`` (JSON) and its successful ``result``."""
+    call = {"id": "call_0", "type": "function", "function": {"name": name, "arguments": arguments}}
+    return [
+        {"role": "assistant", "content": None, "tool_calls": [call]},
+        {"role": "tool", "tool_call_id": "call_0", "content": result},
+    ]
+
+
+async def test_a_later_call_that_uses_an_earlier_result_is_the_next_step(serve: Callable[..., Any]) -> None:
+    request = "Find a hotel in Madrid for three nights and reserve the cheapest room"
+    found = '[{"hotel_id": "H-2231", "name": "Hostal Sol", "price": 80}, {"hotel_id": "H-87", "price": 95}]'
+    async with serve() as served:
+        catalog = {"functions": [SEARCH_HOTELS, BOOK_HOTEL, AIRPORT, WEATHER]}
+        assert (await served.client.put("/v1/catalogs/trips", json=catalog)).status_code == 200
+        run = [
+            user(request),
+            *called("search_hotels", '{"city": "Madrid", "nights": 3}', found),
+            *called("book_hotel", '{"hotel_id": "H-2231", "nights": 3}', "Booked."),
+        ]
+        body = {"namespace": "trips", "messages": run}
+        assert (await served.client.post("/v1/sessions/t1/messages", json=body)).status_code == 200
+        # A wrong call corrected by one whose values all come from the request teaches only the correction.
+        wrong = "Find me a hotel in Paris for two nights"
+        run = [
+            user(wrong),
+            *called("get_airport_status", '{"airport": "CDG"}', "CDG (Paris): on time, 2 runways open"),
+            *called("search_hotels", '{"city": "Paris", "nights": 2}', '[{"hotel_id": "P-10"}]'),
+        ]
+        body = {"namespace": "trips", "messages": run}
+        assert (await served.client.post("/v1/sessions/t2/messages", json=body)).status_code == 200
+
+        store = served.runtime.service.index.store.examples
+        assert store is not None
+        assert store.texts("trips", "book_hotel") == [request]
+        assert sorted(store.texts("trips", "search_hotels")) == sorted([request, wrong])
+        assert store.texts("trips", "get_airport_status") == []

@@ -97,3 +97,51 @@ def test_a_reused_call_id_answers_the_latest_call() -> None:
         {"role": "tool", "tool_call_id": "call_0", "content": "sunny"},
     ]
     assert outcomes(messages) == [("get_weather", "failed"), ("get_weather", "succeeded")]
+
+
+def test_a_call_uses_an_earlier_result_only_by_a_value_the_request_does_not_hold() -> None:
+    def called(name: str, arguments: str, result: str) -> list[dict[str, Any]]:
+        asked = {"role": "assistant", "tool_calls": [{"id": "c1", "function": {"name": name, "arguments": arguments}}]}
+        return [asked, {"role": "tool", "tool_call_id": "c1", "content": result}]
+
+    messages = [
+        {"role": "user", "content": "Reserve the cheapest room in Madrid for 3 nights"},
+        *called("search_hotels", '{"city": "Madrid", "nights": 3}', '{"hotels": [{"id": 2231, "city": "Madrid"}]}'),
+        *called("book_hotel", '{"hotel_id": 2231, "city": "Madrid", "nights": 3}', "ok"),
+        *called("get_weather", '{"city": "Madrid", "days": "223"}', "sunny"),
+    ]
+    search, book, weather = run_calls(messages, roles=ROLES)
+    assert book.uses(search)
+    # "Madrid" and 3 are the request's; 223 is only part of a number the search returned.
+    assert not weather.uses(search)
+    assert not search.uses(book)
+
+
+def test_values_and_results_are_read_in_every_shape() -> None:
+    anthropic = [
+        {"role": "user", "content": "Cancel my last order"},
+        {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "list_orders", "input": {}}]},
+        {
+            "role": "user",
+            "content": [
+                {"type": "tool_result", "tool_use_id": "t1", "content": [{"type": "text", "text": "Order A-7731"}]}
+            ],
+        },
+        {
+            "role": "assistant",
+            "content": [{"type": "tool_use", "id": "t2", "name": "cancel_order", "input": {"order": {"id": "a-7731"}}}],
+        },
+    ]
+    listed, cancelled = run_calls(anthropic, roles=ROLES)
+    assert cancelled.uses(listed)
+    responses = [
+        {"role": "user", "content": "Cancel my last order"},
+        {"type": "function_call", "call_id": "r1", "name": "list_orders", "arguments": "{}"},
+        {"type": "function_call_output", "call_id": "r1", "output": '{"orders": ["A-7731"]}'},
+        {"type": "function_call", "call_id": "r2", "name": "cancel_order", "arguments": '{"ids": ["A-7731"]}'},
+    ]
+    listed, cancelled = run_calls(responses, roles=ROLES)
+    assert cancelled.uses(listed)
+    # Arguments that are no JSON carry no values.
+    broken = [*responses[:3], {**responses[3], "arguments": '{"ids": ["A-7731"'}]
+    assert not run_calls(broken, roles=ROLES)[1].uses(listed)
