@@ -18,9 +18,11 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from router.common.english import ACTION_VERBS
 from router.embedding import Vectors
 from router.embedding.language import ENGLISH
 from router.retrieval.candidates import named
@@ -33,6 +35,7 @@ from router.retrieval.runs import RunCall, calls, run_calls
 from router.retrieval.sparse import query_vector
 
 log = logging.getLogger(__name__)
+_AND_ACTION = re.compile(rf",?\s++and\s++(?=(?:{ACTION_VERBS})\b)", re.IGNORECASE)
 # Earlier messages read to find the request behind a call posted after it (one turn and then some).
 CONTEXT_MESSAGES = 20
 
@@ -156,11 +159,31 @@ async def learn(
 
 
 def _parts(found: Sequence[RunCall], language: Callable[[str], str] | None) -> list[str]:
-    """The parts of a turn's request its calls are matched to (the whole request when it called one function)."""
+    """The parts of a turn's request its calls are matched to (the whole request when it called one function).
+
+    Learning cuts finer than routing: an English part is also cut before "and" and an action
+    ("Find a hotel in Madrid and reserve the cheapest room"), since the several functions
+    called say that the "and" joined steps, not objects.
+    """
     text = found[0].request
     if len({c.name for c in found}) == 1:
         return [text]
-    return clauses(text, ENGLISH if language is None else language(text))
+    spoken = ENGLISH if language is None else language(text)
+    found_parts = clauses(text, spoken)
+    if spoken != ENGLISH:
+        return found_parts
+    return [step for part in found_parts for step in _steps(part)]
+
+
+def _steps(part: str) -> list[str]:
+    """A part cut before each "and" with an action that follows two words or more ("Search and book" stays)."""
+    steps: list[str] = []
+    start = 0
+    for cut in _AND_ACTION.finditer(part):
+        if len(part[start : cut.start()].split()) >= 2:
+            steps.append(part[start : cut.start()])
+            start = cut.end()
+    return [*steps, part[start:]]
 
 
 def corrected(
