@@ -89,11 +89,10 @@ class CompanionStore:
 
 
 def companions(store: CompanionStore, namespace: str, ranking: Sequence[Ranked], max_functions: int) -> list[Companion]:
-    """The companions to add to a turn's ranking, best first, each with the routed function it accompanies.
+    """The companions of a turn's ranking, best first, each with the routed function it accompanies.
 
     The first ``max_functions`` of ``ranking`` are the anchors; each brings at most
-    ``PER_ANCHOR`` companions, all of them at most ``SHARE`` of ``max_functions`` (at least
-    one), and a function gets the best score any anchor gives it.
+    ``PER_ANCHOR`` companions, and a function gets the best score any anchor gives it.
     """
     anchors = ranking[:max_functions]
     if not anchors:
@@ -105,8 +104,7 @@ def companions(store: CompanionStore, namespace: str, ranking: Sequence[Ranked],
             score = anchor.score * strength
             if name not in best or score > best[name].score:
                 best[name] = Companion(name, score, anchor.name)
-    found = sorted(best.values(), key=lambda c: (-c.score, c.name))
-    return found[: max(1, int(max_functions * SHARE))]
+    return sorted(best.values(), key=lambda c: (-c.score, c.name))
 
 
 def _strengths(anchor: str, runs: Sequence[Sequence[str]]) -> list[tuple[str, float]]:
@@ -141,10 +139,18 @@ def with_companions(
     excluded: Collection_[str] = (),
     floor: float | None = None,
 ) -> tuple[list[Ranked], dict[str, str]]:
-    """``ranking`` with its companions in (none of ``excluded``, none under ``floor``); see ``merged``."""
-    found = companions(store, namespace, ranking, max_functions)
-    allowed = [c for c in found if c.name not in excluded and (floor is None or c.score >= floor)]
-    return merged(ranking, allowed)
+    """``ranking`` with its companions in (none of ``excluded``, none under ``floor``); see ``merged``.
+
+    At most ``SHARE`` of ``max_functions`` companions (at least one) come in, counting only
+    those that move: one already ranked before its anchor takes no place.
+    """
+    place = {r.name: i for i, r in enumerate(ranking)}
+    found = [
+        c
+        for c in companions(store, namespace, ranking, max_functions)
+        if c.name not in excluded and (floor is None or c.score >= floor) and _moves(c, place)
+    ]
+    return merged(ranking, found[: max(1, int(max_functions * SHARE))])
 
 
 def merged(ranking: Sequence[Ranked], found: Sequence[Companion]) -> tuple[list[Ranked], dict[str, str]]:
@@ -152,14 +158,12 @@ def merged(ranking: Sequence[Ranked], found: Sequence[Companion]) -> tuple[list[
 
     The ranking keeps its order (a turn's parts take turns in it, so it is not sorted by score);
     each companion comes right after the function it accompanies, with the larger of its own
-    score and its companion score. A function already ranked before that place stays where it is
-    (and is no companion).
+    score and its companion score. A function already ranked at or before that place stays where
+    it is (and is no companion).
     """
     place = {r.name: i for i, r in enumerate(ranking)}
     own = {r.name: r.score for r in ranking}
-    moved = {
-        c.name: c for c in found if c.name != c.companion_of and place.get(c.name, len(ranking)) > place[c.companion_of]
-    }
+    moved = {c.name: c for c in found if _moves(c, place)}
     following: dict[str, list[Companion]] = {}
     for companion in sorted(moved.values(), key=lambda c: (-c.score, c.name)):
         following.setdefault(companion.companion_of, []).append(companion)
@@ -170,3 +174,9 @@ def merged(ranking: Sequence[Ranked], found: Sequence[Companion]) -> tuple[list[
         ordered.append(ranked)
         ordered += [Ranked(c.name, max(c.score, own.get(c.name, c.score))) for c in following.get(ranked.name, [])]
     return ordered, {name: c.companion_of for name, c in moved.items()}
+
+
+def _moves(companion: Companion, place: dict[str, int]) -> bool:
+    """Whether the companion would come closer to the top: it is not ranked at or right after its anchor's place."""
+    anchor = place[companion.companion_of]
+    return companion.name != companion.companion_of and place.get(companion.name, anchor + 2) > anchor + 1

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import pytest
 
 from router.catalog.functions import parse_function
+from router.retrieval.companions import with_companions
 from router.retrieval.context import (
     Found,
     TurnQueries,
@@ -268,3 +271,23 @@ def test_a_part_near_no_function_takes_a_turn_only_when_it_asks_for_an_action() 
     # In another language the router knows no verbs to read an action by: every part takes turns.
     other = rank_turn(TurnQueries(whole, parts=queries.parts, english=False), **RULE)
     assert other.found["get_weather"].part == "I love old cathedrals."
+
+
+class _Runs:
+    """Stored runs, as ``CompanionStore.runs`` gives them."""
+
+    def __init__(self, runs: list[list[str]]) -> None:
+        self.stored = runs
+
+    def runs(self, _namespace: str, anchors: Sequence[str]) -> list[list[str]]:
+        return [r for r in self.stored if set(r) & set(anchors)]
+
+
+def test_a_companion_already_in_place_takes_no_companion_slot() -> None:
+    # book_hotel is a companion of search_hotels but already ranked right after it; pay_invoice, book_hotel's
+    # companion, is the one that moves, and three functions leave room for one companion.
+    runs = _Runs([["search_hotels", "book_hotel", "pay_invoice"]] * 2)
+    ranking = [Ranked("search_hotels", 0.8), Ranked("book_hotel", 0.7), Ranked("get_weather", 0.5)]
+    ranked, companion_of = with_companions(runs, "ns", ranking, 3)  # type: ignore[arg-type]
+    assert [r.name for r in ranked] == ["search_hotels", "book_hotel", "pay_invoice", "get_weather"]
+    assert companion_of == {"pay_invoice": "book_hotel"}
