@@ -35,6 +35,7 @@ from router.retrieval.runs import RunCall, calls, run_calls
 from router.retrieval.sparse import query_vector
 
 log = logging.getLogger(__name__)
+# Where learning cuts a part into steps (``_steps``).
 _AND_ACTION = re.compile(rf",?\s++and\s++(?=(?:{ACTION_VERBS})\b)", re.IGNORECASE)
 # Earlier messages read to find the request behind a call posted after it (one turn and then some).
 CONTEXT_MESSAGES = 20
@@ -208,13 +209,14 @@ def corrected(
     last_of_part: dict[str, int] = {}
     for name, position in latest.items():
         last_of_part[chosen[name]] = max(last_of_part.get(chosen[name], -1), position)
+    replaced = {n for n, p in latest.items() if p < last_of_part[chosen[n]]}
     used = {
         earlier.name
         for earlier in found
-        for later in found
-        if later.position > earlier.position and later.uses(earlier)
+        if earlier.name in replaced
+        and any(later.position > earlier.position and later.uses(earlier) for later in found)
     }
-    standing = [n for n, p in latest.items() if p == last_of_part[chosen[n]] or n in used]
+    standing = [n for n in latest if n not in replaced or n in used]
     superseded = [n for n in latest if n not in standing and n not in fresh]
     return [n for n in standing if n in fresh], superseded, standing
 
