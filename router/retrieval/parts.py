@@ -5,8 +5,9 @@ Aspirin tablets. Lastly, validate batch BA123."): one vector for the whole text 
 its strongest step, and the others' tools fall out of the top few. So a turn is split into
 its sentences, its "then" / "also" / "after that" / "next" / "lastly" / "finally" clauses and
 its enumerations (numbered or bulleted lines, "first ..., second ..."), and routing gives each
-part its own ranking (``router.retrieval.context``). Learning uses the same split to pair each
-called function with the part of its request that asked for it (``router.retrieval.learning``).
+part its own ranking (``router.retrieval.context``). Learning uses the same split, a little
+finer, to pair each called function with the part of its request that asked for it
+(``router.retrieval.learning``).
 
 When a model may read other languages (``Catalogs.language``), a turn in Portuguese, Spanish,
 French, Italian, German, Chinese or Japanese (as ``router.embedding.language`` tells it) is also
