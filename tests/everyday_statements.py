@@ -67,6 +67,8 @@ INSTRUCTIONS = [
     "Use kilometers, not miles.",
     "Always answer me in Portuguese.",
     "Note that our team deploys only on Tuesdays.",
+    "dont book me on red-eyes",
+    "Don't call me before 9am.",
 ]
 
 PREFERENCES = [
@@ -133,6 +135,10 @@ NOT_KEPT = [
     "I'm looking for a vegetarian restaurant.",
     "Drop my hotel in Rome, I'm not going any more.",
     "I'm not coming to the meeting.",
+    "Don't send it yet.",
+    "Do not cancel the 9am meeting.",
+    "Don't book anything until I confirm.",
+    "Find the details of case 123456 in Texas. Don't return full text.",
 ]
 
 # Trouble and passing states: they ask for help now, and are not who the user is. Never kept.
