@@ -69,6 +69,7 @@ INSTRUCTIONS = [
     "Note that our team deploys only on Tuesdays.",
     "dont book me on red-eyes",
     "Don't call me before 9am.",
+    "Find me a flight to Rome, and don't book me on red-eyes.",
 ]
 
 PREFERENCES = [
@@ -139,6 +140,8 @@ NOT_KEPT = [
     "Do not cancel the 9am meeting.",
     "Don't book anything until I confirm.",
     "Find the details of case 123456 in Texas. Don't return full text.",
+    "Book it, but don't charge me yet.",
+    "Book a table for two, and don't tell my wife.",
 ]
 
 # Trouble and passing states: they ask for help now, and are not who the user is. Never kept.

@@ -122,13 +122,21 @@ class StatementExtractor:
 
 
 def _clauses(sentence: str) -> list[str]:
-    """The clauses of a sentence that is no memory as a whole which state a preference or fill a slot."""
+    """The clauses of a sentence that is no memory as a whole which state a preference or an instruction or fill a slot.
+
+    ``phrases.CLAUSE`` says where a clause starts.
+    """
     if phrases.SUBORDINATE.search(sentence):
         return []
     clauses = phrases.CLAUSE.split(sentence)
     if len(clauses) < 2:
         return []
-    kept = [c for c in clauses if is_memory(c) and (phrases.PREFERS.search(text := _normalised(c)) or slot_of(text))]
+    kept = [
+        c
+        for c in clauses
+        if is_memory(c)
+        and (phrases.PREFERS.search(text := _normalised(c)) or slot_of(text) or phrases.INSTRUCTION.search(text))
+    ]
     return [c if c.endswith((".", "!")) else f"{c}." for c in kept]
 
 

@@ -106,6 +106,8 @@ FIRM = re.compile(
 CLAUSE = re.compile(
     r"\s*(?:[,;]|\s[-\u2013\u2014]|[\u2013\u2014])\s*(?:(?:and|but|so|because|since|as)\s+)?(?=(?:i|i'm|im|we|we're|my|our)\b)"
     r"|\s+(?:and|but|so|because)\s+(?=(?:i|i'm|im|we|we're|my|our)\b)"
+    # "Find me a flight to Rome, and don't book me on red-eyes": a standing instruction after the request
+    r"|\s*[,;]\s*(?:(?:and|but)\s+)?(?=(?:don't|dont|do not)\b)"
     # "I'm vegetarian, any good places near the office?": a question after the statement
     r"|\s*,\s*(?=(?:what|which|where|how|who|when|any|anything|can|could|would|will|do|does|is|are|should)\b[^,]*\?$)",
     FLAGS,
