@@ -36,7 +36,7 @@ from router.retrieval.sparse import query_vector
 
 log = logging.getLogger(__name__)
 # Where learning cuts a part into steps (``_steps``).
-_AND_ACTION = re.compile(rf",?\s++and\s++(?=(?:{ACTION_VERBS})\b)", re.IGNORECASE)
+_AND_ACTION = re.compile(rf"(?<![\s,]),?\s++and\s++(?=(?:{ACTION_VERBS})\b)", re.IGNORECASE)
 # Earlier messages read to find the request behind a call posted after it (one turn and then some).
 CONTEXT_MESSAGES = 20
 
@@ -143,7 +143,7 @@ async def learn(
         found = [c for c in calls_made if c.outcome == "succeeded"]
         if not found:
             continue
-        teach, superseded, standing = corrected(found, chosen, start=start)
+        teach, superseded, standing = await asyncio.to_thread(corrected, found, chosen, start=start)
         run = f"{session}\x00{messages[turn].get('seq', turn)}"
         await asyncio.to_thread(store.companions.observe, namespace, run, [c.name for c in found])
         for name in teach:

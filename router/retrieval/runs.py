@@ -19,6 +19,7 @@ import json
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any, Literal
 
 from router.common.messages import message_text, results_only
@@ -26,6 +27,7 @@ from router.common.messages import message_text, results_only
 Outcome = Literal["succeeded", "failed", "pending"]
 # Shorter values ("2", "no") turn up in unrelated results by chance.
 _SHORTEST_VALUE = 3
+_WORD = re.compile(r"\w+")
 _ERROR_TEXT = re.compile(
     r"^\s*(?:error(?:\s+\d+)?\s*:|[A-Za-z_.]*(?:Error|Exception)\s*:|an error occurred\b|"
     r"traceback \(most recent call last\))",
@@ -229,11 +231,18 @@ def _text(content: Any) -> str:
 
 
 def _holds(text: str, value: str) -> bool:
-    """Whether ``value`` stands in ``text`` as a whole (not inside a longer word or number)."""
-    start = text.find(value)
-    while start != -1:
-        end = start + len(value)
-        if (start == 0 or not text[start - 1].isalnum()) and (end == len(text) or not text[end].isalnum()):
-            return True
-        start = text.find(value, start + 1)
-    return False
+    """Whether ``value`` stands in ``text`` as a whole: its words are words of ``text``, and it is there as written.
+
+    Words, not positions: a search that checks the ends of each occurrence costs in proportion to
+    the occurrences, which a hostile result can multiply.
+    """
+    words = _WORD.findall(value)
+    if not words or not _words(text).issuperset(words):
+        return False
+    return words == [value] or value in text
+
+
+@lru_cache(maxsize=64)
+def _words(text: str) -> frozenset[str]:
+    """The words of a text, read once for all the values checked against it."""
+    return frozenset(_WORD.findall(text))
