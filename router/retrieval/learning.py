@@ -194,11 +194,12 @@ def corrected(
 
     Each part of the request (``chosen`` maps each function to its part) is taught by the
     functions of the latest message that called one for it: calls made together serve
-    several parts, a later call for the same part replaces an earlier one, unless it used the
-    earlier one's result (``RunCall.uses``: search, then book what the search found). Those
-    functions stand for the turn, whenever their results came. A function teaches when one of its
-    calls was answered from ``start`` on; a superseded one that was answered before
-    ``start`` had taught, and is returned to be forgotten.
+    several parts, a later call for the same part replaces an earlier one, unless a standing
+    call of another function used the earlier one's result (``RunCall.uses``: search, then book
+    what the search found). Those functions stand for the turn, whenever their results came. A
+    function teaches when one of its calls was answered from ``start`` on; a superseded one that
+    was answered before ``start`` had taught, and is returned to be forgotten. So is one that
+    taught the whole request before a later call narrowed its part, and it teaches that part.
     """
     latest: dict[str, int] = {}
     fresh: set[str] = set()
@@ -210,15 +211,22 @@ def corrected(
     for name, position in latest.items():
         last_of_part[chosen[name]] = max(last_of_part.get(chosen[name], -1), position)
     replaced = {n for n, p in latest.items() if p < last_of_part[chosen[n]]}
-    used = {
-        earlier.name
-        for earlier in found
-        if earlier.name in replaced
-        and any(later.position > earlier.position and later.uses(earlier) for later in found)
-    }
-    standing = [n for n in latest if n not in replaced or n in used]
-    superseded = [n for n in latest if n not in standing and n not in fresh]
-    return [n for n in standing if n in fresh], superseded, standing
+    # A replaced function stands after all when a standing call of another function used its result.
+    grown = True
+    while grown:
+        grown = False
+        for earlier in found:
+            if earlier.name in replaced and any(
+                later.name not in replaced and later.position > earlier.position and later.uses(earlier)
+                for later in found
+            ):
+                replaced.discard(earlier.name)
+                grown = True
+    standing = [n for n in latest if n not in replaced]
+    # Taught the whole request in an earlier post, before a later call narrowed its part: it teaches that part.
+    narrowed = [n for n in standing if n not in fresh and chosen[n] != found[0].request]
+    superseded = [n for n in latest if n in replaced and n not in fresh]
+    return [n for n in standing if n in fresh] + narrowed, superseded + narrowed, standing
 
 
 async def learn_in_spaces(

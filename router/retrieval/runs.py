@@ -11,6 +11,12 @@ Agent Framework writes ``Error: Argument parsing failed.``), an exception's name
 (``ValueError: ...``), ``An error occurred`` or a traceback, or it is a JSON object with a
 non-empty ``error`` (or a true ``isError``). A normal answer that only mentions an error
 ("no errors found", "the error rate fell") is a success.
+
+A call *uses* an earlier call's result when one of its argument values came back in that result
+and is not in the request: ``book_hotel(hotel_id="H-2231")`` after a ``search_hotels`` that
+returned ``H-2231`` is the next step of a task, not a correction of the search. Only values
+that tell one thing from another count: an id, a number, a date, a name of several words, an
+address; a lone word ("USD", "time", "economy") turns up in any result.
 """
 
 from __future__ import annotations
@@ -27,6 +33,8 @@ from router.common.messages import message_text, results_only
 Outcome = Literal["succeeded", "failed", "pending"]
 # Shorter values ("2", "no") turn up in unrelated results by chance.
 _SHORTEST_VALUE = 3
+# A value telling one thing from another holds a digit, a space or punctuation ("H-2231", "Hostal Sol").
+_DISTINCT = re.compile(r"[\d\W_]")
 _WORD = re.compile(r"\w+")
 _ERROR_TEXT = re.compile(
     r"^\s*(?:error(?:\s+\d+)?\s*:|[A-Za-z_.]*(?:Error|Exception)\s*:|an error occurred\b|"
@@ -46,7 +54,7 @@ class RunCall:
         turn: where that request begins (calls of one turn share it).
         outcome: what its result said; ``pending`` while no result is seen.
         answered: where its result is (-1 while pending).
-        values: its argument values (strings and numbers, lower case) of at least ``_SHORTEST_VALUE`` characters.
+        values: its argument values that tell one thing from another (strings and numbers, lower case).
         returned: the text of its result, lower case ("" while pending).
     """
 
@@ -213,17 +221,23 @@ def _values(arguments: Any) -> frozenset[str]:
             stack += value
         elif isinstance(value, (str, int, float)) and not isinstance(value, bool):
             text = str(value).strip().casefold()
-            if len(text) >= _SHORTEST_VALUE:
+            if len(text) >= _SHORTEST_VALUE and _DISTINCT.search(text):
                 found.add(text)
     return frozenset(found)
 
 
 def _text(content: Any) -> str:
-    """A result's content as lower-case text: a string, text parts joined, or other JSON dumped."""
+    """A result's content as lower-case text: a string, text parts joined, or JSON with its escapes read."""
     if isinstance(content, str):
-        return content.casefold()
-    if isinstance(content, list) and all(isinstance(p, Mapping) for p in content):
-        return " ".join(p["text"] for p in content if isinstance(p.get("text"), str)).casefold()
+        stripped = content.strip()
+        if not stripped.startswith(("{", "[", '"')):
+            return content.casefold()
+        try:
+            content = json.loads(stripped)
+        except (ValueError, RecursionError):
+            return content.casefold()
+    elif isinstance(content, list) and all(isinstance(p, Mapping) for p in content):
+        return " ".join(_text(p["text"]) for p in content if isinstance(p.get("text"), str))
     try:
         return json.dumps(content, ensure_ascii=False).casefold()
     except (TypeError, ValueError, RecursionError):

@@ -329,3 +329,48 @@ async def test_a_later_call_that_uses_an_earlier_result_is_the_next_step(serve: 
         body = {"namespace": "trips", "messages": [user("Look for hotels in Prague this weekend")]}
         ranked = (await served.client.post("/v1/route", json=body)).json()["functions"]
         assert ranked[0]["name"] == "search_hotels"
+
+
+async def test_continued_calls_teach_in_one_part_and_in_posts_one_by_one(serve: Callable[..., Any]) -> None:
+    async with serve() as served:
+        catalog = {"functions": [SEARCH_HOTELS, BOOK_HOTEL, AIRPORT, WEATHER]}
+        assert (await served.client.put("/v1/catalogs/trips", json=catalog)).status_code == 200
+
+        async def post(session: str, messages: list[dict[str, Any]]) -> None:
+            body = {"namespace": "trips", "messages": messages}
+            assert (await served.client.post(f"/v1/sessions/{session}/messages", json=body)).status_code == 200
+
+        # One part, no "and": the booking used the search's id, so both learn the request.
+        whole = "Reserve the cheapest hotel in Lisbon for Friday"
+        await post(
+            "one",
+            [
+                user(whole),
+                *called("search_hotels", '{"city": "Lisbon"}', '[{"hotel_id": "L-17", "price": 70}]'),
+                *called("book_hotel", '{"hotel_id": "L-17"}', "Booked."),
+            ],
+        )
+        # The same wrong function twice (the second with the first's answer), then the correction.
+        wrong = "Find me a hotel in Paris for two nights"
+        await post(
+            "retried",
+            [
+                user(wrong),
+                *called("get_airport_status", '{"airport": "CDG"}', "CDG closed, try ORY-2"),
+                *called("get_airport_status", '{"airport": "ORY-2"}', "ORY-2 open"),
+                *called("search_hotels", '{"city": "Paris", "nights": 2}', '[{"hotel_id": "P-10"}]'),
+            ],
+        )
+        # A live agent posts each step as it goes: the search taught the whole request before the booking came.
+        split = "Find a hotel in Madrid for three nights and reserve the cheapest room"
+        found = called("search_hotels", '{"city": "Madrid"}', '[{"hotel_id": "H-2231"}]')
+        await post("steps", [user(split), *found])
+        await post("steps", called("book_hotel", '{"hotel_id": "H-2231"}', "Booked."))
+
+        store = served.runtime.service.index.store.examples
+        assert store is not None
+        assert sorted(store.texts("trips", "search_hotels")) == sorted(
+            [whole, wrong, "Find a hotel in Madrid for three nights"]
+        )
+        assert sorted(store.texts("trips", "book_hotel")) == sorted([whole, "reserve the cheapest room"])
+        assert store.texts("trips", "get_airport_status") == []

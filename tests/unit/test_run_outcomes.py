@@ -114,7 +114,14 @@ def test_a_call_uses_an_earlier_result_only_by_a_value_the_request_does_not_hold
     assert book.uses(search)
     # "Madrid" and 3 are the request's; 223 is only part of a number the search returned.
     assert not weather.uses(search)
-    assert not search.uses(book)
+    # A lone word turns up in any result: "USD" after a rate lookup is no step that used it.
+    rates = [
+        {"role": "user", "content": "Find me a hotel in Paris"},
+        *called("get_exchange_rate", '{"base": "EUR"}', "1 EUR = 1.08 USD"),
+        *called("search_hotels", '{"city": "Paris", "currency": "USD", "sort": "price"}', "[]"),
+    ]
+    rate, hotels = run_calls(rates, roles=ROLES)
+    assert not hotels.uses(rate)
 
 
 def test_values_and_results_are_read_in_every_shape() -> None:
@@ -145,3 +152,17 @@ def test_values_and_results_are_read_in_every_shape() -> None:
     # Arguments that are no JSON carry no values.
     broken = [*responses[:3], {**responses[3], "arguments": '{"ids": ["A-7731"'}]
     assert not run_calls(broken, roles=ROLES)[1].uses(listed)
+
+
+def test_a_result_written_with_escapes_is_read_as_its_text() -> None:
+    messages = [
+        {"role": "user", "content": "Book the nicest hotel in Paris"},
+        call("search_hotels", "c1"),
+        {"role": "tool", "tool_call_id": "c1", "content": '{"name": "H\\u00f4tel \\u00c9lys\\u00e9e"}'},
+        {
+            "role": "assistant",
+            "tool_calls": [{"id": "c2", "function": {"name": "book_hotel", "arguments": '{"name": "Hôtel Élysée"}'}}],
+        },
+    ]
+    search, book = run_calls(messages, roles=ROLES)
+    assert book.uses(search)
