@@ -142,6 +142,8 @@ NOT_KEPT = [
     "Find the details of case 123456 in Texas. Don't return full text.",
     "Book it, but don't charge me yet.",
     "Book a table for two, and don't tell my wife.",
+    "Don't call me, I'm in a meeting.",
+    "Don't call me, I'm busy right now.",
 ]
 
 # Trouble and passing states: they ask for help now, and are not who the user is. Never kept.

@@ -131,11 +131,17 @@ def _clauses(sentence: str) -> list[str]:
     clauses = phrases.CLAUSE.split(sentence)
     if len(clauses) < 2:
         return []
+    # An instruction counts after the sentence's first clause ("Find me a flight, and don't book me on red-eyes");
+    # opening it ("Don't call me, I'm busy right now") it speaks of the moment the rest describes.
     kept = [
         c
-        for c in clauses
+        for i, c in enumerate(clauses)
         if is_memory(c)
-        and (phrases.PREFERS.search(text := _normalised(c)) or slot_of(text) or phrases.INSTRUCTION.search(text))
+        and (
+            phrases.PREFERS.search(text := _normalised(c))
+            or slot_of(text)
+            or (i > 0 and phrases.INSTRUCTION.search(text))
+        )
     ]
     return [c if c.endswith((".", "!")) else f"{c}." for c in kept]
 

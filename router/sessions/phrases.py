@@ -76,14 +76,15 @@ STANDING = re.compile(
 )
 # "Always use metric units", "from now on, answer in French": a standing instruction.
 # "Don't book me on red-eyes" forbids, for good, a kind of thing done to the user; "don't send it yet", "do
-# not cancel the 9am meeting", "don't book anything until I confirm" speak of a thing or a time at hand, and
-# "Don't return full text" of the request it follows (contractions are expanded first: "dont" reads "do not").
+# not cancel the 9am meeting", "don't book anything until I confirm", "don't call me, I'm in a meeting" speak
+# of a thing, a time or a state at hand, and "Don't return full text" names no "me" or "us": it is about the
+# request's answer (contractions are expanded first: "dont" reads "do not").
 INSTRUCTION = re.compile(
     r"^(?:please[\s,]+)?(?:always|never|from now on|going forward|in the future|by default|whenever|"
     r"every time|each time|at all times|as a rule)\b|^(?:please[\s,]+)?call me\b"
     r"|^(?:please[\s,]+)?(?:use|prefer|give me|show me|write|answer in)\b[^,]+,\s*(?:not|never)\b"
     rf"|^(?:please[\s,]+)?do not\s+(?:{ACTION_VERBS})\b(?=.*\b(?:me|us)\b)"
-    r"(?!.*\b(?:it|that|this|these|those|the|my|yet|now|today|tonight|tomorrow|next|until|till|"
+    r"(?!.*\b(?:it|that|this|these|those|the|my|yet|now|today|tonight|tomorrow|next|until|till|i am|we are|"
     r"monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b)",
     FLAGS,
 )
