@@ -229,13 +229,13 @@ def _values(arguments: Any) -> frozenset[str]:
 def _text(content: Any) -> str:
     """A result's content as lower-case text: a string, text parts joined, or JSON with its escapes read."""
     if isinstance(content, str):
-        stripped = content.strip()
-        if not stripped.startswith(("{", "[", '"')):
-            return content.casefold()
+        text: str = content
+        if not text.lstrip().startswith(("{", "[", '"')):
+            return text.casefold()
         try:
-            content = json.loads(stripped)
+            content = json.loads(text)
         except (ValueError, RecursionError):
-            return content.casefold()
+            return text.casefold()
     elif isinstance(content, list) and all(isinstance(p, Mapping) for p in content):
         return " ".join(_text(p["text"]) for p in content if isinstance(p.get("text"), str))
     try:
