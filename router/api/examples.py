@@ -11,6 +11,7 @@ be undone entirely.
 from __future__ import annotations
 
 import asyncio
+import re
 from typing import Annotated
 
 from fastapi import Depends, Path, Query
@@ -20,7 +21,7 @@ from router.api.auth import AccessDep, CatalogsDep, get_access
 from router.api.errors import responses
 from router.api.limits import body_router
 from router.api.schemas import NAMESPACE
-from router.common.errors import NotFound
+from router.common.errors import InvalidRequest, NotFound
 from router.retrieval.examples import cursor
 
 router = body_router("/v1/catalogs", ["usage examples"], Depends(get_access))
@@ -66,10 +67,12 @@ async def list_examples(
     limit: Annotated[int, Query(ge=1, le=1000, description="examples per page")] = 100,
     cursor_: Annotated[
         str | None,
-        Query(alias="cursor", pattern=CURSOR, description="the `next_cursor` of the previous page"),
+        Query(alias="cursor", max_length=64, description="the `next_cursor` of the previous page"),
     ] = None,
 ) -> ExamplesOut:
     """The namespace's usage examples (one function's with `function`), oldest first, a page at a time."""
+    if cursor_ is not None and re.fullmatch(CURSOR, cursor_) is None:
+        raise InvalidRequest(f"cursor: {cursor_!r} is no page of this list; pass the previous page's next_cursor")
     access.check(namespace)
     await catalogs.record(namespace)
     examples = catalogs.index.store.examples

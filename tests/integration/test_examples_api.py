@@ -134,6 +134,7 @@ async def test_a_key_for_another_namespace_may_neither_read_nor_delete(ops: Serv
     garbage = await ops.client.get("/v1/catalogs/ops/examples", params={"cursor": "garbage"}, headers=auth(ADMIN))
     assert garbage.status_code == 422
     assert garbage.json()["detail"].startswith("cursor: ")
+    assert "next_cursor" in garbage.json()["detail"]
     for method in ("GET", "DELETE"):
         unknown = await ops.client.request(method, "/v1/catalogs/nope/examples", headers=auth(ADMIN))
         assert unknown.status_code == 404, unknown.text
