@@ -144,6 +144,8 @@ NOT_KEPT = [
     "Book a table for two, and don't tell my wife.",
     "Don't call me, I'm in a meeting.",
     "Don't call me, I'm busy right now.",
+    "Never mind, find me the fastest flight.",
+    "Never mind the budget.",
 ]
 
 # Trouble and passing states: they ask for help now, and are not who the user is. Never kept.

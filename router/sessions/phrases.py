@@ -68,7 +68,7 @@ ASKING = re.compile(
 )
 # A standing instruction or a habit holds beyond this turn, whatever its form.
 STANDING = re.compile(
-    r"\b(?:always|never(?! (?:received|arrived|came|got)\b)|usually|generally|normally|typically|from now on|"
+    r"\b(?:always|never(?! (?:received|arrived|came|got|mind)\b)|usually|generally|normally|typically|from now on|"
     r"going forward|in the future|"
     r"by default|whenever|every time|each time|at all times|as a rule|in general|any time|anytime|"
     r"ever)\b",
@@ -80,7 +80,7 @@ STANDING = re.compile(
 # of a thing, a time or a state at hand, and "Don't return full text" names no "me" or "us": it is about the
 # request's answer (contractions are expanded first: "dont" reads "do not").
 INSTRUCTION = re.compile(
-    r"^(?:please[\s,]+)?(?:always|never|from now on|going forward|in the future|by default|whenever|"
+    r"^(?:please[\s,]+)?(?:always|never(?! mind\b)|from now on|going forward|in the future|by default|whenever|"
     r"every time|each time|at all times|as a rule)\b|^(?:please[\s,]+)?call me\b"
     r"|^(?:please[\s,]+)?(?:use|prefer|give me|show me|write|answer in)\b[^,]+,\s*(?:not|never)\b"
     rf"|^(?:please[\s,]+)?do not\s+(?:{ACTION_VERBS})\b(?=.*\b(?:me|us)\b)"
