@@ -24,8 +24,8 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from functools import lru_cache
+from dataclasses import dataclass, field
+from functools import cached_property, lru_cache
 from typing import Any, Literal
 
 from router.common.messages import message_text, results_only
@@ -54,8 +54,8 @@ class RunCall:
         turn: where that request begins (calls of one turn share it).
         outcome: what its result said; ``pending`` while no result is seen.
         answered: where its result is (-1 while pending).
-        values: its argument values that tell one thing from another (strings and numbers, lower case).
-        returned: the text of its result, lower case ("" while pending).
+        arguments: its arguments as the message holds them (a JSON string or an object).
+        result: its result's content as the message holds it (None while pending).
     """
 
     position: int
@@ -64,8 +64,19 @@ class RunCall:
     turn: int
     outcome: Outcome = "pending"
     answered: int = -1
-    values: frozenset[str] = frozenset()
-    returned: str = ""
+    arguments: Any = field(default=None, compare=False)
+    result: Any = field(default=None, compare=False)
+
+    # Read only for a call that a later one may continue, not for every call of every post.
+    @cached_property
+    def values(self) -> frozenset[str]:
+        """Its argument values that tell one thing from another (strings and numbers, lower case)."""
+        return _values(self.arguments)
+
+    @cached_property
+    def returned(self) -> str:
+        """The text of its result, lower case ("" while pending)."""
+        return "" if self.result is None else _text(self.result)
 
     def uses(self, earlier: RunCall) -> bool:
         """Whether an argument of this call came back in ``earlier``'s result and is not in the request."""
@@ -80,10 +91,10 @@ class _Open:
     key: str | None
     request: str
     turn: int
-    values: frozenset[str]
+    arguments: Any
     outcome: Outcome = "pending"
     answered: int = -1
-    returned: str = ""
+    result: Any = None
 
 
 def run_calls(messages: Sequence[Mapping[str, Any]], *, roles: Sequence[str]) -> list[RunCall]:
@@ -98,7 +109,7 @@ def run_calls(messages: Sequence[Mapping[str, Any]], *, roles: Sequence[str]) ->
     opened: list[_Open] = []
     for position, message in enumerate(messages):
         for key, failed, content in results(message):
-            _answer(opened, key, failed, position, _text(content))
+            _answer(opened, key, failed, position, content)
         text = message_text(message) if message.get("role") in roles else ""
         if message.get("role") in roles and (text or not results_only(message)):
             if not in_request:
@@ -110,13 +121,15 @@ def run_calls(messages: Sequence[Mapping[str, Any]], *, roles: Sequence[str]) ->
         in_request = False
         if request:
             opened += [
-                _Open(position, name, key, "\n".join(request), turn, _values(arguments))
+                _Open(position, name, key, "\n".join(request), turn, arguments)
                 for name, key, arguments in calls(message)
             ]
-    return [RunCall(c.position, c.name, c.request, c.turn, c.outcome, c.answered, c.values, c.returned) for c in opened]
+    return [
+        RunCall(c.position, c.name, c.request, c.turn, c.outcome, c.answered, c.arguments, c.result) for c in opened
+    ]
 
 
-def _answer(calls: list[_Open], key: str | None, failed: bool, position: int, returned: str) -> None:
+def _answer(calls: list[_Open], key: str | None, failed: bool, position: int, result: Any) -> None:
     waiting = [c for c in calls if c.outcome == "pending"]
     if key is not None:
         matched = [c for c in waiting if c.key == key]
@@ -126,7 +139,7 @@ def _answer(calls: list[_Open], key: str | None, failed: bool, position: int, re
     if chosen is not None:
         chosen.outcome = "failed" if failed else "succeeded"
         chosen.answered = position
-        chosen.returned = returned
+        chosen.result = result
 
 
 def calls(message: Mapping[str, Any]) -> list[tuple[str, str | None, Any]]:
