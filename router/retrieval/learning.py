@@ -212,21 +212,18 @@ def corrected(
         last_of_part[chosen[name]] = max(last_of_part.get(chosen[name], -1), position)
     replaced = {n for n, p in latest.items() if p < last_of_part[chosen[n]]}
     # A replaced function stands after all when a standing call of another function used its result.
-    grown = True
-    while grown:
-        grown = False
-        for earlier in found:
-            if earlier.name in replaced and any(
-                later.name not in replaced and later.position > earlier.position and later.uses(earlier)
-                for later in found
-            ):
-                replaced.discard(earlier.name)
-                grown = True
+    while freed := {e.name for e in found if e.name in replaced and _continued(e, found, replaced)}:
+        replaced -= freed
     standing = [n for n in latest if n not in replaced]
     # Taught the whole request in an earlier post, before a later call narrowed its part: it teaches that part.
     narrowed = [n for n in standing if n not in fresh and chosen[n] != found[0].request]
     superseded = [n for n in latest if n in replaced and n not in fresh]
     return [n for n in standing if n in fresh] + narrowed, superseded + narrowed, standing
+
+
+def _continued(earlier: RunCall, found: Sequence[RunCall], replaced: set[str]) -> bool:
+    """Whether a later call of a function not replaced used ``earlier``'s result."""
+    return any(c.name not in replaced and c.position > earlier.position and c.uses(earlier) for c in found)
 
 
 async def learn_in_spaces(
