@@ -157,13 +157,11 @@ def merged(ranking: Sequence[Ranked], found: Sequence[Companion]) -> tuple[list[
     """``ranking`` with the companions in, and which function each companion moved accompanies.
 
     The ranking keeps its order (a turn's parts take turns in it, so it is not sorted by score);
-    each companion comes right after the function it accompanies, with the larger of its own
-    score and its companion score. A function already ranked at or before that place stays where
-    it is (and is no companion).
+    each companion of ``found`` (those that move, ``with_companions``) comes right after the
+    function it accompanies, with the larger of its own score and its companion score.
     """
-    place = {r.name: i for i, r in enumerate(ranking)}
     own = {r.name: r.score for r in ranking}
-    moved = {c.name: c for c in found if _moves(c, place)}
+    moved = {c.name: c for c in found}
     following: dict[str, list[Companion]] = {}
     for companion in sorted(moved.values(), key=lambda c: (-c.score, c.name)):
         following.setdefault(companion.companion_of, []).append(companion)
