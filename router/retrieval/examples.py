@@ -97,6 +97,8 @@ class ExampleStore:
         namespace: str,
         examples: Sequence[tuple[Example, str]],
         vectors: Vectors,
+        *,
+        create: bool = True,
     ) -> int:
         """Keep examples with their function's content hash, merging near-duplicates.
 
@@ -108,6 +110,8 @@ class ExampleStore:
             namespace: the catalog.
             examples: each example with the content hash of its function.
             vectors: the examples' embeddings, in the same order.
+            create: False to only merge into kept examples what their runs called beside them
+                (a run's later post): an example not kept, perhaps deleted since, stays gone.
 
         Returns:
             How many were kept.
@@ -121,6 +125,8 @@ class ExampleStore:
             same = nearest and self.reach.scaled(nearest[0].score) >= MERGE_SIMILARITY
             if same and nearest[0].payload.get("hash") == content_hash:
                 self._join(nearest[0], example.together)
+                continue
+            if not create:
                 continue
             # The same request kept for an older version of the function goes: left as the nearest,
             # it would hide the new one and let each further paraphrase be kept again.

@@ -136,6 +136,8 @@ async def learn(
     row = {piece: i for i, piece in enumerate(pieces)}
     kept: list[tuple[Example, str]] = []
     rows: list[int] = []
+    joined: list[tuple[Example, str]] = []
+    joined_rows: list[int] = []
     dropped: list[Example] = []
     for turn, calls_made in by_turn.items():
         names = list(dict.fromkeys(c.name for c in calls_made))
@@ -146,13 +148,16 @@ async def learn(
         teach, superseded, standing = await asyncio.to_thread(corrected, found, chosen, start=start)
         run = f"{session}\x00{messages[turn].get('seq', turn)}"
         await asyncio.to_thread(store.companions.observe, namespace, run, [c.name for c in found])
-        for name in teach:
+        for name in standing:
             beside = tuple(n for n in standing if n != name)
-            kept.append((Example(name, chosen[name], beside), known[name]))
-            rows.append(row[chosen[name]])
+            # One that taught in an earlier post learns what its run called beside it since.
+            (kept if name in teach else joined).append((Example(name, chosen[name], beside), known[name]))
+            (rows if name in teach else joined_rows).append(row[chosen[name]])
         dropped += [Example(name, text) for name in superseded for text in {chosen[name], found[0].request}]
     if dropped:
         await asyncio.to_thread(store.examples.remove, namespace, dropped)
+    if joined:
+        await asyncio.to_thread(store.examples.add, namespace, joined, vectors[joined_rows], create=False)
     if not kept:
         return 0
     await asyncio.to_thread(store.examples.add, namespace, kept, vectors[rows])

@@ -374,3 +374,39 @@ async def test_continued_calls_teach_in_one_part_and_in_posts_one_by_one(serve: 
         )
         assert sorted(store.texts("trips", "book_hotel")) == sorted([whole, "reserve the cheapest room"])
         assert store.texts("trips", "get_airport_status") == []
+
+
+async def test_a_step_posted_later_is_kept_beside_the_earlier_one_and_brings_no_deleted_example_back(
+    serve: Callable[..., Any],
+) -> None:
+    request = "Reserve the cheapest hotel in Lisbon for Friday"
+    search = called("search_hotels", '{"city": "Lisbon"}', '[{"hotel_id": "L-17", "price": 70}]')
+    book = called("book_hotel", '{"hotel_id": "L-17"}', "Booked.")
+    async with serve() as served:
+        catalog = {"functions": [SEARCH_HOTELS, BOOK_HOTEL, AIRPORT, WEATHER]}
+        assert (await served.client.put("/v1/catalogs/trips", json=catalog)).status_code == 200
+
+        async def post(session: str, messages: list[dict[str, Any]]) -> None:
+            body = {"namespace": "trips", "messages": messages}
+            assert (await served.client.post(f"/v1/sessions/{session}/messages", json=body)).status_code == 200
+
+        async def listed() -> dict[str, list[str]]:
+            response = await served.client.get("/v1/catalogs/trips/examples")
+            assert response.status_code == 200, response.text
+            return {e["function"]: e["called_with"] for e in response.json()["examples"]}
+
+        # A live agent posts each step as it goes: the search's example learns of the booking that followed.
+        await post("steps", [user(request), *search])
+        assert await listed() == {"search_hotels": []}
+        await post("steps", book)
+        assert await listed() == {"search_hotels": ["book_hotel"], "book_hotel": ["search_hotels"]}
+
+        # An example deleted between two posts of a run stays deleted.
+        assert (await served.client.delete("/v1/catalogs/trips/examples")).status_code == 200
+        await post("again", [user(request), *search])
+        listed_ids = (await served.client.get("/v1/catalogs/trips/examples")).json()["examples"]
+        assert [e["function"] for e in listed_ids] == ["search_hotels"]
+        deleted = await served.client.delete(f"/v1/catalogs/trips/examples/{listed_ids[0]['id']}")
+        assert deleted.status_code == 200, deleted.text
+        await post("again", book)
+        assert await listed() == {"book_hotel": ["search_hotels"]}
