@@ -22,6 +22,7 @@ from router.api.errors import responses
 from router.api.limits import body_router
 from router.api.schemas import NAMESPACE
 from router.common.errors import InvalidRequest, NotFound
+from router.retrieval.catalogs import Catalogs
 from router.retrieval.examples import cursor
 
 router = body_router("/v1/catalogs", ["usage examples"], Depends(get_access))
@@ -75,6 +76,7 @@ async def list_examples(
         raise InvalidRequest(f"cursor: {cursor_!r} is no page of this list; pass the previous page's next_cursor")
     access.check(namespace)
     await catalogs.record(namespace)
+    await _held(catalogs, namespace, function)
     examples = catalogs.index.store.examples
     page = await asyncio.to_thread(examples.page, namespace, name=function, limit=limit + 1, after=cursor_)
     items = [
@@ -117,8 +119,16 @@ async def delete_examples(
     """Delete the namespace's usage examples (one function's with `function`), and the companions they taught."""
     access.check(namespace)
     await catalogs.record(namespace)
+    await _held(catalogs, namespace, function)
     store = catalogs.index.store
     deleted = await asyncio.to_thread(store.examples.clear, namespace, name=function)
     names = None if function is None else [function]
     await asyncio.to_thread(store.companions.forget, namespace, names)
     return ExamplesDeletedOut(namespace=namespace, deleted=deleted)
+
+
+async def _held(catalogs: Catalogs, namespace: str, function: str | None) -> None:
+    """Refuse a ``function`` the catalog does not hold (404 naming the field)."""
+    # A function's examples go with it: a name the catalog lacks is a typo or a function gone, never an empty list.
+    if function is not None and not await asyncio.to_thread(catalogs.index.store.existing, namespace, [function]):
+        raise NotFound(f"function: catalog {namespace!r} has no function {function!r}")

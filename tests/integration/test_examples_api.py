@@ -111,6 +111,14 @@ async def test_deleting_one_example_then_one_function_then_all(ops: Served) -> N
     store = ops.runtime.service.index.store
     assert store.companions.count("ops") == 0  # the run that called it with send_email is gone too
 
+    # A function the catalog does not hold is a typo, not one that taught nothing: 404 naming the field.
+    for method in ("GET", "DELETE"):
+        typo = await ops.client.request(
+            method, "/v1/catalogs/ops/examples", params={"function": "send_emial"}, headers=auth(OPS)
+        )
+        assert typo.status_code == 404, typo.text
+        assert typo.json()["detail"].startswith("function:")
+
     rest = await ops.client.delete("/v1/catalogs/ops/examples", headers=auth(OPS))
     assert rest.json() == {"namespace": "ops", "deleted": 2}
     assert (await learned(ops.client))["examples"] == []
