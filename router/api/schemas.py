@@ -109,7 +109,7 @@ class Message(BaseModel):
 
     @model_validator(mode="before")
     @classmethod
-    def _role_and_source(cls, data: Any) -> Any:
+    def _role_source_and_calls(cls, data: Any) -> Any:
         if not isinstance(data, dict):
             return data
         problems: list[InitErrorDetails] = []
@@ -123,6 +123,15 @@ class Message(BaseModel):
                     type="literal_error", loc=("source",), input=data["source"], ctx={"expected": expected}
                 )
             )
+        calls = data.get("tool_calls")
+        if calls is not None and not isinstance(calls, list):
+            problems.append(InitErrorDetails(type="list_type", loc=("tool_calls",), input=calls))
+        elif calls is not None:
+            problems += [
+                InitErrorDetails(type="dict_type", loc=("tool_calls", i), input=call)
+                for i, call in enumerate(calls)
+                if not isinstance(call, dict)
+            ]
         if problems:
             raise ValidationError.from_exception_data("Message", problems)
         return data

@@ -182,7 +182,8 @@ def from_router(history: Sequence[Mapping[str, Any]]) -> list[Message]:
                 messages.append(Message("tool", [Content.from_function_result(call_id, result=_text(stored))]))
             continue
         contents = [Content.from_text(text)] if (text := _text(stored)) else []
-        for call in stored.get("tool_calls") or []:
+        listed = stored.get("tool_calls")
+        for call in listed if isinstance(listed, list) else []:
             function = call.get("function") if isinstance(call, Mapping) else None
             call_id = call.get("id") if isinstance(call, Mapping) else None
             if isinstance(function, Mapping) and isinstance(call_id, str) and last_result.get(call_id, -1) > position:

@@ -152,7 +152,8 @@ def calls(message: Mapping[str, Any]) -> list[tuple[str, str | None, Any]]:
     found: list[tuple[str, str | None, Any]] = []
     if message.get("type") == "function_call" and isinstance(message.get("name"), str):
         found.append((message["name"], _key(message.get("call_id")), message.get("arguments")))
-    for call in message.get("tool_calls") or []:
+    listed = message.get("tool_calls")
+    for call in listed if isinstance(listed, list) else []:
         function = call.get("function") if isinstance(call, Mapping) else None
         if isinstance(function, Mapping) and isinstance(function.get("name"), str):
             found.append((function["name"], _key(call.get("id")), function.get("arguments")))

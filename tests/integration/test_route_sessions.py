@@ -315,6 +315,13 @@ async def test_session_posts_validate_too(serve: Callable[..., Any]) -> None:
         assert typo.status_code == 422
         assert typo.json()["detail"].startswith("messages[0].source: Input should be 'external', 'history'")
         assert (await client.get("/v1/sessions/s/messages")).json()["messages"] == []
+        # Tool calls that are no list of calls are refused before anything is stored.
+        for calls, where in ((5, "messages[1].tool_calls: "), ([{"id": "c"}, "x"], "messages[1].tool_calls[1]: ")):
+            bad = [{"role": "user", "content": "find flights"}, {"role": "assistant", "tool_calls": calls}]
+            refused = await client.post("/v1/sessions/s/messages", json={"messages": bad})
+            assert refused.status_code == 422
+            assert refused.json()["detail"].startswith(where)
+        assert (await client.get("/v1/sessions/s/messages")).json()["messages"] == []
         unset = await client.post("/v1/sessions/s/messages", json={"messages": [{"role": "user", "source": None}]})
         assert unset.json()["stored"] == 1  # null: the default, external
         assert (await client.get("/v1/sessions/s/messages")).json()["messages"][0]["source"] == "external"

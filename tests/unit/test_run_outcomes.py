@@ -166,3 +166,10 @@ def test_a_result_written_with_escapes_is_read_as_its_text() -> None:
     ]
     search, book = run_calls(messages, roles=ROLES)
     assert book.uses(search)
+
+
+@pytest.mark.parametrize("listed", [5, True, 1.5, "search", {"id": "c"}])
+def test_tool_calls_that_are_no_list_call_nothing(listed: Any) -> None:
+    # Stored before the API refused them: reading them must not fail the session's later posts.
+    messages = [{"role": "user", "content": "find flights"}, {"role": "assistant", "tool_calls": listed}]
+    assert run_calls(messages, roles=("user",)) == []
