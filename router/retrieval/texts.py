@@ -100,7 +100,8 @@ def _schema_text(name: str, schema: Any) -> str:
     if not isinstance(schema, Mapping):
         return label
     parts = [schema.get("description")] if isinstance(schema.get("description"), str) else []
-    choices = schema.get("enum") or (schema.get("items") or {}).get("enum")
+    items = schema.get("items")  # a schema, or a list of them (tuple form), or true
+    choices = schema.get("enum") or (items.get("enum") if isinstance(items, Mapping) else None)
     if isinstance(choices, list) and choices:
         parts.append(", ".join(str(c) for c in choices[:12]))
     text = f"{label}: {'; '.join(p for p in parts if p)}" if parts else label

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import pytest
@@ -106,3 +107,13 @@ def test_a_parameters_facet_is_its_words_description_and_choices() -> None:
         where="f",
     )
     assert parameter_facets(function) == ["seat: seat preference; aisle, window", "meal request"]
+
+
+@pytest.mark.parametrize("items", [{"enum": ["red", "blue"]}, [{"type": "string"}], True, "string"])
+def test_a_facet_reads_the_choices_of_any_items_json_schema_allows(items: Any) -> None:
+    colour = {"type": "array", "items": items, "description": "colours"}
+    function = parse_function(
+        {"name": "paint", "parameters": {"type": "object", "properties": {"colours": colour}}}, where="f"
+    )
+    choices = "; red, blue" if isinstance(items, dict) else ""
+    assert parameter_facets(function) == [f"colours: colours{choices}"]
