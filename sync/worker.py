@@ -177,11 +177,21 @@ class DirectorySync:
             raise FileNotFoundError(f"catalog directory {self._directory} does not exist")
         files = await asyncio.to_thread(scan, self._directory, seen=dict(self._seen))
         report = Report()
+        broken: Exception | None = None
         for namespace, file in files.items():
             if file.error is None and file.fingerprint == self._seen.get(namespace):
                 continue  # applied from these very bytes by an earlier pass
-            report.outcomes.append(await self._apply(file))
+            try:
+                report.outcomes.append(await self._apply(file))
+            except StorageUnavailable:
+                raise
+            except Exception as exc:
+                # One namespace's failure must not hold back the others' files; the pass fails and is retried.
+                log.exception("catalog file not applied", extra={"namespace": namespace})
+                broken = broken or exc
         await self._vanished(set(files), report)
+        if broken is not None:
+            raise broken
         self.first_pass_done.set()
         return report
 

@@ -406,6 +406,30 @@ async def test_a_rejected_file_changes_nothing_in_its_namespace(
     assert counting.calls == [[text(STOCKS)]]
 
 
+async def test_a_namespace_that_fails_to_apply_holds_back_no_other(
+    worker_service: CatalogService, catalog_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    write_catalog(catalog_dir, "aaa", [WEATHER])
+    write_catalog(catalog_dir, "zzz", [STOCKS])
+    apply = worker_service.apply
+
+    async def broken(namespace: str, *args: Any, **kwargs: Any) -> Any:
+        if namespace == "aaa":
+            raise RuntimeError("a bug in one namespace")
+        return await apply(namespace, *args, **kwargs)
+
+    monkeypatch.setattr(worker_service, "apply", broken)
+    worker = DirectorySync(worker_service, catalog_dir)
+    with pytest.raises(RuntimeError):  # the pass fails, to be tried again
+        await worker.run_once()
+    assert list(stored(worker_service, "zzz")) == ["get_stock_price"]
+
+    monkeypatch.setattr(worker_service, "apply", apply)
+    report = await worker.run_once()
+    assert [o.namespace for o in report.outcomes] == ["aaa"]
+    assert list(stored(worker_service, "aaa")) == ["get_weather"]
+
+
 async def test_a_file_over_the_functions_limit_is_rejected_naming_the_setting(
     tmp_path: Path, counting_pool: EmbedderPool, catalog_dir: Path
 ) -> None:
