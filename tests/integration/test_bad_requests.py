@@ -228,7 +228,7 @@ async def test_a_body_that_is_not_a_json_object_is_refused(guarded: Callable[...
 async def test_a_bad_session_id_is_refused(guarded: Callable[..., Any]) -> None:
     async with guarded() as served:
         before = await state(served)
-        for session in ("a%00b", "a%0Ab", "a%7Fb", "x" * 257):
+        for session in ("a%00b", "a%0Ab", "a%7Fb", "x" * 257, "x%FFy", "x%EF%BF%BDy"):
             posted = await served.client.post(f"/v1/sessions/{session}/messages", json={"messages": TURN})
             read = await served.client.get(f"/v1/sessions/{session}/messages")
             deleted = await served.client.delete(f"/v1/sessions/{session}")
