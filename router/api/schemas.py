@@ -110,7 +110,7 @@ class Message(BaseModel):
 
     @model_validator(mode="before")
     @classmethod
-    def _role_source_and_calls(cls, data: Any) -> Any:
+    def _shapes(cls, data: Any) -> Any:
         if not isinstance(data, dict):
             return data
         problems: list[InitErrorDetails] = []
@@ -124,6 +124,9 @@ class Message(BaseModel):
                     type="literal_error", loc=("source",), input=data["source"], ctx={"expected": expected}
                 )
             )
+        for key in ("id", "message_id"):  # 5 and "5" would name one stored message
+            if data.get(key) is not None and not isinstance(data[key], str):
+                problems.append(InitErrorDetails(type="string_type", loc=(key,), input=data[key]))
         calls = data.get("tool_calls")
         if calls is not None and not isinstance(calls, list):
             problems.append(InitErrorDetails(type="list_type", loc=("tool_calls",), input=calls))

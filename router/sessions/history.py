@@ -97,8 +97,7 @@ class HistoryStore:
         """
         kept = [m for m in messages if message_source(m) != "history"]
         keys = [_point(session_id, m) for m in kept]
-        stamped: list[dict[str, Any]] = []
-        points = []
+        written: dict[str, dict[str, Any]] = {}
         now = time.time()
         with _WRITING:
             stored = {r.id: r.payload for r in self._collection.retrieve([k for k in keys if k])}
@@ -116,10 +115,10 @@ class HistoryStore:
                 point = key or str(uuid.uuid5(_IDS, f"{session_id}\x00#{seq}"))
                 if key:
                     stored[key] = record
-                points.append(PointData(id=point, payload=record))
-                stamped.append(record)
-            self._collection.upsert(points)
-        return stamped
+                written.pop(point, None)  # the same id again in one post, edited: the later one is the message
+                written[point] = record
+            self._collection.upsert([PointData(id=point, payload=record) for point, record in written.items()])
+        return list(written.values())
 
     def messages(self, session_id: str, *, limit: int | None = None) -> list[dict[str, Any]]:
         """The session's messages, oldest first; only the last ``limit`` when given."""

@@ -315,9 +315,14 @@ async def test_session_posts_validate_too(serve: Callable[..., Any]) -> None:
         assert typo.status_code == 422
         assert typo.json()["detail"].startswith("messages[0].source: Input should be 'external', 'history'")
         assert (await client.get("/v1/sessions/s/messages")).json()["messages"] == []
-        # Tool calls that are no list of calls are refused before anything is stored.
-        for calls, where in ((5, "messages[1].tool_calls: "), ([{"id": "c"}, "x"], "messages[1].tool_calls[1]: ")):
-            bad = [{"role": "user", "content": "find flights"}, {"role": "assistant", "tool_calls": calls}]
+        # Tool calls that are no list of calls, and ids that are no text, are refused before anything is stored.
+        for extra, where in (
+            ({"tool_calls": 5}, "messages[1].tool_calls: "),
+            ({"tool_calls": [{"id": "c"}, "x"]}, "messages[1].tool_calls[1]: "),
+            ({"id": 5}, "messages[1].id: "),
+            ({"message_id": True}, "messages[1].message_id: "),
+        ):
+            bad = [{"role": "user", "content": "find flights"}, {"role": "assistant", **extra}]
             refused = await client.post("/v1/sessions/s/messages", json={"messages": bad})
             assert refused.status_code == 422
             assert refused.json()["detail"].startswith(where)
@@ -325,6 +330,21 @@ async def test_session_posts_validate_too(serve: Callable[..., Any]) -> None:
         unset = await client.post("/v1/sessions/s/messages", json={"messages": [{"role": "user", "source": None}]})
         assert unset.json()["stored"] == 1  # null: the default, external
         assert (await client.get("/v1/sessions/s/messages")).json()["messages"][0]["source"] == "external"
+
+
+async def test_one_id_twice_in_a_post_is_stored_once_as_its_later_form(serve: Callable[..., Any]) -> None:
+    async with serve() as served:
+        client = served.client
+        posted = [
+            {"id": "m1", "role": "user", "content": "Flights to Rome"},
+            {"id": "m1", "role": "user", "content": "Flights to Milan"},
+            {"id": "m2", "role": "user", "content": "On Friday"},
+            {"id": "m2", "role": "user", "content": "On Friday"},
+        ]
+        stored = await post(client, "twice", posted)
+        assert stored["stored"] == 2
+        messages = (await client.get("/v1/sessions/twice/messages")).json()["messages"]
+        assert [m["content"] for m in messages] == ["Flights to Milan", "On Friday"]
 
 
 async def test_the_openapi_document_lists_every_response_with_examples(serve: Callable[..., Any]) -> None:
