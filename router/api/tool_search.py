@@ -25,7 +25,7 @@ from router.retrieval.scored import ScoredFunction
 from router.routing.routed import Turn
 from router.routing.turns import TurnRouter
 from router.tools import CALL_ID_REQUIRED, search_item
-from router.tools.limits import MAX_DEFERRED, unnamed
+from router.tools.limits import MAX_DEFERRED, unsearchable
 
 
 class ToolSearchIn(BaseModel):
@@ -214,7 +214,7 @@ async def search(
     for namespace, function in sorted(found, key=lambda item: -item[1].score):
         if len(chosen) == wanted:
             break
-        refused = unnamed(body.format, function.function.name)
+        refused = unsearchable(body.format, function.function.name)
         if refused is None:
             chosen.setdefault(function.function.name, (namespace, function))
         else:

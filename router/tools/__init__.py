@@ -22,7 +22,7 @@ from typing import Any, Literal
 from router.catalog.functions import FunctionDef
 from router.common.errors import InvalidRequest
 from router.retrieval.texts import words
-from router.tools.limits import LeftOut, capped, named
+from router.tools.limits import SEARCH_TOOL, LeftOut, capped, named
 
 __all__ = [
     "SEARCH_TOOL",
@@ -38,7 +38,6 @@ __all__ = [
 
 Format = Literal["openai", "anthropic", "mcp", "plain"]
 ListFormat = Literal["openai", "anthropic"]
-SEARCH_TOOL = "tool_search"
 SEARCH_PARAMETERS = {
     "type": "object",
     "properties": {
@@ -138,11 +137,7 @@ def catalog_tools(
     Functions the API would refuse (``router.tools.limits``) are left out, and named: those
     whose name it does not take, then deferred ones past its count limit, the last by name.
     """
-    usable, left_out = named(format, functions)
-    if format == "anthropic":  # tool names are unique: the search tool's is taken
-        taken = [f for f in usable if f.name == SEARCH_TOOL]
-        usable = [f for f in usable if f.name != SEARCH_TOOL]
-        left_out += [LeftOut(f.name, f"the search tool is named {SEARCH_TOOL!r}") for f in taken]
+    usable, left_out = named(format, functions, search=True)
     by_name = {f.name: f for f in usable}
     first = [by_name[name] for name in dict.fromkeys(loaded) if name in by_name]
     chosen = {f.name for f in first}

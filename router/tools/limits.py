@@ -20,6 +20,8 @@ from typing import Literal
 from router.catalog.functions import FunctionDef
 
 API_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
+# Anthropic's tool search is a tool of the list by this name, which tool names being unique, no function can take.
+SEARCH_TOOL = "tool_search"
 MAX_DEFERRED = {"anthropic": 10_000}
 CHAT_COMPLETIONS_TOOLS = 128
 _APIS = {"openai": "OpenAI", "anthropic": "Anthropic"}
@@ -41,12 +43,21 @@ def unnamed(format: str, name: str) -> LeftOut | None:
     return LeftOut(name, f"{api} refuses the name: tool names must match {API_NAME.pattern}")
 
 
-def named(format: str, functions: Sequence[FunctionDef]) -> tuple[list[FunctionDef], list[LeftOut]]:
-    """The functions whose names ``format``'s API takes, and those left out."""
+def unsearchable(format: str, name: str) -> LeftOut | None:
+    """Why ``format``'s tool search cannot hand over ``name``: a name its API refuses, or its search tool's."""
+    if format == "anthropic" and name == SEARCH_TOOL:
+        return LeftOut(name, f"the search tool is named {SEARCH_TOOL!r}")
+    return unnamed(format, name)
+
+
+def named(
+    format: str, functions: Sequence[FunctionDef], *, search: bool = False
+) -> tuple[list[FunctionDef], list[LeftOut]]:
+    """The functions whose names ``format``'s API takes (beside its search tool when ``search``), and those left out."""
     kept: list[FunctionDef] = []
     left_out: list[LeftOut] = []
     for function in functions:
-        refused = unnamed(format, function.name)
+        refused = (unsearchable if search else unnamed)(format, function.name)
         if refused is None:
             kept.append(function)
         else:

@@ -93,6 +93,17 @@ async def test_an_anthropic_search_call_is_answered_with_tool_references(served:
     assert "search_hotels" in [f["name"] for f in answer["functions"]]
 
 
+async def test_a_function_named_as_the_search_tool_is_never_referenced(served: Served) -> None:
+    searcher = {"name": "tool_search", "description": "Search the web for pages about a topic.", "parameters": {}}
+    assert (await served.client.put("/v1/catalogs/web", json={"functions": [searcher, WEATHER]})).status_code == 200
+    body = {"namespace": "web", "query": "search the web", "max_functions": 2}
+    answer = await search(served.client, **body, format="anthropic", call_id="toolu_2")
+    assert [block["tool_name"] for block in answer["item"]["content"]] == ["get_weather"]
+    assert answer["left_out"] == [{"name": "tool_search", "reason": "the search tool is named 'tool_search'"}]
+    # OpenAI's search tool is a type of its own, not a name: there the function is found.
+    assert "tool_search" in [f["name"] for f in (await search(served.client, **body, format="openai"))["functions"]]
+
+
 async def test_mcp_and_plain_answers(served: Served) -> None:
     answer = await search(served.client, namespace="travel", query="How much is 100 euros in dollars?", format="mcp")
     listed = mcp_types.ListToolsResult.model_validate(answer["item"])
