@@ -8,6 +8,7 @@ test can tell that a call went through.
     python tests/integration/mcp_fixture_server.py --http 9000  # streamable HTTP at :9000/mcp
     python tests/integration/mcp_fixture_server.py --prefix web_  # tools named web_get_forecast, ...
     python tests/integration/mcp_fixture_server.py --label web    # forecasts end with "(from web)"
+    python tests/integration/mcp_fixture_server.py --closable     # and close_desk, which removes every tool
 """
 
 from __future__ import annotations
@@ -55,13 +56,24 @@ async def open_beta(ctx: Context, notify: bool = True) -> str:
     return f"Beta tools unlocked: {prefix}book_table."
 
 
+async def close_desk(ctx: Context) -> str:
+    """Close this travel desk: every tool of it goes, this one too."""
+    for tool in await server.list_tools():
+        server.remove_tool(tool.name)
+    await ctx.session.send_tool_list_changed()
+    return "Desk closed."
+
+
 def main() -> None:
     """Serve on stdio, or on streamable HTTP with ``--http PORT``."""
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--http", type=int, metavar="PORT", help="serve streamable HTTP on this port")
     parser.add_argument("--prefix", default="", help="prefix every tool name (two servers side by side)")
     parser.add_argument("--label", default="", help="sign forecasts with this label (which server answered)")
+    parser.add_argument("--closable", action="store_true", help="add close_desk, which removes every tool")
     args = parser.parse_args()
+    if args.closable:
+        server.add_tool(close_desk)
     global prefix, label
     prefix, label = args.prefix, args.label
     if prefix:

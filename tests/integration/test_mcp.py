@@ -475,6 +475,34 @@ async def test_two_upstreams_with_the_same_tool_names_keep_both(tmp_path: Path, 
         await backend.stop()
 
 
+async def test_an_upstream_that_lists_no_tools_keeps_its_catalog(tmp_path: Path, embedders: EmbedderPool) -> None:
+    settings = Settings(storage=StorageSettings(data=tmp_path / "data"))
+    backend = EmbeddedBackend(settings, runtime=Runtime(settings, embedders=embedders))
+    sources = McpSources([UpstreamConfig("desk", command=sys.executable, args=(str(FIXTURE), "--closable"))], backend)
+    router = ToolRouterServer(backend, ["desk"], sources=sources)
+    await backend.start()
+    try:
+        await sources.start()
+        async with Client(router.server, mode="legacy") as client:
+            await client.call_tool("find_tools", {"query": "close the travel desk", "max_functions": 5})
+            [source] = sources.sources
+            listings = source.syncs
+            assert text(await client.call_tool("close_desk", {})) == "Desk closed."
+
+            async def listed_again() -> bool:
+                return source.syncs > listings
+
+            await until(listed_again)
+            # A server restarting, or broken, lists nothing for a while: what it taught must not go with it.
+            assert backend.runtime.catalogs.known("desk").count == 5
+            result = await client.call_tool("find_tools", {"query": "weather forecast for Lisbon", "max_functions": 1})
+            assert result.structured_content is not None
+            assert [f["name"] for f in result.structured_content["functions"]] == ["get_forecast"]
+    finally:
+        await sources.stop()
+        await backend.stop()
+
+
 async def test_an_upstream_that_cannot_start_says_why(tmp_path: Path, embedders: EmbedderPool) -> None:
     settings = Settings(storage=StorageSettings(data=tmp_path / "data"))
     backend = EmbeddedBackend(settings, runtime=Runtime(settings, embedders=embedders))
