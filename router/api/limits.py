@@ -138,9 +138,25 @@ def _decode(body: bytes) -> Any:
     gc.disable()
     try:
         return orjson.loads(body)
+    except orjson.JSONDecodeError as exc:
+        _not_utf8(body, exc)
+        raise
     finally:
         if enabled:
             gc.enable()
+
+
+def _not_utf8(body: bytes, exc: orjson.JSONDecodeError) -> None:
+    """Raise where a body stops being UTF-8: orjson says "surrogates not allowed" at character 0 of any."""
+    if not exc.msg.startswith("str is not valid UTF-8"):
+        return
+    try:
+        body.decode("utf-8")
+    except UnicodeDecodeError as bad:
+        read = body[: bad.start].decode("utf-8")
+        raise orjson.JSONDecodeError(
+            f"byte {bad.start}, {body[bad.start]:#04x}, is not UTF-8", read, len(read)
+        ) from None
 
 
 class JsonRoute(APIRoute):

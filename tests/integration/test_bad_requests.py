@@ -188,7 +188,9 @@ async def test_a_bad_catalog_names_the_field_and_changes_nothing(guarded: Callab
 # and the tokenizer then fail on).
 NOT_JSON: list[tuple[bytes, str, str]] = [
     (b'{"namespace": "travel", "messages": [', "application/json", "body: not valid JSON at character 37"),
-    (b"\xff\xfe{}", "application/json", "body: not valid JSON at character 0"),
+    (b"\xff\xfe{}", "application/json", "body: not valid JSON at character 0 (byte 0, 0xff, is not UTF-8)"),
+    ('{"namespace": "caf\xe9"}'.encode("latin-1"), "application/json",
+     "body: not valid JSON at character 18 (byte 18, 0xe9, is not UTF-8)"),
     (b'{"namespace": "travel", "messages": [{"role": "user", "content": "hi", "n": NaN}]}', "application/json",
      "body: not valid JSON at character 76"),
     (b'{"namespace": "travel", "messages": [{"role": "user", "content": "\\ud800 flight"}]}', "application/json",
