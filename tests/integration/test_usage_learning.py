@@ -56,8 +56,11 @@ async def ranking(client: httpx.AsyncClient, text: str) -> list[str]:
     return [f["name"] for f in response.json()["functions"]]
 
 
-async def post_run(client: httpx.AsyncClient, session: str, messages: list[dict[str, Any]]) -> None:
-    response = await client.post(f"/v1/sessions/{session}/messages", json={"namespace": "ops", "messages": messages})
+async def post_run(
+    client: httpx.AsyncClient, session: str, messages: list[dict[str, Any]], *, namespace: str = "ops"
+) -> None:
+    body = {"namespace": namespace, "messages": messages}
+    response = await client.post(f"/v1/sessions/{session}/messages", json=body)
     assert response.status_code == 200, response.text
 
 
@@ -337,8 +340,7 @@ async def test_continued_calls_teach_in_one_part_and_in_posts_one_by_one(serve: 
         assert (await served.client.put("/v1/catalogs/trips", json=catalog)).status_code == 200
 
         async def post(session: str, messages: list[dict[str, Any]]) -> None:
-            body = {"namespace": "trips", "messages": messages}
-            assert (await served.client.post(f"/v1/sessions/{session}/messages", json=body)).status_code == 200
+            await post_run(served.client, session, messages, namespace="trips")
 
         # One part, no "and": the booking used the search's id, so both learn the request.
         whole = "Reserve the cheapest hotel in Lisbon for Friday"
@@ -387,8 +389,7 @@ async def test_a_step_posted_later_is_kept_beside_the_earlier_one_and_brings_no_
         assert (await served.client.put("/v1/catalogs/trips", json=catalog)).status_code == 200
 
         async def post(session: str, messages: list[dict[str, Any]]) -> None:
-            body = {"namespace": "trips", "messages": messages}
-            assert (await served.client.post(f"/v1/sessions/{session}/messages", json=body)).status_code == 200
+            await post_run(served.client, session, messages, namespace="trips")
 
         async def listed() -> dict[str, list[str]]:
             response = await served.client.get("/v1/catalogs/trips/examples")
