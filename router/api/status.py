@@ -18,6 +18,7 @@ from pydantic import BaseModel, Field
 
 from router.api.auth import AccessDep, RuntimeDep, get_access
 from router.api.errors import responses
+from router.api.keys import Access
 from router.api.schemas import HealthOut
 from router.catalog.records import CatalogRecord
 from router.embedding import is_remote
@@ -105,7 +106,7 @@ def _generation(service: CatalogService) -> dict[str, Any] | None:
     }
 
 
-def _multilingual(service: CatalogService) -> dict[str, Any] | None:
+def _multilingual(service: CatalogService, access: Access) -> dict[str, Any] | None:
     writer, served = service.multilingual, service.catalogs.multilingual
     if writer is None:
         return None
@@ -115,7 +116,7 @@ def _multilingual(service: CatalogService) -> dict[str, Any] | None:
         "served": served is not None,
         "id": generation.id if generation else None,
         "dimension": generation.dimension if generation else None,
-        "behind": sorted(service.catalogs.behind),
+        "behind": sorted(n for n in service.catalogs.behind if access.allows(n)),
     }
 
 
@@ -147,7 +148,7 @@ async def status(request: Request, access: AccessDep, runtime: RuntimeDep) -> St
     except StorageUnavailable as exc:
         storage["detail"] = str(exc)
     else:
-        generation, multilingual = _generation(service), _multilingual(service)
+        generation, multilingual = _generation(service), _multilingual(service, access)
         embedding = service.index.embedder.describe() if service.catalogs.ready else None
         progress = {n: p for n, p in service.log.running.items() if access.allows(n)}
         running = [p.as_dict() for p in progress.values()]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from pydantic import ValidationError
@@ -226,3 +227,14 @@ def test_router_mcp_takes_the_key_of_a_running_router_from_its_flag_or_the_envir
     assert (flag.api_key, variable.api_key, both.api_key, local.api_key) == (TRAVEL, BOTH, TRAVEL, None)
     with pytest.raises(ConfigError, match="--api-key is the key of a running router: give its --url"):
         mcp_cli.options(parser.parse_args(["--namespace", "travel", "--api-key", TRAVEL]))
+
+
+def test_a_limited_key_sees_only_its_namespaces_behind_in_the_status() -> None:
+    from types import SimpleNamespace
+
+    from router.api.status import _multilingual
+
+    catalogs = SimpleNamespace(multilingual=None, behind={"travel", "ops"})
+    service: Any = SimpleNamespace(multilingual=SimpleNamespace(model="m"), catalogs=catalogs)
+    assert _multilingual(service, Access(frozenset({"ops"})))["behind"] == ["ops"]
+    assert _multilingual(service, FULL)["behind"] == ["ops", "travel"]
