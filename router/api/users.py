@@ -22,8 +22,7 @@ from router.api.errors import responses
 from router.api.keys import Access
 from router.api.limits import body_router
 from router.api.schemas import IDENTIFIER, NAMESPACE, Message
-from router.common.errors import Forbidden, NotFound
-from router.routing.turns import TurnRouter
+from router.common.errors import NotFound
 from router.sessions.memory import ANY_NAMESPACE, StoredMemory, user_scope
 
 router = body_router("/v1/users", ["memories"], Depends(get_access))
@@ -168,14 +167,17 @@ class MemoriesDeletedOut(BaseModel):
     deleted: int
 
 
-async def check_user(access: Access, turns: TurnRouter, user_id: str) -> None:
-    """Raise ``Forbidden`` when a limited key may not reach the user's memories."""
-    if access.namespaces is None:
-        return
-    store = await turns.user_memories()
-    outside = await asyncio.to_thread(store.namespaces, user_scope(user_id)) - access.namespaces
-    if outside:
-        raise Forbidden(f"user {user_id!r} has memories of namespaces this API key may not use")
+def reach(access: Access, namespace: str | None = None) -> frozenset[str] | None:
+    """The namespaces whose memories a request reaches: ``namespace``, else the key's (None: every one).
+
+    A key limited to namespaces reaches its own namespaces' memories of a user, whatever other
+    tenants keep of the same user id; memories stored for every namespace (``*``) are a key for
+    every namespace's to list and delete.
+    """
+    if namespace is not None:
+        access.check(namespace)
+        return frozenset({namespace})
+    return access.namespaces
 
 
 @router.get("/{user_id}/memories", responses=responses(401, 403, 422, 503))
@@ -189,11 +191,9 @@ async def list_memories(
     ),
 ) -> UserMemoriesOut:
     """The user's current memories: text, namespace, when and from which session, oldest first."""
-    if namespace is not None:
-        access.check(namespace)
-    await check_user(access, turns, user_id)
     store = await turns.user_memories()
-    found = await asyncio.to_thread(store.list, user_scope(user_id), namespace=namespace, everything=bool(include))
+    within = reach(access, namespace)
+    found = await asyncio.to_thread(store.list, user_scope(user_id), namespaces=within, everything=bool(include))
     now = time.time()
     items = [
         MemoryItem.model_validate(m, from_attributes=True).model_copy(update={"status": _status(m, now)}) for m in found
@@ -214,10 +214,9 @@ async def delete_memory(
     user_id: str = UserPath,
     memory_id: str = Path(pattern=IDENTIFIER, description="a memory's id, from the list"),
 ) -> MemoriesDeletedOut:
-    """Forget one memory of the user (404 when the user has no memory of that id)."""
-    await check_user(access, turns, user_id)
+    """Forget one memory of the user (404 when the user has no memory of that id the key may reach)."""
     store, *copies = await turns.memory_stores()
-    if not await asyncio.to_thread(store.delete, user_scope(user_id), memory_id):
+    if not await asyncio.to_thread(store.delete, user_scope(user_id), memory_id, namespaces=reach(access)):
         raise NotFound(f"memory_id: user {user_id!r} has no memory {memory_id!r}")
     for copy in copies:  # the multilingual space's
         await asyncio.to_thread(copy.delete, user_scope(user_id), memory_id)
@@ -226,10 +225,9 @@ async def delete_memory(
 
 @router.delete("/{user_id}/memories", responses=responses(401, 403, 422, 503))
 async def delete_memories(access: AccessDep, turns: TurnRouterDep, user_id: str = UserPath) -> MemoriesDeletedOut:
-    """Forget every memory of the user, in every namespace (the right to be forgotten)."""
-    await check_user(access, turns, user_id)
+    """Forget every memory of the user that the key reaches (all of them with a key for every namespace)."""
     store, *copies = await turns.memory_stores()
-    deleted = await asyncio.to_thread(store.forget, user_scope(user_id))
+    deleted = await asyncio.to_thread(store.forget, user_scope(user_id), namespaces=reach(access))
     for copy in copies:  # the multilingual space's
-        await asyncio.to_thread(copy.forget, user_scope(user_id))
+        await asyncio.to_thread(copy.forget, user_scope(user_id), namespaces=reach(access))
     return MemoriesDeletedOut(user_id=user_id, deleted=deleted)

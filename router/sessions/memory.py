@@ -179,12 +179,13 @@ class MemoryStore:
         """
         now = time.time()
         where = {"scope": scope, "namespace": namespace}
-        state = list(self._collection.scroll({"scope": scope}, fields=_STATE_FIELDS))
+        # Another namespace's memories are another tenant's: neither expired nor counted here.
+        state = list(self._collection.scroll(where, fields=_STATE_FIELDS))
         expired = [r for r in state if r.payload.get("expires_at") and not r.payload.get("expired")]
         expired = [r for r in expired if not _holds(r.payload, now)]
         changed: dict[str, dict[str, Any]] = {r.id: {"expired": True} for r in expired}
         said = {r.id: r.payload.get("session_id") for r in state}
-        current = [r for r in state if _holds(r.payload, now) and r.payload.get("namespace") == namespace]
+        current = [r for r in state if _holds(r.payload, now)]
         points: list[PointData] = []
         replaced: set[str] = set()
         for position, (text, vector) in enumerate(zip(texts, vectors, strict=True)):
@@ -244,13 +245,14 @@ class MemoryStore:
         matrix = np.concatenate(vectors) if vectors else np.zeros((0, self._dimension), dtype=np.float32)
         return MemoryRows([r.payload["text"] for r in kept], matrix)
 
-    def list(self, scope: str, *, namespace: str | None = None, everything: bool = False) -> list[StoredMemory]:
-        """The current memories of a scope (of one namespace when given), oldest first.
+    def list(
+        self, scope: str, *, namespaces: Iterable[str] | None = None, everything: bool = False
+    ) -> list[StoredMemory]:
+        """The current memories of a scope (stored in ``namespaces`` when given), oldest first.
 
         With ``everything``, superseded and expired memories too.
         """
-        where = {"scope": scope} | ({"namespace": namespace} if namespace is not None else {})
-        records = self._collection.scroll(where, fields=[f for f in _FIELDS if f != "vector"])
+        records = self._collection.scroll(_where(scope, namespaces), fields=[f for f in _FIELDS if f != "vector"])
         now = time.time()
         found = (m for m in map(_stored, records) if everything or m.current(now))
         return sorted(found, key=lambda m: (m.created_at, m.id))
@@ -262,13 +264,15 @@ class MemoryStore:
             for r in self._collection.scroll({"scope": scope}, fields=["namespace"])
         }
 
-    def delete(self, scope: str, memory_id: str) -> bool:
-        """Delete one memory of the scope; False when the scope holds no memory of that id."""
+    def delete(self, scope: str, memory_id: str, *, namespaces: Iterable[str] | None = None) -> bool:
+        """Delete one memory of the scope (stored in ``namespaces`` when given); False when it holds none of that id."""
         try:
             found = self._collection.retrieve([str(uuid.UUID(memory_id))])
         except ValueError:
             return False
         if not found or found[0].payload.get("scope") != scope:
+            return False
+        if namespaces is not None and found[0].payload.get("namespace") not in set(namespaces):
             return False
         self._collection.delete([found[0].id])
         return True
@@ -277,16 +281,21 @@ class MemoryStore:
         """Delete memories by id, whatever their scope (unknown ids are ignored)."""
         self._collection.delete(list(ids))
 
-    def forget(self, scope: str) -> int:
-        """Delete every memory of a scope; returns how many there were."""
-        count = self._collection.count({"scope": scope})
-        self._collection.delete_where({"scope": scope})
+    def forget(self, scope: str, *, namespaces: Iterable[str] | None = None) -> int:
+        """Delete every memory of a scope (stored in ``namespaces`` when given); returns how many there were."""
+        where = _where(scope, namespaces)
+        count = self._collection.count(where)
+        self._collection.delete_where(where)
         return count
 
     def every(self) -> builtins.list[tuple[str, StoredMemory]]:
         """Every memory of every scope, with its scope (to copy them to another model)."""
         records = self._collection.scroll(None, fields=["scope", *[f for f in _FIELDS if f != "vector"]])
         return [(r.payload["scope"], _stored(r)) for r in records]
+
+
+def _where(scope: str, namespaces: Iterable[str] | None) -> dict[str, Any]:
+    return {"scope": scope} if namespaces is None else {"scope": scope, "namespace": sorted(namespaces)}
 
 
 def memory_context(memories: Sequence[Memory]) -> str:

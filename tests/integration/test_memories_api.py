@@ -79,26 +79,37 @@ async def test_a_users_memories_are_listed_with_where_and_when_they_were_said(se
         assert await listed(served, "nobody") == []
 
 
-async def test_limited_keys_reach_only_users_whose_memories_are_all_theirs(serve: Callable[..., Any]) -> None:
+async def test_limited_keys_reach_only_their_namespaces_memories_of_a_user(serve: Callable[..., Any]) -> None:
     async with keyed(serve) as served:
         await say(served, "t1", "I prefer window seats.", key=TRAVEL, user_id="tom", namespace="travel")
         await say(served, "a1", "I prefer aisle seats.", key=TRAVEL, user_id="ana", namespace="travel")
         await say(served, "a2", "Our production cluster is prod-eu-1.", key=DEVOPS, user_id="ana", namespace="devops")
+        await say(served, "a3", "My name is Ana Silva.", key=ADMIN, user_id="ana")
 
-        assert [m["text"] for m in await listed(served, "tom", key=TRAVEL)] == ["I prefer window seats."]
         base = "/v1/users/ana/memories"
         for method, path in (("GET", base), ("DELETE", base), ("DELETE", f"{base}/whatever")):
-            assert (await call(served, method, path, key=None)).status_code == 401
-            refused = await call(served, method, path, key=TRAVEL)
-            assert refused.status_code == 403, (method, path)
+            refused = await call(served, method, path, key=None)
+            assert refused.status_code == 401, (method, path)
             assert set(refused.json()) == {"error", "detail", "request_id"}
+        # What another tenant keeps of the same user id neither shows nor locks a key out.
+        assert [m["text"] for m in await listed(served, "ana", key=TRAVEL)] == ["I prefer aisle seats."]
+        devops = await listed(served, "ana", key=DEVOPS)
+        assert [m["text"] for m in devops] == ["Our production cluster is prod-eu-1."]
+        assert await listed(served, "tom", key=DEVOPS) == []
         other = await served.client.get(
             base, params={"namespace": "devops"}, headers={"authorization": f"Bearer {TRAVEL}"}
         )
         assert other.status_code == 403
         assert "namespace" in other.json()["detail"]
-        assert (await call(served, "GET", "/v1/users/tom/memories", key=DEVOPS)).status_code == 403
-        assert len(await listed(served, "ana")) == 2, "a refused request changes nothing"
+
+        gone = await call(served, "DELETE", f"{base}/{devops[0]['id']}", key=TRAVEL)
+        assert gone.status_code == 404, "another tenant's memory is not the key's to delete"
+        forgotten = await call(served, "DELETE", base, key=TRAVEL)
+        assert forgotten.json() == {"user_id": "ana", "deleted": 1}
+        assert [m["text"] for m in await listed(served, "ana")] == [
+            "Our production cluster is prod-eu-1.",
+            "My name is Ana Silva.",
+        ]
 
 
 async def test_one_memory_is_forgotten_then_all_of_them(serve: Callable[..., Any]) -> None:

@@ -77,6 +77,15 @@ def test_a_statement_in_one_namespace_replaces_none_of_another(store: MemoryStor
     assert current(store) == ["I live in Porto.", "We moved to Lisbon."]
 
 
+def test_a_statement_in_one_namespace_expires_none_of_another(store: MemoryStore) -> None:
+    ended = [time.time() - 1]
+    store.add(SCOPE, "travel", ["I am in Rome today."], vectors(0.0), session_id="a", expires_at=ended)
+    store.add(SCOPE, "devops", ["I am on call today."], vectors(1.0), session_id="b", expires_at=ended)
+    # Another tenant's memories of the same user are neither counted nor written here.
+    assert store.add(SCOPE, "devops", ["I prefer dark mode."], vectors(2.0), session_id="c").expired == 1
+    assert store.add(SCOPE, "travel", ["I prefer aisle seats."], vectors(3.0), session_id="d").expired == 1
+
+
 def test_an_update_close_in_meaning_is_not_taken_for_a_duplicate(store: MemoryStore) -> None:
     store.add(SCOPE, ANY_NAMESPACE, ["My hotel budget is 150 euros."], vectors(0.0), session_id="a")
     changes = store.add(SCOPE, ANY_NAMESPACE, ["My hotel budget is 120 euros."], vectors(0.01), session_id="b")
