@@ -135,7 +135,7 @@ async def get_messages(
 async def delete_session(access: AccessDep, turns: TurnRouterDep, session_id: str = SessionPath) -> DeletedOut:
     """Forget a session: its history and the memories scoped to it (user memories stay)."""
     await check_session(access, turns, session_id)
-    return DeletedOut(session_id=session_id, deleted=await turns.forget(session_id))
+    return DeletedOut(session_id=session_id, deleted=await turns.forget(session_id, namespaces=access.namespaces))
 
 
 class MemoryItem(BaseModel):

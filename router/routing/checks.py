@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from router.retrieval.learning import call_requests
@@ -101,11 +101,11 @@ class CallChecks:
         route_log = await self.log()
         return await asyncio.to_thread(route_log.misses, namespace, limit=limit)
 
-    async def forget(self, session_id: str) -> None:
-        """Delete the session's route records and checked calls."""
+    async def forget(self, session_id: str, *, namespaces: Iterable[str] | None = None) -> None:
+        """Delete the session's route records and checked calls (of ``namespaces`` when given)."""
         await self.settle(session_id)
         route_log = await self.log()
-        await asyncio.to_thread(route_log.forget, session_id)
+        await asyncio.to_thread(route_log.forget, session_id, namespaces=namespaces)
 
 
 def _key(message: Mapping[str, Any]) -> str:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any, Literal
 
@@ -241,12 +241,16 @@ class TurnRouter:
         store = await self.history()
         return await asyncio.to_thread(store.messages, session_id, limit=limit)
 
-    async def forget(self, session_id: str) -> int:
-        """Delete a session's history, its route records and the memories scoped to it; returns the messages deleted."""
+    async def forget(self, session_id: str, *, namespaces: Iterable[str] | None = None) -> int:
+        """Delete a session's history, its route records and the memories scoped to it; returns the messages deleted.
+
+        With ``namespaces`` (a key limited to them, which may reach every message of the session), the
+        route records and memories of other namespaces stay: a session only routed so far holds no message.
+        """
         store = await self.history()
         count = await asyncio.to_thread(store.count, session_id)
         await asyncio.to_thread(store.delete, session_id)
         for memories in await self.memory_stores():
-            await asyncio.to_thread(memories.forget, f"session:{session_id}")
-        await self.checks.forget(session_id)
+            await asyncio.to_thread(memories.forget, f"session:{session_id}", namespaces=namespaces)
+        await self.checks.forget(session_id, namespaces=namespaces)
         return count

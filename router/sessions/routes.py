@@ -22,7 +22,7 @@ from __future__ import annotations
 import time
 import uuid
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -164,10 +164,13 @@ class RouteLog:
         latest = [r.payload for r in self._calls.latest(missed, order_by="seq", limit=limit)] if limit else []
         return Misses(counts, names.most_common(MOST_MISSED), latest)
 
-    def forget(self, session_id: str) -> None:
-        """Delete a session's route records and checked calls (they hold its requests)."""
-        self._routes.delete_where({"session_id": session_id})
-        self._calls.delete_where({"session_id": session_id})
+    def forget(self, session_id: str, *, namespaces: Iterable[str] | None = None) -> None:
+        """Delete a session's route records and checked calls (they hold its requests), of ``namespaces`` when given."""
+        where: dict[str, Any] = {"session_id": session_id}
+        if namespaces is not None:
+            where["namespace"] = sorted(namespaces)
+        self._routes.delete_where(where)
+        self._calls.delete_where(where)
 
 
 def _record(payload: dict[str, Any]) -> RouteRecord:

@@ -144,3 +144,21 @@ async def test_one_memory_is_forgotten_then_all_of_them(serve: Callable[..., Any
         assert [m["text"] for m in await listed(served, "zoe")] == ["I live in Lyon."], "other users keep theirs"
         nothing = await call(served, "DELETE", "/v1/users/eve/memories", key=TRAVEL)
         assert nothing.json() == {"user_id": "eve", "deleted": 0}
+
+
+async def test_a_key_deleting_a_session_leaves_other_namespaces_route_records(serve: Callable[..., Any]) -> None:
+    asked = {"role": "user", "content": "Find me a flight from Lisbon to Rome on Friday"}
+    async with keyed(serve) as served:
+        route = {"namespace": "travel", "session_id": "routed", "messages": [asked]}
+        assert (await call(served, "POST", "/v1/route", route, key=TRAVEL)).status_code == 200
+        # A session only routed so far holds no message: any key may delete it, but not another's route records.
+        deleted = await call(served, "DELETE", "/v1/sessions/routed", key=DEVOPS)
+        assert deleted.json() == {"session_id": "routed", "deleted": 0}
+        call_made = {"id": "c1", "type": "function", "function": {"name": "search_flights", "arguments": "{}"}}
+        run = [asked, {"role": "assistant", "content": None, "tool_calls": [call_made]}]
+        posted = await call(
+            served, "POST", "/v1/sessions/routed/messages", {"namespace": "travel", "messages": run}, key=TRAVEL
+        )
+        assert posted.status_code == 200, posted.text
+        misses = (await call(served, "GET", "/v1/catalogs/travel/misses", key=TRAVEL)).json()
+        assert (misses["checked"], misses["counts"]["routed"]) == (1, 1)
