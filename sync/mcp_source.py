@@ -3,9 +3,9 @@
 An upstream is an MCP server reached by a stdio command or a streamable HTTP URL. Its tools
 are stored verbatim in the MCP shape (``{"name", "description", "inputSchema", ...}``),
 listed again when the server sends ``notifications/tools/list_changed`` and every
-``resync_seconds``. A listing that fails, or lists no tools, changes nothing: the stored
-namespace stays as it was (with the usage examples it taught) and a failed connection is
-retried with backoff. Calls to the upstream's tools are forwarded
+``resync_seconds``. A listing that fails, or a later one that lists no tools, changes
+nothing: the stored namespace stays as it was (with the usage examples it taught) and a failed
+connection is retried with backoff. Calls to the upstream's tools are forwarded
 through the same client session.
 """
 
@@ -224,9 +224,9 @@ class McpSource:
         kept = {f.name for f in functions}
         changed = kept != set(self.tools) or self.syncs == 0
         self.tools = {t.name: t for t in tools if t.name in kept}
-        if functions:
+        if functions or self.syncs == 0:  # the first listing makes the namespace, even empty: find_tools reads it
             await self._sink.apply(self.namespace, functions, source=self.source)
-        else:  # a server starting up, or broken, may list none for a while: its catalog and what it taught stay
+        else:  # a server restarting, or broken, may list none for a while: its catalog and what it taught stay
             named = {"upstream": self.config.name, "namespace": self.namespace}
             log.warning("upstream lists no tools; kept the stored catalog", extra=named)
         self.syncs += 1

@@ -9,6 +9,7 @@ test can tell that a call went through.
     python tests/integration/mcp_fixture_server.py --prefix web_  # tools named web_get_forecast, ...
     python tests/integration/mcp_fixture_server.py --label web    # forecasts end with "(from web)"
     python tests/integration/mcp_fixture_server.py --closable     # and close_desk, which removes every tool
+    python tests/integration/mcp_fixture_server.py --empty        # no tools at all
 """
 
 from __future__ import annotations
@@ -71,9 +72,12 @@ def main() -> None:
     parser.add_argument("--prefix", default="", help="prefix every tool name (two servers side by side)")
     parser.add_argument("--label", default="", help="sign forecasts with this label (which server answered)")
     parser.add_argument("--closable", action="store_true", help="add close_desk, which removes every tool")
+    parser.add_argument("--empty", action="store_true", help="list no tools")
     args = parser.parse_args()
     if args.closable:
         server.add_tool(close_desk)
+    for function in (get_forecast, convert_currency, translate_phrase, open_beta) if args.empty else ():
+        server.remove_tool(function.__name__)
     global prefix, label
     prefix, label = args.prefix, args.label
     if prefix:

@@ -478,14 +478,26 @@ async def test_two_upstreams_with_the_same_tool_names_keep_both(tmp_path: Path, 
 async def test_an_upstream_that_lists_no_tools_keeps_its_catalog(tmp_path: Path, embedders: EmbedderPool) -> None:
     settings = Settings(storage=StorageSettings(data=tmp_path / "data"))
     backend = EmbeddedBackend(settings, runtime=Runtime(settings, embedders=embedders))
-    sources = McpSources([UpstreamConfig("desk", command=sys.executable, args=(str(FIXTURE), "--closable"))], backend)
+    upstreams = [
+        UpstreamConfig("desk", command=sys.executable, args=(str(FIXTURE), "--closable")),
+        UpstreamConfig("bare", command=sys.executable, args=(str(FIXTURE), "--empty")),
+    ]
+    sources = McpSources(upstreams, backend)
     router = ToolRouterServer(backend, ["desk"], sources=sources)
     await backend.start()
     try:
         await sources.start()
+        # One that has never listed a tool is a catalog of none: searching it answers nothing, not an error.
+        async with Client(ToolRouterServer(backend, ["bare"], sources=sources).server, mode="legacy") as client:
+            bare = sources.sources[1]
+            await until(lambda: asyncio.sleep(0, bare.syncs))
+            result = await client.call_tool("find_tools", {"query": "weather forecast for Lisbon"})
+            assert not result.is_error, text(result)
+            assert result.structured_content is not None
+            assert result.structured_content["functions"] == []
         async with Client(router.server, mode="legacy") as client:
             await client.call_tool("find_tools", {"query": "close the travel desk", "max_functions": 5})
-            [source] = sources.sources
+            source = sources.sources[0]
             listings = source.syncs
             assert text(await client.call_tool("close_desk", {})) == "Desk closed."
 
