@@ -19,7 +19,7 @@ import watchfiles
 import yaml
 
 from router.catalog.functions import FunctionDef, parse_document, validate_namespace
-from router.common.errors import CatalogInvalid, InvalidRequest
+from router.common.errors import CatalogInvalid, InvalidRequest, Unavailable
 from router.storage.base import StorageUnavailable
 from sync.diff import Summary
 from sync.service import CatalogService
@@ -183,7 +183,7 @@ class DirectorySync:
                 continue  # applied from these very bytes by an earlier pass
             try:
                 report.outcomes.append(await self._apply(file))
-            except StorageUnavailable:
+            except (StorageUnavailable, Unavailable):  # storage or the model is down: every file would wait on it
                 raise
             except Exception as exc:
                 # One namespace's failure must not hold back the others' files; the pass fails and is retried.

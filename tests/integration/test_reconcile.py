@@ -19,7 +19,7 @@ from conftest import STOCKS, TIMEZONE, WEATHER, CountingEmbedder, bare, write_ca
 
 from router.catalog.functions import FunctionDef, parse_catalog, parse_function, point_id
 from router.catalog.limits import LimitSettings
-from router.common.errors import NamespaceNotFound
+from router.common.errors import NamespaceNotFound, Unavailable
 from router.embedding import DEFAULT_MODEL, Embedder, EmbedderPool
 from router.retrieval.texts import DEFAULT_TEMPLATE, template
 from router.storage.base import PointData, Storage
@@ -428,6 +428,23 @@ async def test_a_namespace_that_fails_to_apply_holds_back_no_other(
     report = await worker.run_once()
     assert [o.namespace for o in report.outcomes] == ["aaa"]
     assert list(stored(worker_service, "aaa")) == ["get_weather"]
+
+
+async def test_a_model_that_is_down_ends_the_pass_at_the_first_file(
+    worker_service: CatalogService, catalog_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    write_catalog(catalog_dir, "aaa", [WEATHER])
+    write_catalog(catalog_dir, "zzz", [STOCKS])
+    tried: list[str] = []
+
+    async def down(namespace: str, *args: Any, **kwargs: Any) -> Any:
+        tried.append(namespace)
+        raise Unavailable("the embedding service cannot be reached")
+
+    monkeypatch.setattr(worker_service, "apply", down)
+    with pytest.raises(Unavailable):  # every other file would wait on it as long
+        await DirectorySync(worker_service, catalog_dir).run_once()
+    assert tried == ["aaa"]
 
 
 async def test_a_file_over_the_functions_limit_is_rejected_naming_the_setting(
