@@ -193,6 +193,11 @@ class ExampleStore:
         """Delete every example of the named functions."""
         self.collection.delete_where({"namespace": namespace, "name": list(names)})
 
+    def held(self, namespace: str, examples: Sequence[Example]) -> set[Example]:
+        """Which of ``examples`` are kept under their own request text (as ``remove`` finds them)."""
+        points = {_point(namespace, e): e for e in examples}
+        return {points[r.id] for r in self.collection.retrieve(list(points), fields=("name",))}
+
     def remove(self, namespace: str, examples: Sequence[Example]) -> None:
         """Delete the examples kept for exactly these requests (a run's superseded calls)."""
         self.collection.delete([_point(namespace, e) for e in examples])

@@ -146,14 +146,21 @@ async def learn(
         if not found:
             continue
         teach, superseded, standing = await asyncio.to_thread(corrected, found, chosen, start=start)
+        whole = found[0].request
+        # Only a kept example narrows to its part: one deleted since the post that taught it stays deleted.
+        narrowed = [Example(n, whole) for n in superseded if n in standing]
+        held = await asyncio.to_thread(store.examples.held, namespace, narrowed) if narrowed else set()
+        gone = {e.name for e in narrowed if e not in held}
         run = f"{session}\x00{messages[turn].get('seq', turn)}"
         await asyncio.to_thread(store.companions.observe, namespace, run, [c.name for c in found])
         for name in standing:
             beside = tuple(n for n in standing if n != name)
             # One that taught in an earlier post learns what its run called beside it since.
-            (kept if name in teach else joined).append((Example(name, chosen[name], beside), known[name]))
-            (rows if name in teach else joined_rows).append(row[chosen[name]])
-        dropped += [Example(name, text) for name in superseded for text in {chosen[name], found[0].request}]
+            taught = name in teach and name not in gone
+            (kept if taught else joined).append((Example(name, chosen[name], beside), known[name]))
+            (rows if taught else joined_rows).append(row[chosen[name]])
+        dropped += [Example(n, text) for n in superseded if n not in standing for text in {chosen[n], whole}]
+        dropped += [e for e in narrowed if e in held]
     if dropped:
         await asyncio.to_thread(store.examples.remove, namespace, dropped)
     if joined:

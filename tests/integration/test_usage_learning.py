@@ -411,3 +411,28 @@ async def test_a_step_posted_later_is_kept_beside_the_earlier_one_and_brings_no_
         assert deleted.status_code == 200, deleted.text
         await post("again", book)
         assert await listed() == {"book_hotel": ["search_hotels"]}
+
+        # The same for a request learning cuts into steps, and a later post changes the kept step no more.
+        assert (await served.client.delete("/v1/catalogs/trips/examples")).status_code == 200
+        split = "Find a hotel in Lisbon for three nights and reserve the cheapest room"
+        weather = called("get_weather", '{"city": "Lisbon"}', "Sunny, 24 C.")
+        await post("split", [user(split), *search])
+        await post("split", book)
+        steps = (await served.client.get("/v1/catalogs/trips/examples")).json()["examples"]
+        assert [(e["function"], e["request"]) for e in steps] == [
+            ("search_hotels", "Find a hotel in Lisbon for three nights"),
+            ("book_hotel", "reserve the cheapest room"),
+        ]
+        await post("split", weather)
+        again = (await served.client.get("/v1/catalogs/trips/examples")).json()["examples"]
+        assert [(e["id"], e["stored_at"]) for e in again[:2]] == [(e["id"], e["stored_at"]) for e in steps]
+        assert again[0]["called_with"] == ["book_hotel", "get_weather"]
+        await post("cut", [user(split), *search])
+        cut = (await served.client.get("/v1/catalogs/trips/examples", params={"function": "search_hotels"})).json()
+        latest = cut["examples"][-1]
+        assert latest["request"] == split
+        assert (await served.client.delete(f"/v1/catalogs/trips/examples/{latest['id']}")).status_code == 200
+        await post("cut", book)
+        await post("cut", weather)
+        kept = (await served.client.get("/v1/catalogs/trips/examples", params={"function": "search_hotels"})).json()
+        assert [e["id"] for e in kept["examples"]] == [e["id"] for e in cut["examples"][:-1]]
