@@ -4,7 +4,8 @@ The body size is enforced by an ASGI middleware before anything parses the body,
 not the client sent a ``Content-Length``. An oversized body is read and discarded (up to
 ``drain_bytes``) before the 413 answer goes out on a closing connection: a client still
 uploading when the server answers and closes gets a connection reset instead of the answer
-(urllib, httpx and requests all do), so the server lets the upload finish first.
+(urllib, httpx and requests all do), so the server lets the upload finish first. A path whose
+escapes are not UTF-8 is refused there too, before any route reads it.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import asyncio
 import gc
 from collections.abc import Callable, Coroutine
 from typing import Any
+from urllib.parse import unquote_to_bytes
 
 import orjson
 from fastapi import APIRouter, Depends, Request, Response
@@ -45,6 +47,16 @@ def body_limit(scope: Scope, limits: LimitSettings) -> tuple[int, str]:
     return limits.body_bytes, "ROUTER_LIMIT_BODY_BYTES"
 
 
+def _not_utf8_path(scope: Scope) -> str | None:
+    """Why a path's escapes are no UTF-8 (None when they are): decoded, "x%FEy" and "x%FFy" would name one id."""
+    raw = scope.get("raw_path") or b""
+    try:
+        unquote_to_bytes(raw.split(b"?", 1)[0]).decode("utf-8")
+    except UnicodeDecodeError as bad:
+        return f"path: its escapes are not UTF-8 (byte {bad.start} once decoded); escape each id's UTF-8 bytes"
+    return None
+
+
 class BodyLimitMiddleware:
     """Answers 413 as soon as a body is known to exceed its limit: by its length, or as its bytes arrive."""
 
@@ -55,6 +67,10 @@ class BodyLimitMiddleware:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
+            return
+        if problem := _not_utf8_path(scope):
+            await drain(receive, budget=self.limits.drain_bytes)
+            await error_response("InvalidRequest", problem, 422)(scope, receive, send)
             return
         limit, setting = body_limit(scope, self.limits)
         try:

@@ -10,9 +10,8 @@ from pydantic_core import InitErrorDetails
 from router.sessions.history import SOURCES
 
 NAMESPACE = r"^[A-Za-z0-9_.-]{1,64}$"
-# Session and user ids: 1-256 characters, no control characters, no "/" (a session id is a path segment),
-# no U+FFFD: a path's bytes that are no UTF-8 decode to it, so "x%FEy" and "x%FFy" would name one session.
-IDENTIFIER = r"^[^\x00-\x1f\x7f-\x9f/\ufffd]{1,256}$"
+# Session and user ids: 1-256 characters, no control characters, no "/" (a session id is a path segment).
+IDENTIFIER = r"^[^\x00-\x1f\x7f-\x9f/]{1,256}$"
 
 
 class ErrorOut(BaseModel):

@@ -230,13 +230,19 @@ async def test_a_body_that_is_not_a_json_object_is_refused(guarded: Callable[...
 async def test_a_bad_session_id_is_refused(guarded: Callable[..., Any]) -> None:
     async with guarded() as served:
         before = await state(served)
-        for session in ("a%00b", "a%0Ab", "a%7Fb", "x" * 257, "x%FFy", "x%EF%BF%BDy"):
+        for session in ("a%00b", "a%0Ab", "a%7Fb", "x" * 257):
             posted = await served.client.post(f"/v1/sessions/{session}/messages", json={"messages": TURN})
             read = await served.client.get(f"/v1/sessions/{session}/messages")
             deleted = await served.client.delete(f"/v1/sessions/{session}")
 
             for response in (posted, read, deleted):
                 refused(response, 422, "ValidationError", "session_id: String should match pattern")
+        # Escapes that are no UTF-8 would all decode to U+FFFD: "x%FEy" and "x%FFy" would name one session.
+        for path in ("/v1/sessions/x%FFy/messages", "/v1/users/x%FEy/memories", "/v1/sessions/x%C0%80"):
+            for method in ("GET", "POST", "DELETE"):
+                answer = await served.client.request(method, path, json={"messages": TURN})
+                refused(answer, 422, "InvalidRequest", "path: its escapes are not UTF-8")
+        assert (await served.client.get("/v1/sessions/x%EF%BF%BDy/messages")).status_code == 200  # U+FFFD itself
         assert await state(served) == before
 
 
