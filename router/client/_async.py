@@ -146,7 +146,10 @@ class AsyncRouterClient(AsyncConnection):
     async def list_examples(
         self, namespace: str, *, function: str | None = None, limit: int | None = None, cursor: str | None = None
     ) -> UsageExamples:
-        """A page of a namespace's usage examples (one function's with ``function``), oldest first."""
+        """A page of a namespace's usage examples, oldest first.
+
+        ``function`` lists one function's (``NotFoundError`` when the catalog holds no such function).
+        """
         return await self._send(calls.list_examples(namespace, function=function, limit=limit, cursor=cursor))
 
     async def delete_example(self, namespace: str, example_id: str) -> ExamplesDeleted:
@@ -154,7 +157,10 @@ class AsyncRouterClient(AsyncConnection):
         return await self._send(calls.delete_example(namespace, example_id))
 
     async def delete_examples(self, namespace: str, *, function: str | None = None) -> ExamplesDeleted:
-        """Delete a namespace's usage examples (one function's with ``function``) and the companions they taught."""
+        """Delete a namespace's usage examples and the companions they taught.
+
+        ``function`` deletes one function's (``NotFoundError`` when the catalog holds no such function).
+        """
         return await self._send(calls.delete_examples(namespace, function=function))
 
     async def misses(self, namespace: str, *, limit: int | None = None) -> Misses:

@@ -6,9 +6,10 @@ they join the session's tools and the client gets ``notifications/tools/list_cha
 Calling a found tool forwards it to the upstream MCP server it came from; a function of any
 other catalog has no executor here, and the call says so.
 
-The server speaks the session (handshake) protocol era: a working set needs a session. It
-answers ``server/discover`` with the handshake versions only, so that clients which probe
-for the stateless 2026 era fall back to ``initialize``.
+The server speaks the session (handshake) protocol era: a working set needs a session. Over
+streamable HTTP it answers ``server/discover`` with the handshake versions only (over stdio the
+SDK answers it "Method not found"), so that clients which probe for the stateless 2026 era fall
+back to ``initialize``.
 """
 
 from __future__ import annotations
