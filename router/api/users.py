@@ -21,7 +21,8 @@ from router.api.auth import AccessDep, TurnRouterDep, check_session, get_access
 from router.api.errors import responses
 from router.api.keys import Access
 from router.api.limits import body_router
-from router.api.schemas import IDENTIFIER, NAMESPACE, Message
+from router.api.messages import Message
+from router.api.schemas import IDENTIFIER, NAMESPACE
 from router.common.errors import NotFound
 from router.sessions.memory import ANY_NAMESPACE, StoredMemory, user_scope
 
