@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 import zlib
 from typing import Any
 
@@ -187,3 +188,17 @@ def test_readable_schema_fits_the_model_window() -> None:
 def test_templates_keep_the_old_ones_and_default_to_the_readable_one() -> None:
     assert DEFAULT_TEMPLATE == "readable_schema"
     assert {"name_description", "name_description_parameters", "readable_schema"} <= set(TEMPLATES)
+
+
+def test_whole_identifiers_start_where_a_word_starts() -> None:
+    found = query_terms("ask getCurrentWeather and math.triangle_area about LeBron on PlayStation")
+    assert {"getcurrentweather", "math.triangle_area"} <= set(found)
+    assert not {"ebron", "laystation"} & set(found)  # no identifier starts inside a word
+
+
+def test_a_request_of_one_long_word_is_read_in_linear_time() -> None:
+    # Backtracking once made 60,000 letters take 40 s on the event loop; the limit on a text is 100,000.
+    started = time.perf_counter()
+    for word in ("a" * 100_000, "A" * 100_000, "a1" * 50_000, "aB" * 50_000, "a." * 50_000):
+        query_terms(word)
+    assert time.perf_counter() - started < 5
