@@ -158,7 +158,8 @@ def without_statements(text: str) -> str:
     kept = [
         sentence + separator
         for sentence, separator in zip(sentences, [*pieces[1::2], ""], strict=True)
-        if not _states_only(_normalised(sentence))
+        # A sentence over MAX_CHARS is pasted text, no statement (and would cost the patterns dearly).
+        if len(sentence) > MAX_CHARS or not _states_only(_normalised(sentence))
     ]
     return text if len(kept) == len(sentences) else "".join(kept).strip()
 

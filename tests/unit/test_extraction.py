@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from router.sessions.expiry import expires_at
@@ -264,3 +266,13 @@ def test_trouble_is_not_kept_and_stays_in_the_context(sentence: str) -> None:
 )
 def test_lasting_statements_with_words_of_trouble_are_kept(sentence: str) -> None:
     assert StatementExtractor().extract(sentence) == [sentence]
+
+
+def test_pasted_text_stays_in_the_context_and_costs_the_patterns_nothing() -> None:
+    # Over MAX_CHARS a sentence is pasted text, not a statement; "1" * 100,000 once took seconds to read.
+    long_statement = "I prefer aisle seats " + "and quiet rooms " * 30 + "on every trip."
+    assert without_statements(long_statement) == long_statement
+    started = time.perf_counter()
+    for pasted in ("1" * 100_000, "a_" * 50_000):
+        assert without_statements(pasted) == pasted
+    assert time.perf_counter() - started < 5
