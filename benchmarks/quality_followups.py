@@ -33,7 +33,7 @@ from benchmarks.quality_report import Report
 from router.evaluate.peers import DenseBaseline, bigtool_text, semantic_kernel_text
 from router.routing.routed import Routed, Turn
 from router.server.settings import Settings, StorageSettings
-from sync.worker import read_file
+from sync.files import read_file
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 SET = EXAMPLES / "followups.jsonl"

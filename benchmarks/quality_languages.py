@@ -47,7 +47,7 @@ from router.routing.settings import RouteSettings
 from router.server.embedding_settings import EmbeddingSettings, MultilingualSettings
 from router.server.runtime import Runtime
 from router.server.settings import Settings, StorageSettings
-from sync.worker import read_file
+from sync.files import read_file
 
 ROOT = Path(__file__).resolve().parent.parent
 SET = ROOT / "examples" / "multilingual.jsonl"

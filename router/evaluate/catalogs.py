@@ -14,8 +14,8 @@ from router.catalog.records import MetaStore
 from router.common.errors import CatalogInvalid
 from router.retrieval.index import FunctionStore
 from router.storage.base import Storage
+from sync.files import read_file, scan, source_label
 from sync.service import CatalogService
-from sync.worker import read_file, scan, source_label
 
 # Seconds a request to a running router may take: a catalog of 10,000 functions is a few megabytes.
 _TIMEOUT = 30.0

@@ -83,7 +83,7 @@ def options(args: argparse.Namespace) -> argparse.Namespace:
         ConfigError: saying which flag to change.
     """
     from router.mcp.config import ConfigError, load_upstreams, parse_upstream
-    from sync.worker import SUFFIXES
+    from sync.files import SUFFIXES
 
     if args.url and (args.catalog or args.data or args.model):
         raise ConfigError("--url routes through a running router; --catalog/--data/--model start one here: pick one")

@@ -35,7 +35,7 @@ from router.client import AuthenticationError, PermissionDeniedError, RetryPolic
 from router.retrieval.index import FunctionStore
 from router.storage.base import StorageUnavailable
 from router.storage.edge import EdgeStorage
-from sync.worker import source_label
+from sync.files import source_label
 
 pytestmark = pytest.mark.integration
 

@@ -27,8 +27,9 @@ from router.storage.client import ClientStorage
 from router.storage.edge import EdgeStorage
 from sync import freed_memory
 from sync import reconcile as reconcile_module
+from sync.files import source_label
 from sync.service import CatalogService
-from sync.worker import DirectorySync, source_label
+from sync.worker import DirectorySync
 
 pytestmark = pytest.mark.integration
 

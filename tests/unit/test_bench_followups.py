@@ -8,7 +8,7 @@ import pytest
 
 from benchmarks.quality_followups import KINDS, SETS, load_follow_ups
 from benchmarks.quality_languages import CATALOG, FOLLOWUPS
-from sync.worker import read_file
+from sync.files import read_file
 
 
 @pytest.mark.parametrize("path", [*SETS, FOLLOWUPS], ids=lambda p: p.name)

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from conftest import EXAMPLE_COUNTS, EXAMPLES, STOCKS, WEATHER, write_catalog
 
-from sync.worker import read_file, scan, source_label
+from sync.files import read_file, scan, source_label
 
 
 def test_json_list_and_functions_object(catalog_dir: Path) -> None:
