@@ -54,7 +54,28 @@ def _load(path: Path, *, seen: str | None = None) -> tuple[str, object]:
         # orjson refuses NaN and infinities, as a catalog PUT does (RFC 8259).
         return fingerprint, orjson.loads(data)
     loaded = yaml.safe_load(data.decode("utf-8"))
+    _json_like(loaded, str(path))
     return fingerprint, [] if loaded is None else loaded
+
+
+def _json_like(document: object, source: str) -> None:
+    """Refuse what YAML reads but JSON cannot hold: a key that is no string ("on:" is true), a date, bytes, a set."""
+    stack: list[tuple[object, str]] = [(document, "")]
+    while stack:
+        value, where = stack.pop()
+        if isinstance(value, dict):
+            for key, item in value.items():
+                if not isinstance(key, str):
+                    place = f"{where}: the key {key!r}" if where else f"the key {key!r}"
+                    raise CatalogInvalid(f"{source}: {place} is no text (YAML reads it as such); quote it", field=where)
+                stack.append((item, f"{where}.{key}" if where else key))
+        elif isinstance(value, list):
+            stack.extend((item, f"{where}[{i}]") for i, item in enumerate(value))
+        elif not isinstance(value, str | int | float | None):
+            kind = type(value).__name__
+            raise CatalogInvalid(
+                f"{source}: {where}: YAML reads it as a {kind}, which JSON cannot hold; quote it", field=where
+            )
 
 
 def read_file(path: Path, *, seen: str | None = None) -> CatalogFile:
@@ -69,6 +90,9 @@ def read_file(path: Path, *, seen: str | None = None) -> CatalogFile:
         fingerprint, document = _load(path, seen=seen)
     except (OSError, UnicodeDecodeError, json.JSONDecodeError, yaml.YAMLError, CatalogInvalid) as exc:
         detail = exc.detail if isinstance(exc, CatalogInvalid) else f"{path}: cannot be parsed: {exc}"
+        return CatalogFile(namespace, path, "", error=detail)
+    except RecursionError:  # YAML's reader recurses: some hundred levels of nesting is no catalog
+        detail = f"{path}: cannot be parsed: nested too deeply"
         return CatalogFile(namespace, path, "", error=detail)
     if fingerprint == seen:
         return CatalogFile(namespace, path, fingerprint)

@@ -234,3 +234,37 @@ def test_yaml_files_with_non_finite_numbers_are_rejected_where_they_are(catalog_
 
     assert loaded.error == f"{path}: [0].parameters.default: NaN and infinities are not JSON numbers"
     assert loaded.functions == []
+
+
+@pytest.mark.parametrize(
+    ("content", "where"),
+    [
+        ("- name: a\n  parameters:\n    type: object\n    properties:\n      on: {type: boolean}\n",
+         "[0].parameters.properties: the key True is no text"),
+        ("- name: a\n  parameters:\n    type: object\n    properties:\n      1: {type: string}\n",
+         "[0].parameters.properties: the key 1 is no text"),
+        ("- name: a\n  parameters:\n    type: object\n    properties:\n      day: {default: 2024-01-01}\n",
+         "[0].parameters.properties.day.default: YAML reads it as a date"),
+        ("- name: a\n  description: !!binary aGVsbG8=\n", "[0].description: YAML reads it as a bytes"),
+        ("- name: a\n  tags: !!set {x, y}\n", "[0].tags: YAML reads it as a set"),
+    ],
+)  # fmt: skip
+def test_yaml_that_json_cannot_hold_is_rejected_where_it_is(catalog_dir: Path, content: str, where: str) -> None:
+    path = catalog_dir / "odd.yaml"
+    path.write_text(content)
+
+    loaded = read_file(path)
+
+    assert loaded.error is not None
+    assert loaded.error.startswith(f"{path}: {where}"), loaded.error
+    assert loaded.error.endswith("quote it")
+
+
+def test_yaml_nested_too_deeply_is_rejected_and_holds_back_no_other_file(catalog_dir: Path) -> None:
+    (catalog_dir / "deep.yaml").write_text("[" * 1000 + "]" * 1000)
+    write_catalog(catalog_dir, "travel", [WEATHER])
+
+    found = scan(catalog_dir)
+
+    assert found["deep"].error == f"{catalog_dir / 'deep.yaml'}: cannot be parsed: nested too deeply"
+    assert [f.name for f in found["travel"].functions] == ["get_weather"]
