@@ -5,6 +5,7 @@ Gathered with the other settings in ``router.server.settings``.
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 from typing import Literal
@@ -115,7 +116,9 @@ class EmbeddingSettings(BaseSettings):
         for kind in ("query", "document"):  # a service that prefixes by input type would read the prefix twice
             if getattr(self, f"{kind}_prefix") and getattr(self, f"{kind}_input_type"):
                 raise ValueError(f"set {p}{kind.upper()}_PREFIX or {p}{kind.upper()}_INPUT_TYPE, not both")
-        if self.api_key_file is not None and not self.api_key_file.is_file():
+        if self.api_key_file is not None and not (
+            self.api_key_file.is_file() and os.access(self.api_key_file, os.R_OK)
+        ):
             raise ValueError(f"{p}API_KEY_FILE={self.api_key_file} is not a readable file")
         self.endpoint()  # a malformed URL or model name fails here, at start-up
         return self

@@ -46,7 +46,9 @@ class StorageSettings(BaseSettings):
     qdrant_url: str | None = Field(None, description="Qdrant server URL (server mode)")
     api_key: str | None = None
     prefix: str = Field("router_", description="collection name prefix on a Qdrant server")
-    timeout: float = Field(10.0, gt=0, description="seconds a request to the Qdrant server may take")
+    timeout: float = Field(
+        10.0, gt=0, le=86_400, allow_inf_nan=False, description="seconds a request to the Qdrant server may take"
+    )
     shard_number: int | None = Field(None, ge=1, description="shards per new collection (server default when unset)")
     replication_factor: int | None = Field(None, ge=1, description="copies of each shard of a new collection")
     write_consistency_factor: int | None = Field(
@@ -69,6 +71,8 @@ class StorageSettings(BaseSettings):
                 "both a data directory and a Qdrant URL are set; use --data (embedded) or "
                 "--qdrant-url (server mode), not both"
             )
+        if self.qdrant_url is not None and not self.qdrant_url.startswith(("http://", "https://")):
+            raise ValueError(f"ROUTER_STORAGE_QDRANT_URL={self.qdrant_url!r} must start with http:// or https://")
         if isinstance(self.read_consistency, int) and self.read_consistency < 1:
             raise ValueError(f"ROUTER_STORAGE_READ_CONSISTENCY={self.read_consistency} must be at least 1")
         factor, replicas = self.write_consistency_factor, self.replication_factor or 1

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 from pydantic import ValidationError
@@ -61,6 +62,20 @@ def test_unknown_text_template_is_rejected_listing_the_choices() -> None:
 def test_data_directory_and_qdrant_url_conflict(tmp_path: Path) -> None:
     with pytest.raises(ValidationError, match=r"use --data .* or --qdrant-url .*, not both"):
         StorageSettings(data=tmp_path, qdrant_url="http://localhost:6333")
+
+
+@pytest.mark.parametrize(
+    ("fields", "message"),
+    [
+        ({"qdrant_url": "ftp://127.0.0.1:6333"}, "must start with http:// or https://"),
+        ({"qdrant_url": "localhost:6333"}, "must start with http:// or https://"),
+        ({"qdrant_url": "http://q:6333", "timeout": float("inf")}, "timeout"),
+        ({"qdrant_url": "http://q:6333", "timeout": 1e308}, "timeout"),
+    ],
+)
+def test_a_qdrant_url_or_timeout_no_client_takes_stops_start_up(fields: dict[str, Any], message: str) -> None:
+    with pytest.raises(ValidationError, match=message):
+        StorageSettings(**fields)
 
 
 def test_server_mode_is_not_embedded() -> None:
