@@ -266,12 +266,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     if args.command == "serve":
         return serve(settings)
-    if args.command == "warm":
-        return warm(settings)
     if args.command == "sync" and args.ready_file is not None and not args.watch:
         print("router sync: --ready-file needs --watch", file=sys.stderr)
         return 2
     try:
+        if args.command == "warm":
+            return warm(settings)
         if args.command == "eval":
             steps = partial(_bar, verb="", unit="")
             return eval_cli.run(args, settings, progress=_bar, steps=steps)

@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from router.common.errors import Unavailable
 from router.embedding.base import Embedder, EncodeObserver, Progress, RequestObserver
 from router.embedding.batching import QueryBatcher, Vectors
 
@@ -111,7 +112,16 @@ class LocalEmbedder(Embedder):
         # numpy's BLAS threads spin after each product waiting for the next one, and take a core
         # from the model; the products beside it (a query against a few hundred rows) need one.
         threadpool_limits(1, user_api="blas")
-        self._model = SentenceTransformer(resolve_model(model), device=device)
+        try:
+            self._model = SentenceTransformer(resolve_model(model), device=device)
+        except (
+            ValueError,
+            OSError,
+            RuntimeError,
+            AssertionError,
+            MemoryError,
+        ) as exc:  # not a model, or no such device
+            raise Unavailable(f"embedding model {model!r} cannot be loaded: {type(exc).__name__}: {exc}") from exc
         size = self._model.get_embedding_dimension()
         if size is None:
             raise ValueError(f"model {model!r} does not report its embedding dimension")

@@ -390,3 +390,18 @@ def test_warm_loads_the_model_and_says_what_it_runs_on() -> None:
     assert result.returncode == 0, result.stderr
     described = json.loads(result.stdout)
     assert (described["model"], described["dimension"]) == ("sentence-transformers/all-MiniLM-L6-v2", 384)
+
+
+@pytest.mark.parametrize("command", ["warm", "sync"])
+def test_a_model_that_cannot_load_stops_the_command_in_one_line(command: str, tmp_path: Path) -> None:
+    broken = tmp_path / "broken-model"
+    broken.mkdir()
+    (broken / "config.json").write_text("{}")  # a directory, but no model in it
+    catalog = tmp_path / "catalog"
+    catalog.mkdir()
+    extra = ["--catalog", catalog, "--data", tmp_path / "data"] if command == "sync" else []
+    result = router(command, "--model", broken, *extra)
+
+    assert result.returncode == 3, result.stderr
+    assert result.stderr.strip().splitlines()[-1].startswith(f"router {command}: embedding model '{broken}' cannot be")
+    assert "Traceback" not in result.stderr
