@@ -18,6 +18,7 @@ from pydantic import ValidationError
 from pydantic_settings import SettingsError
 
 from router.api.keys import AuthSettings, exposure, is_loopback
+from router.common import arguments
 from router.common.errors import RouterError
 from router.embedding import Progress, missing_model
 from router.evaluate import command as eval_cli
@@ -41,10 +42,12 @@ def _given(args: argparse.Namespace, *flags: str) -> dict[str, Any]:
 
 def _common(parser: argparse.ArgumentParser) -> None:
     where = parser.add_mutually_exclusive_group()
-    where.add_argument("--data", type=Path, help="embedded storage directory (default ./data)")
-    where.add_argument("--qdrant-url", help="Qdrant server URL (server mode)")
+    where.add_argument("--data", type=arguments.path, help="embedded storage directory (default ./data)")
+    where.add_argument("--qdrant-url", type=arguments.text, help="Qdrant server URL (server mode)")
     parser.add_argument(
-        "--model", help="sentence-transformers model name or path, or a service's model with ROUTER_EMBEDDING_URL"
+        "--model",
+        type=arguments.text,
+        help="sentence-transformers model name or path, or a service's model with ROUTER_EMBEDDING_URL",
     )
     parser.add_argument(
         "--text",
@@ -59,8 +62,8 @@ def parser() -> argparse.ArgumentParser:
     root = argparse.ArgumentParser(prog="router", description="Contextual tool router: the functions that matter.")
     commands = root.add_subparsers(dest="command", required=True)
     serve = commands.add_parser("serve", help="serve the HTTP API (and sync --catalog in the background)")
-    serve.add_argument("--catalog", type=Path, help="catalog directory to keep in sync")
-    serve.add_argument("--host", help="address to listen on (default 127.0.0.1; ROUTER_HOST)")
+    serve.add_argument("--catalog", type=arguments.path, help="catalog directory to keep in sync")
+    serve.add_argument("--host", type=arguments.text, help="address to listen on (default 127.0.0.1; ROUTER_HOST)")
     serve.add_argument("--port", type=int, help="port to listen on (default 8000; ROUTER_PORT)")
     serve.add_argument(
         "--allow-unauthenticated",
@@ -69,15 +72,19 @@ def parser() -> argparse.ArgumentParser:
     )
     _common(serve)
     sync = commands.add_parser("sync", help="reconcile a catalog directory into storage")
-    sync.add_argument("--catalog", type=Path, required=True, help="catalog directory")
+    sync.add_argument("--catalog", type=arguments.path, required=True, help="catalog directory")
     sync.add_argument("--watch", action="store_true", help="keep running and apply every change")
     sync.add_argument(
-        "--ready-file", type=Path, help="with --watch: present while the last pass succeeded (for healthchecks)"
+        "--ready-file",
+        type=arguments.path,
+        help="with --watch: present while the last pass succeeded (for healthchecks)",
     )
     _common(sync)
     migrate = commands.add_parser("migrate", help="copy an embedded data directory to a Qdrant server")
-    migrate.add_argument("--data", type=Path, required=True, help="the embedded data directory (not in use)")
-    migrate.add_argument("--qdrant-url", required=True, help="the Qdrant server, or any node of a cluster")
+    migrate.add_argument("--data", type=arguments.path, required=True, help="the embedded data directory (not in use)")
+    migrate.add_argument(
+        "--qdrant-url", type=arguments.text, required=True, help="the Qdrant server, or any node of a cluster"
+    )
     migrate.add_argument("--batch", type=int, default=256, help="points per write (default 256)")
     migrate.add_argument(
         "--prune", action="store_true", help="delete points of the server's copies that the data directory lacks"
@@ -85,7 +92,9 @@ def parser() -> argparse.ArgumentParser:
     logs.add_flags(migrate)
     warm = commands.add_parser("warm", help="load the embedding model once and print what it runs on")
     warm.add_argument(
-        "--model", help="sentence-transformers model name or path, or a service's model with ROUTER_EMBEDDING_URL"
+        "--model",
+        type=arguments.text,
+        help="sentence-transformers model name or path, or a service's model with ROUTER_EMBEDDING_URL",
     )
     logs.add_flags(warm)
     eval_cli.add_parser(commands)

@@ -7,9 +7,9 @@ import asyncio
 import json
 import os
 import sys
-from pathlib import Path
 from typing import TYPE_CHECKING
 
+from router.common import arguments
 from router.evaluate.metrics import DEPTH
 from router.server import logs
 from router.server.settings import Settings
@@ -32,21 +32,33 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "on the same catalog.",
     )
     cases = command.add_mutually_exclusive_group(required=True)
-    cases.add_argument("--cases", type=Path, help='JSONL: {"request" or "messages", "expected": [names]} per line')
+    cases.add_argument(
+        "--cases", type=arguments.path, help='JSONL: {"request" or "messages", "expected": [names]} per line'
+    )
     cases.add_argument(
         "--from-sessions", metavar="NAMESPACE", help="cases from the runs stored in this namespace, replayed in order"
     )
     catalog = command.add_mutually_exclusive_group()
-    catalog.add_argument("--catalog", type=Path, help="catalog directory (one file per namespace) or one catalog file")
-    catalog.add_argument("--url", help="a running router whose catalogs are evaluated (read over its HTTP API)")
-    command.add_argument("--namespace", help="evaluate this catalog only (and route cases that name none in it)")
-    command.add_argument("--api-key", metavar="KEY", help="API key of the router at --url (default: ROUTER_API_KEY)")
+    catalog.add_argument(
+        "--catalog", type=arguments.path, help="catalog directory (one file per namespace) or one catalog file"
+    )
+    catalog.add_argument(
+        "--url", type=arguments.text, help="a running router whose catalogs are evaluated (read over its HTTP API)"
+    )
+    command.add_argument(
+        "--namespace", type=arguments.text, help="evaluate this catalog only (and route cases that name none in it)"
+    )
+    command.add_argument(
+        "--api-key", type=arguments.text, metavar="KEY", help="API key of the router at --url (default: ROUTER_API_KEY)"
+    )
     where = command.add_mutually_exclusive_group()
     where.add_argument(
-        "--data", type=Path, help="embedded data directory: evaluated in place, or read for --from-sessions"
+        "--data", type=arguments.path, help="embedded data directory: evaluated in place, or read for --from-sessions"
     )
-    where.add_argument("--qdrant-url", help="Qdrant server: evaluated in place, or read for --from-sessions")
-    command.add_argument("--model", help="sentence-transformers model name or path")
+    where.add_argument(
+        "--qdrant-url", type=arguments.text, help="Qdrant server: evaluated in place, or read for --from-sessions"
+    )
+    command.add_argument("--model", type=arguments.text, help="sentence-transformers model name or path")
     command.add_argument("--text", help="function text template (as for serve)")
     command.add_argument("--json", action="store_true", help="print the report as JSON")
     command.add_argument(

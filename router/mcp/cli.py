@@ -20,6 +20,7 @@ from pydantic import ValidationError
 from pydantic_settings import SettingsError
 
 from router.catalog.functions import validate_namespace
+from router.common import arguments
 from router.common.errors import RouterError
 from router.embedding import missing_model
 from router.server import logs
@@ -36,25 +37,37 @@ DEFAULT_PORT = 8001
 
 def configure(parser: argparse.ArgumentParser) -> None:
     """Add the flags of ``router mcp`` to ``parser``."""
-    parser.add_argument("--namespace", action="append", default=[], metavar="NS", help="catalog to search (repeatable)")
+    parser.add_argument(
+        "--namespace",
+        type=arguments.text,
+        action="append",
+        default=[],
+        metavar="NS",
+        help="catalog to search (repeatable)",
+    )
     local = parser.add_argument_group("a router in this process (the default)")
-    local.add_argument("--catalog", type=Path, metavar="DIR", help="catalog directory to keep in sync")
-    local.add_argument("--data", type=Path, metavar="DIR", help="embedded storage directory (default ./data)")
-    local.add_argument("--model", help="sentence-transformers model name or path")
+    local.add_argument("--catalog", type=arguments.path, metavar="DIR", help="catalog directory to keep in sync")
+    local.add_argument("--data", type=arguments.path, metavar="DIR", help="embedded storage directory (default ./data)")
+    local.add_argument("--model", type=arguments.text, help="sentence-transformers model name or path")
     remote = parser.add_argument_group("a running router")
-    remote.add_argument("--url", metavar="URL", help="route through the HTTP API of the router at URL")
     remote.add_argument(
-        "--api-key", metavar="KEY", help="API key of the router at --url (default: the ROUTER_API_KEY variable)"
+        "--url", type=arguments.text, metavar="URL", help="route through the HTTP API of the router at URL"
+    )
+    remote.add_argument(
+        "--api-key",
+        type=arguments.text,
+        metavar="KEY",
+        help="API key of the router at --url (default: the ROUTER_API_KEY variable)",
     )
     upstream = parser.add_argument_group("upstream MCP servers, each kept as a catalog")
     upstream.add_argument(
         "--upstream", action="append", default=[], metavar="NAME=CMD|URL", help="NAME=COMMAND [ARGS...] or NAME=URL"
     )
-    upstream.add_argument("--upstreams", type=Path, metavar="FILE", help="YAML/JSON file of upstream servers")
+    upstream.add_argument("--upstreams", type=arguments.path, metavar="FILE", help="YAML/JSON file of upstream servers")
     upstream.add_argument("--resync-seconds", type=float, default=300.0, help="list upstream tools again this often")
     serving = parser.add_argument_group("serving")
     serving.add_argument("--http", action="store_true", help="serve streamable HTTP at /mcp instead of stdio")
-    serving.add_argument("--host", default="127.0.0.1", help="HTTP host (default 127.0.0.1)")
+    serving.add_argument("--host", type=arguments.text, default="127.0.0.1", help="HTTP host (default 127.0.0.1)")
     serving.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"HTTP port (default {DEFAULT_PORT})")
     serving.add_argument("--max-functions", type=int, metavar="N", help="functions find_tools returns by default")
     serving.add_argument("--working-set", type=int, default=20, metavar="N", help="found tools a session keeps")

@@ -220,3 +220,25 @@ def test_an_empty_variable_counts_as_unset(monkeypatch: pytest.MonkeyPatch) -> N
     assert settings.auth.api_keys_file is None
     assert settings.route.max_functions == RouteSettings.model_fields["max_functions"].default
     assert settings.server.port == ServerSettings.model_fields["port"].default
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["sync", "--catalog", "catalog", "--data", ""],
+        ["sync", "--catalog", "", "--data", "data"],
+        ["serve", "--qdrant-url", " "],
+        ["warm", "--model", ""],
+        ["eval", "--cases", "", "--catalog", "catalog"],
+        ["mcp", "--namespace", "", "--data", "data"],
+    ],
+)
+def test_an_empty_flag_value_is_refused_not_read_as_the_current_directory(
+    argv: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    from router.cli import parser
+
+    with pytest.raises(SystemExit) as stopped:
+        parser().parse_args(argv)
+    assert stopped.value.code == 2
+    assert "must not be empty" in capsys.readouterr().err
