@@ -125,7 +125,10 @@ def _check_directory(root: Path) -> None:
 
 def _lock_directory(root: Path, *, hold: bool = True) -> IO[str]:
     """Hold the data directory for this process, or say which process holds it."""
-    handle = (root / ".lock").open("a+")
+    try:
+        handle = (root / ".lock").open("a+")
+    except OSError as exc:  # read-only, or not ours: said in one line, as a held directory is
+        raise StorageUnavailable(f"data directory {root} cannot be written: {exc.strerror or exc}") from exc
     try:
         fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError as exc:

@@ -405,3 +405,18 @@ def test_a_model_that_cannot_load_stops_the_command_in_one_line(command: str, tm
     assert result.returncode == 3, result.stderr
     assert result.stderr.strip().splitlines()[-1].startswith(f"router {command}: embedding model '{broken}' cannot be")
     assert "Traceback" not in result.stderr
+
+
+@pytest.mark.parametrize("command", ["serve", "sync"])
+def test_a_data_directory_that_cannot_be_written_is_said_in_one_line(
+    command: str, tmp_path: Path, catalog_dir: Path
+) -> None:
+    data = tmp_path / "data"
+    (data / ".lock").mkdir(parents=True)  # its lock file cannot be opened, as in a read-only directory
+
+    result = router(command, "--catalog", catalog_dir, "--data", data, timeout=60)
+
+    assert result.returncode == 3
+    assert result.stderr.strip().splitlines() == [
+        f"router {command}: data directory {data} cannot be written: Is a directory"
+    ]
