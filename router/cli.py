@@ -132,7 +132,10 @@ def _bar(label: str, total: int, *, verb: str = "embedding", unit: str = "fn") -
 
 
 def model_problem(settings: Settings) -> str | None:
-    """Why the configured local model cannot be loaded, or None (a service's model is the service's to check)."""
+    """Why a configured local model cannot be loaded, or None (a service's model is the service's to check)."""
+    second = settings.multilingual
+    if second.enabled and not second.remote and (problem := missing_model(second.model)):
+        return f"ROUTER_MULTILINGUAL_MODEL: {problem}"
     return None if settings.embedding.remote else missing_model(settings.embedding.model)
 
 

@@ -165,6 +165,24 @@ def test_a_model_that_is_not_here_is_said_in_one_line(command: str, tmp_path: Pa
     ]
 
 
+@pytest.mark.parametrize("command", ["serve", "sync"])
+def test_a_multilingual_model_that_is_not_here_is_said_in_one_line(
+    command: str, tmp_path: Path, catalog_dir: Path
+) -> None:
+    result = router(
+        command, "--catalog", catalog_dir, "--data", tmp_path / "data", env={"ROUTER_MULTILINGUAL_MODEL": "no-such/m"}
+    )
+
+    assert result.returncode == 2
+    assert (
+        result.stderr.strip()
+        .splitlines()[-1]
+        .startswith(
+            f"router {command}: ROUTER_MULTILINGUAL_MODEL: embedding model 'no-such/m' is neither a local directory"
+        )
+    )
+
+
 def test_mcp_on_a_data_directory_in_use_points_to_the_router_holding_it(locked: Path) -> None:
     result = router("mcp", "--namespace", "travel", "--data", locked, timeout=60)
 
