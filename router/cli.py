@@ -6,12 +6,9 @@ import argparse
 import asyncio
 import json
 import logging
-import signal
 import sys
-import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from functools import partial
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
@@ -23,13 +20,13 @@ from router.common.errors import RouterError
 from router.embedding import Progress, missing_model
 from router.evaluate import command as eval_cli
 from router.mcp import cli as mcp_cli
-from router.server import logs
+from router.server import logs, sync_command
 from router.server.embedding_settings import EmbeddingSettings
 from router.server.settings import ServerSettings, Settings, StorageSettings, SyncSettings, problems
 from router.storage.base import StorageUnavailable
 
 if TYPE_CHECKING:
-    from sync.worker import DirectorySync
+    pass
 
 log = logging.getLogger("router.cli")
 
@@ -177,76 +174,6 @@ def serve(settings: Settings) -> int:
     return 0
 
 
-def _mark(ready_file: Path | None) -> Callable[[bool], None] | None:
-    """Keeps ``ready_file`` present exactly while the last pass succeeded."""
-    if ready_file is None:
-        return None
-
-    def mark(healthy: bool) -> None:
-        if healthy:
-            ready_file.write_text(json.dumps({"passed_at": time.time()}) + "\n")
-        else:
-            ready_file.unlink(missing_ok=True)
-
-    return mark
-
-
-async def _watch(worker: DirectorySync, settings: Settings, ready_file: Path | None) -> None:
-    """Apply every change until SIGTERM or SIGINT, keeping ``ready_file`` while the last pass succeeded."""
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for signum in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(signum, stop.set)
-    mark = _mark(ready_file)
-    if mark is not None:
-        mark(False)  # a file left by an earlier run says nothing about this one
-    try:
-        await worker.watch(
-            stop=stop, debounce_ms=settings.sync.debounce_ms, retry_seconds=settings.sync.retry_seconds, on_pass=mark
-        )
-    finally:
-        for signum in (signal.SIGTERM, signal.SIGINT):
-            loop.remove_signal_handler(signum)
-        if mark is not None:
-            mark(False)
-
-
-async def sync(settings: Settings, *, watch: bool, ready_file: Path | None = None) -> int:
-    """Reconcile the catalog directory once (or keep watching); 1 when a file was rejected."""
-    from router.server.runtime import Runtime
-    from sync.worker import DirectorySync
-
-    catalog = settings.sync.catalog
-    if catalog is None or not catalog.is_dir():
-        print(f"router sync: catalog directory {catalog} does not exist", file=sys.stderr)
-        return 2
-    # The runtime's own directory watcher stays off: this command drives the worker itself.
-    settings.sync = settings.sync.model_copy(update={"catalog": None})
-    runtime = Runtime(settings, progress=_bar)
-    await runtime.start()
-    try:
-        service = runtime.service
-        await service.rebuild()
-        worker = DirectorySync(service, catalog, allow_delete=settings.sync.allow_delete)
-        if watch:
-            await _watch(worker, settings, ready_file)
-            return 0
-        report = await worker.run_once()
-    finally:
-        await runtime.stop()
-    for outcome in report.outcomes:
-        if outcome.summary is not None:
-            counts = " ".join(f"{k}={v}" for k, v in outcome.summary.counts().items())
-            print(f"{outcome.namespace}: {counts}")
-        elif outcome.error is not None:
-            print(f"{outcome.namespace}: REJECTED {outcome.error}")
-        else:
-            print(f"{outcome.namespace}: SKIPPED {outcome.skipped}")
-    if not report.outcomes:
-        print("nothing changed")
-    return 1 if report.rejected else 0
-
-
 def warm(settings: Settings) -> int:
     """Load the embedding model once (offline), to check it loads and to have its files read."""
     from router.server.backends import embedder_loader
@@ -278,9 +205,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     if args.command == "serve":
         return serve(settings)
-    if args.command == "sync" and args.ready_file is not None and not args.watch:
-        print("router sync: --ready-file needs --watch", file=sys.stderr)
-        return 2
+    if args.command == "sync" and args.ready_file is not None:
+        problem = sync_command.ready_problem(args.ready_file, watch=args.watch)
+        if problem is not None:  # said before the model loads, not after the first pass
+            print(f"router sync: {problem}", file=sys.stderr)
+            return 2
     try:
         if args.command == "warm":
             return warm(settings)
@@ -292,7 +221,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
             progress = partial(_bar, verb="copying", unit="pt")
             return command(settings.storage, args.data, batch=args.batch, prune=args.prune, progress=progress)
-        return asyncio.run(sync(settings, watch=args.watch, ready_file=args.ready_file))
+        return asyncio.run(sync_command.sync(settings, watch=args.watch, ready_file=args.ready_file, progress=_bar))
     except KeyboardInterrupt:
         return 130
     except (RouterError, StorageUnavailable, OSError) as exc:

@@ -150,7 +150,8 @@ def command(
         print(f"router migrate: --batch must be at least 1, not {batch}", file=sys.stderr)  # noqa: T201
         return 2
     if not data.is_dir():
-        print(f"router migrate: data directory {data} does not exist", file=sys.stderr)  # noqa: T201
+        problem = "is not a directory" if data.exists() else "does not exist"
+        print(f"router migrate: data directory {data} {problem}", file=sys.stderr)  # noqa: T201
         return 2
     target = open_server(settings)
     try:

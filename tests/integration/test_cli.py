@@ -395,6 +395,30 @@ def test_ready_file_needs_watch(examples_dir: Path, tmp_path: Path) -> None:
     assert not (tmp_path / "data").exists()
 
 
+@pytest.mark.parametrize(
+    ("where", "problem"), [("nodir/ready", ": its directory does not exist"), ("", " is a directory")]
+)
+def test_a_ready_file_that_cannot_be_kept_is_said_before_anything_starts(
+    examples_dir: Path, tmp_path: Path, where: str, problem: str
+) -> None:
+    ready = tmp_path / where
+    result = router("sync", "--watch", "--ready-file", ready, "--catalog", examples_dir, "--data", tmp_path / "data")
+
+    assert result.returncode == 2
+    assert result.stderr.strip().splitlines() == [f"router sync: --ready-file {ready}{problem}"]
+    assert not (tmp_path / "data").exists()
+
+
+def test_a_catalog_that_is_a_file_is_said_so(tmp_path: Path) -> None:
+    catalog = tmp_path / "travel.json"
+    catalog.write_text("[]")
+    for command in ("sync", "migrate"):
+        flags = ["--catalog", catalog, "--data", tmp_path / "d"] if command == "sync" else ["--data", catalog]
+        result = router(command, *flags, *(["--qdrant-url", "http://127.0.0.1:9"] if command == "migrate" else []))
+        assert result.returncode == 2
+        assert result.stderr.strip().endswith(f"{catalog} is not a directory"), result.stderr
+
+
 def test_warm_loads_the_model_and_says_what_it_runs_on() -> None:
     result = subprocess.run(
         [str(ROUTER), "warm", "--log-level", "warning"],
