@@ -6,6 +6,7 @@ import argparse
 import asyncio
 import json
 import os
+import signal
 import sys
 from typing import TYPE_CHECKING
 
@@ -90,6 +91,11 @@ def _problem(args: argparse.Namespace) -> str | None:
     return None
 
 
+def _terminated(signum: int, _frame: object) -> None:
+    # Unwound as Ctrl-C is, so the throwaway store is removed on the way out (CI cancels a job with SIGTERM).
+    raise SystemExit(128 + signum)
+
+
 def run(
     args: argparse.Namespace,
     settings: Settings,
@@ -119,7 +125,11 @@ def run(
     try:
         options = _options(args, settings)
         evaluate = evaluate_sessions if options.from_sessions is not None else evaluate_cases
-        evaluation = asyncio.run(evaluate(settings, pool, options, progress, steps))
+        previous = signal.signal(signal.SIGTERM, _terminated)
+        try:
+            evaluation = asyncio.run(evaluate(settings, pool, options, progress, steps))
+        finally:
+            signal.signal(signal.SIGTERM, previous)
     except (CasesInvalid, CatalogUnavailable) as exc:
         print(f"router eval: {exc}", file=sys.stderr)
         return USAGE

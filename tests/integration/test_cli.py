@@ -19,6 +19,7 @@ import httpx
 import pytest
 from conftest import (
     EXAMPLE_COUNTS,
+    ROOT,
     ROUTER,
     STOCKS,
     TIMEZONE,
@@ -462,3 +463,27 @@ def test_a_data_directory_that_cannot_be_written_is_said_in_one_line(
     assert result.stderr.strip().splitlines() == [
         f"router {command}: data directory {data} cannot be written: Is a directory"
     ]
+
+
+def test_eval_stopped_with_sigterm_removes_its_throwaway_store(tmp_path: Path) -> None:
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    cases = tmp_path / "cases.jsonl"
+    cases.write_text('{"request": "find flights to Rome", "expected": ["search_flights"]}\n')
+    catalog = ROOT / "examples" / "catalog" / "travel.json"
+    process = subprocess.Popen(
+        [str(ROUTER), "eval", "--catalog", str(catalog), "--cases", str(cases)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env={**router_environment(), "TMPDIR": str(temp)},
+    )
+    try:
+        deadline = time.monotonic() + 120
+        while not list(temp.glob("router-eval-*")) and process.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert list(temp.glob("router-eval-*")), "the evaluation made no throwaway store"
+        process.send_signal(signal.SIGTERM)  # how CI cancels a job
+        assert process.wait(timeout=60) == 128 + signal.SIGTERM
+    finally:
+        process.kill()
+    assert list(temp.glob("router-eval-*")) == []
