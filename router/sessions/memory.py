@@ -257,13 +257,6 @@ class MemoryStore:
         found = (m for m in map(_stored, records) if everything or m.current(now))
         return sorted(found, key=lambda m: (m.created_at, m.id))
 
-    def namespaces(self, scope: str) -> set[str]:
-        """The namespaces the scope's memories are stored in (``*`` for every namespace)."""
-        return {
-            r.payload.get("namespace", ANY_NAMESPACE)
-            for r in self._collection.scroll({"scope": scope}, fields=["namespace"])
-        }
-
     def delete(self, scope: str, memory_id: str, *, namespaces: Iterable[str] | None = None) -> bool:
         """Delete one memory of the scope (stored in ``namespaces`` when given); False when it holds none of that id."""
         try:
