@@ -71,8 +71,9 @@ class StorageSettings(BaseSettings):
                 "both a data directory and a Qdrant URL are set; use --data (embedded) or "
                 "--qdrant-url (server mode), not both"
             )
-        if self.qdrant_url is not None and not self.qdrant_url.startswith(("http://", "https://")):
-            raise ValueError(f"ROUTER_STORAGE_QDRANT_URL={self.qdrant_url!r} must start with http:// or https://")
+        url = self.qdrant_url or ""
+        if "://" in url and not url.startswith(("http://", "https://")):  # ":memory:" is the client's own store
+            raise ValueError(f"ROUTER_STORAGE_QDRANT_URL={url!r}: Qdrant is reached over http:// or https://")
         if isinstance(self.read_consistency, int) and self.read_consistency < 1:
             raise ValueError(f"ROUTER_STORAGE_READ_CONSISTENCY={self.read_consistency} must be at least 1")
         factor, replicas = self.write_consistency_factor, self.replication_factor or 1

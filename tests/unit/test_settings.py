@@ -67,8 +67,8 @@ def test_data_directory_and_qdrant_url_conflict(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("fields", "message"),
     [
-        ({"qdrant_url": "ftp://127.0.0.1:6333"}, "must start with http:// or https://"),
-        ({"qdrant_url": "localhost:6333"}, "must start with http:// or https://"),
+        ({"qdrant_url": "ftp://127.0.0.1:6333"}, "Qdrant is reached over http:// or https://"),
+        ({"qdrant_url": "grpc://127.0.0.1:6334"}, "Qdrant is reached over http:// or https://"),
         ({"qdrant_url": "http://q:6333", "timeout": float("inf")}, "timeout"),
         ({"qdrant_url": "http://q:6333", "timeout": 1e308}, "timeout"),
     ],
