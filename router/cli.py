@@ -9,7 +9,7 @@ import logging
 import sys
 from collections.abc import Sequence
 from functools import partial
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pydantic import ValidationError
 from pydantic_settings import SettingsError
@@ -24,9 +24,6 @@ from router.server import logs, sync_command
 from router.server.embedding_settings import EmbeddingSettings
 from router.server.settings import ServerSettings, Settings, StorageSettings, SyncSettings, problems
 from router.storage.base import StorageUnavailable
-
-if TYPE_CHECKING:
-    pass
 
 log = logging.getLogger("router.cli")
 
@@ -141,8 +138,7 @@ def serve(settings: Settings) -> int:
     import uvicorn
 
     catalog = settings.sync.catalog
-    if catalog is not None and not catalog.is_dir():
-        problem = "is not a directory" if catalog.exists() else "does not exist"
+    if catalog is not None and (problem := arguments.not_a_directory(catalog)):
         print(f"router serve: catalog directory {catalog} {problem}", file=sys.stderr)
         return 2
     summary, allowed = exposure(settings.server.host, settings.auth)

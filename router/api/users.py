@@ -228,7 +228,8 @@ async def delete_memory(
 async def delete_memories(access: AccessDep, turns: TurnRouterDep, user_id: str = UserPath) -> MemoriesDeletedOut:
     """Forget every memory of the user that the key reaches (all of them with a key for every namespace)."""
     store, *copies = await turns.memory_stores()
-    deleted = await asyncio.to_thread(store.forget, user_scope(user_id), namespaces=reach(access))
+    within = reach(access)
+    deleted = await asyncio.to_thread(store.forget, user_scope(user_id), namespaces=within)
     for copy in copies:  # the multilingual space's
-        await asyncio.to_thread(copy.forget, user_scope(user_id), namespaces=reach(access))
+        await asyncio.to_thread(copy.forget, user_scope(user_id), namespaces=within)
     return MemoriesDeletedOut(user_id=user_id, deleted=deleted)

@@ -16,3 +16,10 @@ def text(value: str) -> str:
 def path(value: str) -> Path:
     """A flag's path, refused when empty: ``Path("")`` is the current directory ("--data ''" wrote there)."""
     return Path(text(value))
+
+
+def not_a_directory(path: Path) -> str | None:
+    """What is wrong with a directory flag's ``path`` ("does not exist", "is not a directory"), or None."""
+    if path.is_dir():
+        return None
+    return "is not a directory" if path.exists() else "does not exist"

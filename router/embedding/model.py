@@ -114,13 +114,8 @@ class LocalEmbedder(Embedder):
         threadpool_limits(1, user_api="blas")
         try:
             self._model = SentenceTransformer(resolve_model(model), device=device)
-        except (
-            ValueError,
-            OSError,
-            RuntimeError,
-            AssertionError,
-            MemoryError,
-        ) as exc:  # not a model, or no such device
+        # Not a model, or a device torch was not built for: said in one line, not as a traceback.
+        except (ValueError, OSError, RuntimeError, AssertionError, MemoryError) as exc:
             raise Unavailable(f"embedding model {model!r} cannot be loaded: {type(exc).__name__}: {exc}") from exc
         size = self._model.get_embedding_dimension()
         if size is None:

@@ -18,6 +18,7 @@ from pathlib import Path
 from qdrant_client.http.exceptions import UnexpectedResponse
 
 from router.catalog.records import META
+from router.common import arguments
 from router.server.backends import open_server
 from router.server.settings import StorageSettings
 from router.sessions.history import MESSAGES
@@ -149,8 +150,7 @@ def command(
     if batch < 1:
         print(f"router migrate: --batch must be at least 1, not {batch}", file=sys.stderr)  # noqa: T201
         return 2
-    if not data.is_dir():
-        problem = "is not a directory" if data.exists() else "does not exist"
+    if problem := arguments.not_a_directory(data):
         print(f"router migrate: data directory {data} {problem}", file=sys.stderr)  # noqa: T201
         return 2
     target = open_server(settings)

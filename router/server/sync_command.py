@@ -11,6 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from router.common import arguments
 from router.embedding import Progress
 from router.server.settings import Settings
 
@@ -72,8 +73,8 @@ async def sync(
     from sync.worker import DirectorySync
 
     catalog = settings.sync.catalog
-    if catalog is None or not catalog.is_dir():
-        problem = "is not a directory" if catalog is not None and catalog.exists() else "does not exist"
+    problem = "does not exist" if catalog is None else arguments.not_a_directory(catalog)
+    if catalog is None or problem is not None:
         print(f"router sync: catalog directory {catalog} {problem}", file=sys.stderr)
         return 2
     # The runtime's own directory watcher stays off: this command drives the worker itself.
