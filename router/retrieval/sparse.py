@@ -44,7 +44,7 @@ _PARTS = re.compile(r"[^A-Za-z0-9]+")
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 _WORD = re.compile(r"[A-Za-z]+|[0-9]+")
 # Tried only where a run of letters and digits starts, and never backtracking into one: a request of one
-# long word is read in linear time (backtracking made 60,000 letters take 40 s).
+# long word is read in linear time (backtracking made 20,000 letters take 4.6 s).
 _IDENTIFIER = re.compile(r"(?<![A-Za-z0-9])(?:[A-Za-z][A-Za-z0-9]*+(?:[._][A-Za-z0-9]++)++|[a-z]++[A-Z][A-Za-z0-9]*+)")
 _STOP_WORDS = (
     "a an and are as at be by can could did do does for from get given has have how i in into is it its me my of on "
