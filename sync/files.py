@@ -6,6 +6,7 @@ exception: one bad file changes nothing in the others.
 
 from __future__ import annotations
 
+import codecs
 import hashlib
 import json
 from collections.abc import Mapping
@@ -51,8 +52,9 @@ def _load(path: Path, *, seen: str | None = None) -> tuple[str, object]:
         return fingerprint, []
     if path.suffix == ".json":
         # From the bytes: a decoded copy of a 60 MB file would be 60 MB more at the pass's peak.
-        # orjson refuses NaN and infinities, as a catalog PUT does (RFC 8259).
-        return fingerprint, orjson.loads(data)
+        # orjson refuses NaN and infinities, as a catalog PUT does (RFC 8259). A byte order mark,
+        # as some Windows editors write, is no content: RFC 8259 lets a reader ignore it.
+        return fingerprint, orjson.loads(data.removeprefix(codecs.BOM_UTF8))
     loaded = yaml.safe_load(data.decode("utf-8"))
     _json_like(loaded, str(path))
     return fingerprint, [] if loaded is None else loaded

@@ -75,6 +75,18 @@ def test_unparseable_files_are_rejected_naming_the_file(catalog_dir: Path, name:
     assert not loaded.empty
 
 
+@pytest.mark.parametrize("suffix", [".json", ".yaml"])
+def test_a_byte_order_mark_is_no_content(catalog_dir: Path, suffix: str) -> None:
+    path = catalog_dir / f"bom{suffix}"
+    document = '[{"name": "get_x", "description": "Get x."}]'
+    path.write_bytes(b"\xef\xbb\xbf" + document.encode())
+
+    loaded = read_file(path)
+
+    assert loaded.error is None
+    assert [f.name for f in loaded.functions] == ["get_x"]
+
+
 def test_non_utf8_file_is_rejected(catalog_dir: Path) -> None:
     path = catalog_dir / "latin.json"
     path.write_bytes(b'[{"name": "caf\xe9"}]')
