@@ -17,6 +17,7 @@ import orjson
 import yaml
 
 from router.catalog.functions import FunctionDef, parse_document, validate_namespace
+from router.common.documents import yaml_problem
 from router.common.errors import CatalogInvalid
 
 SUFFIXES = (".json", ".yaml", ".yml")
@@ -90,7 +91,9 @@ def read_file(path: Path, *, seen: str | None = None) -> CatalogFile:
     try:
         validate_namespace(namespace, source=str(path))
         fingerprint, document = _load(path, seen=seen)
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError, yaml.YAMLError, CatalogInvalid) as exc:
+    except yaml.YAMLError as exc:
+        return CatalogFile(namespace, path, "", error=f"{path}: cannot be parsed: {yaml_problem(exc)}")
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, CatalogInvalid) as exc:
         detail = exc.detail if isinstance(exc, CatalogInvalid) else f"{path}: cannot be parsed: {exc}"
         return CatalogFile(namespace, path, "", error=detail)
     except RecursionError:  # YAML's reader recurses: some hundred levels of nesting is no catalog

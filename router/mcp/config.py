@@ -23,6 +23,7 @@ from typing import Any
 
 import yaml
 
+from router.common.documents import yaml_problem
 from router.common.errors import RouterError
 from sync.mcp_source import UpstreamConfig
 
@@ -95,7 +96,9 @@ def load_upstreams(path: Path, *, resync_seconds: float = 300.0) -> list[Upstrea
     """
     try:
         document = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{path}: cannot be parsed: {yaml_problem(exc)}") from exc
+    except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{path}: cannot be read: {exc}") from exc
     key = next((k for k in ("upstreams", "mcpServers") if isinstance(document, Mapping) and k in document), None)
     if key is None or not isinstance(document[key], Mapping):

@@ -649,6 +649,11 @@ def test_upstreams_from_flags_and_files(tmp_path: Path) -> None:
         with pytest.raises(ConfigError, match=reason):
             load_upstreams(client_config)
 
+    client_config.write_text('{"upstreams": {"fs": {"command": "npx", "args": ["fs"]}}')
+    with pytest.raises(ConfigError, match=r"cannot be parsed: .* at line 1, column \d+") as raised:
+        load_upstreams(client_config)
+    assert "\n" not in str(raised.value)
+
 
 @pytest.mark.parametrize(
     ("argv", "message"),

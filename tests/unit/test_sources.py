@@ -75,6 +75,19 @@ def test_unparseable_files_are_rejected_naming_the_file(catalog_dir: Path, name:
     assert not loaded.empty
 
 
+def test_yaml_parse_errors_say_where_in_one_line(catalog_dir: Path) -> None:
+    # PyYAML's own message quotes the line with a caret below it: several lines in a log.
+    path = catalog_dir / "broken.yaml"
+    path.write_text("functions:\n  - name: a\n    description: [x\n")
+
+    loaded = read_file(path)
+
+    assert loaded.error is not None
+    assert "\n" not in loaded.error
+    assert "line 3, column 18" in loaded.error
+    assert "expected ',' or ']'" in loaded.error
+
+
 @pytest.mark.parametrize("suffix", [".json", ".yaml"])
 def test_a_byte_order_mark_is_no_content(catalog_dir: Path, suffix: str) -> None:
     path = catalog_dir / f"bom{suffix}"
