@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import logging
 import sys
@@ -20,7 +21,7 @@ from router.common.errors import RouterError
 from router.embedding import Progress, missing_model
 from router.evaluate import command as eval_cli
 from router.mcp import cli as mcp_cli
-from router.server import logs, sync_command
+from router.server import listen, logs, sync_command
 from router.server.embedding_settings import EmbeddingSettings
 from router.server.settings import ServerSettings, Settings, StorageSettings, SyncSettings, problems
 from router.storage.base import StorageUnavailable
@@ -154,20 +155,27 @@ def serve(settings: Settings) -> int:
         except StorageUnavailable as exc:
             print(f"router serve: {exc}", file=sys.stderr)
             return 3
+    try:
+        sockets = listen.bind(settings.server.host, settings.server.port)
+    except listen.ListenError as exc:
+        print(f"router serve: {exc}", file=sys.stderr)
+        return 2 if exc.argument else 3
     log.log(logging.WARNING if exposed else logging.INFO, summary)
 
     from router.app import create_app
 
-    app = create_app(settings)
-    uvicorn.run(
-        app,
+    config = uvicorn.Config(
+        create_app(settings),
         host=settings.server.host,
         port=settings.server.port,
         log_config=None,
         log_level=settings.server.log_level,
         access_log=False,
     )
-    return 0
+    server = listen.Server(config)
+    with contextlib.suppress(KeyboardInterrupt):
+        server.run(sockets=sockets)
+    return 0 if server.started else 3  # the application did not start: its cause is logged
 
 
 def warm(settings: Settings) -> int:

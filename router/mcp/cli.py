@@ -189,7 +189,7 @@ async def serve(opts: argparse.Namespace) -> int:
                 asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, task.cancel)
             await serve_stdio()
         else:
-            await serve_http(router.server, host=opts.host, port=opts.port)
+            await serve_http(router.server, host=opts.host, port=opts.port, sockets=opts.sockets)
     return 0
 
 
@@ -202,6 +202,15 @@ def run(args: argparse.Namespace) -> int:
     except ConfigError as exc:
         print(f"router mcp: {exc}", file=sys.stderr)  # noqa: T201
         return 2
+    opts.sockets = None
+    if opts.http:  # before the model loads: a port in use is said at once
+        from router.server import listen
+
+        try:
+            opts.sockets = listen.bind(opts.host, opts.port)
+        except listen.ListenError as exc:
+            print(f"router mcp: {exc}", file=sys.stderr)  # noqa: T201
+            return 2 if exc.argument else 3
     logs.configure(opts.settings.server.log_level, opts.settings.server.log_format)
     try:
         return asyncio.run(serve(opts))

@@ -13,6 +13,7 @@ import json
 import logging
 import os
 import signal
+import socket
 import sys
 import threading
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
@@ -25,6 +26,8 @@ from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStre
 from mcp.server.lowlevel.server import Server
 from mcp.server.runner import serve_loop
 from mcp.shared.message import SessionMessage
+
+from router.server import listen
 
 log = logging.getLogger(__name__)
 
@@ -166,7 +169,7 @@ async def stdio(server: Server[Any]) -> AsyncIterator[Callable[[], Awaitable[Non
                 tasks.cancel_scope.cancel()
 
 
-class _Uvicorn(uvicorn.Server):
+class _Uvicorn(listen.Server):
     """Shuts down gracefully on SIGINT or SIGTERM and returns.
 
     uvicorn raises the signal again once it has stopped, which would end the process before
@@ -185,8 +188,11 @@ class _Uvicorn(uvicorn.Server):
                 loop.remove_signal_handler(sig)
 
 
-async def serve_http(server: Server[Any], *, host: str, port: int) -> None:
-    """Serve streamable HTTP at ``http://host:port/mcp``, one session per ``Mcp-Session-Id``, until a signal."""
+async def serve_http(server: Server[Any], *, host: str, port: int, sockets: list[socket.socket] | None = None) -> None:
+    """Serve streamable HTTP at ``http://host:port/mcp``, one session per ``Mcp-Session-Id``, until a signal.
+
+    ``sockets``: bound beforehand (``router.server.listen.bind``), else bound here.
+    """
     app = server.streamable_http_app(streamable_http_path=MCP_PATH, host=host)
     config = uvicorn.Config(app, host=host, port=port, log_config=None, access_log=False, lifespan="on")
-    await _Uvicorn(config).serve()
+    await _Uvicorn(config).serve(sockets=sockets)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import socket
 import subprocess
 import time
 from collections.abc import Iterator
@@ -144,6 +145,32 @@ def test_serve_on_a_data_directory_in_use_says_so_in_one_line(locked: Path) -> N
         f"router serve: data directory {locked} is in use by pid {os.getpid()}; embedded storage allows one "
         "process per directory (use a Qdrant server URL to share storage between processes)"
     ]
+
+
+def test_serve_on_a_port_in_use_says_so_before_the_model_loads(tmp_path: Path) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+
+        result = router("serve", "--data", tmp_path / "data", "--port", str(port), "--log-level", "info", timeout=60)
+
+    assert result.returncode == 3
+    # One line, and nothing of the start-up before it: the model was never loaded.
+    assert result.stderr.strip().splitlines() == [
+        f"router serve: cannot listen on 127.0.0.1:{port}: Address already in use"
+    ]
+    assert not (tmp_path / "data").exists()
+
+
+def test_serve_on_a_host_that_does_not_resolve_is_a_bad_argument(tmp_path: Path) -> None:
+    result = router(
+        "serve", "--data", tmp_path / "data", "--host", "no-such-host.invalid", "--allow-unauthenticated", timeout=60
+    )
+
+    assert result.returncode == 2
+    [line] = result.stderr.strip().splitlines()
+    assert line.startswith("router serve: --host no-such-host.invalid: ")
 
 
 @pytest.mark.parametrize("command", ["serve", "sync", "eval", "warm", "mcp"])

@@ -671,3 +671,18 @@ def test_bad_flags_stop_before_anything_starts(
 ) -> None:
     assert cli_main(["mcp", *argv]) == 2
     assert message in capsys.readouterr().err
+
+
+def test_http_on_a_port_in_use_says_so_before_anything_starts(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        argv = ["mcp", "--http", "--port", str(port), "--namespace", "travel", "--data", str(tmp_path / "data")]
+
+        assert cli_main(argv) == 3
+
+    assert capsys.readouterr().err == f"router mcp: cannot listen on 127.0.0.1:{port}: Address already in use\n"
+    assert not (tmp_path / "data").exists()
