@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import threading
 import time
 import uuid
 from collections.abc import Sequence
@@ -34,6 +35,16 @@ _IDS = uuid.UUID("5d2e8f61-7a3c-4b9e-a1d4-0c6b8e2f9a73")
 # Every payload field of an example: all small, so embedded storage may keep them in memory.
 _FIELDS = ("namespace", "name", "text", "hash", "seq", "with")
 _LISTED = ("namespace", "name", "text", "seq", "with")
+# One writer at a time per collection in this process: adding reads the kept examples, then writes,
+# so two posts at once lost a name from an example's "with", kept one request twice, or wrote back
+# an example deleted in between. Keyed by collection: several stores may open the same one.
+_WRITERS: dict[str, threading.Lock] = {}
+_WRITERS_GUARD = threading.Lock()
+
+
+def _writer(collection: str) -> threading.Lock:
+    with _WRITERS_GUARD:
+        return _WRITERS.setdefault(collection, threading.Lock())
 
 
 @dataclass(frozen=True)
@@ -74,6 +85,7 @@ class ExampleStore:
         self.collection = collection
         self.model = model
         self.reach = reach
+        self._writing = _writer(collection.spec.name)
 
     @classmethod
     def open(cls, storage: Storage, *, model: str, dimension: int, reach: Reach = DEFAULT_REACH) -> ExampleStore:
@@ -116,6 +128,10 @@ class ExampleStore:
         Returns:
             How many were kept.
         """
+        with self._writing:
+            return self._add(namespace, examples, vectors, create=create)
+
+    def _add(self, namespace: str, examples: Sequence[tuple[Example, str]], vectors: Vectors, *, create: bool) -> int:
         seq = time.time_ns() // 1_000
         kept = 0
         for i, (example, content_hash) in enumerate(examples):
@@ -191,7 +207,8 @@ class ExampleStore:
 
     def forget(self, namespace: str, names: Sequence[str]) -> None:
         """Delete every example of the named functions."""
-        self.collection.delete_where({"namespace": namespace, "name": list(names)})
+        with self._writing:
+            self.collection.delete_where({"namespace": namespace, "name": list(names)})
 
     def held(self, namespace: str, examples: Sequence[Example]) -> set[Example]:
         """Which of ``examples`` are kept under their own request text (as ``remove`` finds them)."""
@@ -200,7 +217,8 @@ class ExampleStore:
 
     def remove(self, namespace: str, examples: Sequence[Example]) -> None:
         """Delete the examples kept for exactly these requests (a run's superseded calls)."""
-        self.collection.delete([_point(namespace, e) for e in examples])
+        with self._writing:
+            self.collection.delete([_point(namespace, e) for e in examples])
 
     def page(self, namespace: str, *, name: str | None = None, limit: int, after: str | None = None) -> list[Record]:
         """Up to ``limit`` examples of ``namespace`` (of one function when ``name``), oldest first, after a cursor.
@@ -218,18 +236,20 @@ class ExampleStore:
 
     def delete(self, namespace: str, example_id: str) -> bool:
         """Delete one example of ``namespace`` by id; False when it holds none of that id."""
-        found = self.collection.retrieve([example_id], fields=("namespace",)) if _is_uuid(example_id) else []
-        if not found or found[0].payload.get("namespace") != namespace:
-            return False
-        self.collection.delete([example_id])
-        return True
+        with self._writing:
+            found = self.collection.retrieve([example_id], fields=("namespace",)) if _is_uuid(example_id) else []
+            if not found or found[0].payload.get("namespace") != namespace:
+                return False
+            self.collection.delete([example_id])
+            return True
 
     def clear(self, namespace: str, *, name: str | None = None) -> int:
         """Delete every example of ``namespace`` (of one function when ``name``); returns how many."""
         match: dict[str, str] = {"namespace": namespace} if name is None else {"namespace": namespace, "name": name}
-        count = self.collection.count(match)
-        self.collection.delete_where(match)
-        return count
+        with self._writing:
+            count = self.collection.count(match)
+            self.collection.delete_where(match)
+            return count
 
     def records(self, *, after: int = -1) -> list[Record]:
         """Every example kept, oldest first (only those stored after ``seq`` ``after`` when given)."""
@@ -238,7 +258,8 @@ class ExampleStore:
     def put(self, records: Sequence[Record], vectors: Vectors) -> None:
         """Write examples read from another store with new vectors, ids and payloads kept."""
         points = [PointData(id=r.id, payload=dict(r.payload), dense=vectors[i].tolist()) for i, r in enumerate(records)]
-        self.collection.upsert(points)
+        with self._writing:
+            self.collection.upsert(points)
 
 
 def cursor(record: Record) -> str:

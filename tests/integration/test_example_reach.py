@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -59,5 +61,28 @@ def test_a_request_replaces_its_near_duplicate_kept_for_an_older_version(tmp_pat
         store.add("ns", [(Example("book_hotel", "again"), "new")], at(0.99))
         assert store.texts("ns", "book_hotel") == ["near"]
         assert store.nearest("ns", at(1.0)[0].tolist(), limit=5)["book_hotel"].hash == "new"
+    finally:
+        storage.close()
+
+
+def test_posts_at_once_each_keep_what_their_run_called(tmp_path: Path) -> None:
+    # Each run's later post joins its step to the kept example: read, then written. Done at once
+    # from several threads (posts run their storage calls in threads), none may lose another's.
+    storage = EdgeStorage(tmp_path / "data")
+    try:
+        store = ExampleStore.open(storage, model="m", dimension=4)
+        store.add("ns", [(Example("search_hotels", "find a hotel"), "h")], at(1.0))
+        steps = [f"step_{i}" for i in range(16)]
+        start = threading.Barrier(len(steps))
+
+        def post(step: str) -> None:
+            start.wait()
+            store.add("ns", [(Example("search_hotels", "find a hotel", (step,)), "h")], at(0.999), create=False)
+
+        with ThreadPoolExecutor(len(steps)) as pool:
+            list(pool.map(post, steps))
+
+        [kept] = store.page("ns", limit=10)
+        assert sorted(kept.payload["with"]) == sorted(steps)
     finally:
         storage.close()
