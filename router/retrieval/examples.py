@@ -104,14 +104,7 @@ class ExampleStore:
             integer_fields=("seq",),
         )
 
-    def add(
-        self,
-        namespace: str,
-        examples: Sequence[tuple[Example, str]],
-        vectors: Vectors,
-        *,
-        create: bool = True,
-    ) -> int:
+    def add(self, namespace: str, examples: Sequence[tuple[Example, str]], vectors: Vectors) -> int:
         """Keep examples with their function's content hash, merging near-duplicates.
 
         The same request is kept once; one within ``MERGE_SIMILARITY`` of a kept example of
@@ -122,14 +115,20 @@ class ExampleStore:
             namespace: the catalog.
             examples: each example with the content hash of its function.
             vectors: the examples' embeddings, in the same order.
-            create: False to only merge into kept examples what their runs called beside them
-                (a run's later post): an example not kept, perhaps deleted since, stays gone.
 
         Returns:
             How many were kept.
         """
         with self._writing:
-            return self._add(namespace, examples, vectors, create=create)
+            return self._add(namespace, examples, vectors, create=True)
+
+    def join(self, namespace: str, examples: Sequence[tuple[Example, str]], vectors: Vectors) -> None:
+        """Merge into the kept examples of these requests what their runs called beside them (a run's later post).
+
+        Nothing new is kept: an example not kept, perhaps deleted since, stays gone.
+        """
+        with self._writing:
+            self._add(namespace, examples, vectors, create=False)
 
     def _add(self, namespace: str, examples: Sequence[tuple[Example, str]], vectors: Vectors, *, create: bool) -> int:
         seq = time.time_ns() // 1_000

@@ -164,7 +164,7 @@ async def learn(
     if dropped:
         await asyncio.to_thread(store.examples.remove, namespace, dropped)
     if joined:
-        await asyncio.to_thread(store.examples.add, namespace, joined, vectors[joined_rows], create=False)
+        await asyncio.to_thread(store.examples.join, namespace, joined, vectors[joined_rows])
     if not kept:
         return 0
     await asyncio.to_thread(store.examples.add, namespace, kept, vectors[rows])

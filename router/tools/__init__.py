@@ -22,7 +22,7 @@ from typing import Any, Literal
 from router.catalog.functions import FunctionDef
 from router.common.errors import InvalidRequest
 from router.retrieval.texts import words
-from router.tools.limits import SEARCH_TOOL, LeftOut, capped, named
+from router.tools.limits import SEARCH_TOOL, LeftOut, capped, named, searchable
 
 __all__ = [
     "SEARCH_TOOL",
@@ -137,7 +137,7 @@ def catalog_tools(
     Functions the API would refuse (``router.tools.limits``) are left out, and named: those
     whose name it does not take, then deferred ones past its count limit, the last by name.
     """
-    usable, left_out = named(format, functions, search=True)
+    usable, left_out = searchable(format, functions)
     by_name = {f.name: f for f in usable}
     first = [by_name[name] for name in dict.fromkeys(loaded) if name in by_name]
     chosen = {f.name for f in first}

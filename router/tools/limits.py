@@ -13,8 +13,9 @@ and the answer names it with the reason (``LeftOut``).
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Literal
 
 from router.catalog.functions import FunctionDef
@@ -50,14 +51,23 @@ def unsearchable(format: str, name: str) -> LeftOut | None:
     return unnamed(format, name)
 
 
-def named(
-    format: str, functions: Sequence[FunctionDef], *, search: bool = False
+def named(format: str, functions: Sequence[FunctionDef]) -> tuple[list[FunctionDef], list[LeftOut]]:
+    """The functions whose names ``format``'s API takes, and those left out."""
+    return _split(functions, partial(unnamed, format))
+
+
+def searchable(format: str, functions: Sequence[FunctionDef]) -> tuple[list[FunctionDef], list[LeftOut]]:
+    """The functions ``format``'s tool search can hand over beside its search tool, and those left out."""
+    return _split(functions, partial(unsearchable, format))
+
+
+def _split(
+    functions: Sequence[FunctionDef], refuse: Callable[[str], LeftOut | None]
 ) -> tuple[list[FunctionDef], list[LeftOut]]:
-    """The functions whose names ``format``'s API takes (beside its search tool when ``search``), and those left out."""
     kept: list[FunctionDef] = []
     left_out: list[LeftOut] = []
     for function in functions:
-        refused = (unsearchable if search else unnamed)(format, function.name)
+        refused = refuse(function.name)
         if refused is None:
             kept.append(function)
         else:

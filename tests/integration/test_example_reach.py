@@ -77,7 +77,7 @@ def test_posts_at_once_each_keep_what_their_run_called(tmp_path: Path) -> None:
 
         def post(step: str) -> None:
             start.wait()
-            store.add("ns", [(Example("search_hotels", "find a hotel", (step,)), "h")], at(0.999), create=False)
+            store.join("ns", [(Example("search_hotels", "find a hotel", (step,)), "h")], at(0.999))
 
         with ThreadPoolExecutor(len(steps)) as pool:
             list(pool.map(post, steps))
