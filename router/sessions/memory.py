@@ -17,7 +17,6 @@ import time
 import uuid
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from itertools import islice
 from typing import Any
 
 import numpy as np
@@ -30,14 +29,15 @@ from router.storage.base import Collection, CollectionSpec, PointData, Record, S
 _IDS = uuid.UUID("9a7b6c5d-4e3f-4a1b-8c2d-1e0f9a8b7c6d")
 # Memories posted without a namespace hold in every namespace of their scope.
 ANY_NAMESPACE = "*"
-# A route reads at most this many memories of a scope (the newest when there are more).
+# A route reads at most this many memories of a scope: the newest, when it holds more.
 SCAN_LIMIT = 256
 # A new memory this similar to a stored one is the same memory.
 DUPLICATE_SCORE = 0.95
 REEMBED_BATCH = 256
 _FIELDS = ("text", "namespace", "created_at", "session_id", "vector", "expires_at", "superseded_by")
 # What a route reads of each memory, and what deciding whether it still holds reads.
-_ROW_FIELDS = ("text", "vector", "created_at", "expires_at", "superseded_by")
+_ROW_FIELDS = ("text", "vector")
+_WHEN_FIELDS = ("created_at", "expires_at", "superseded_by")
 _STATE_FIELDS = ("namespace", "session_id", "slot", "value", "expires_at", "superseded_by", "expired")
 
 
@@ -234,11 +234,11 @@ class MemoryStore:
         """The scope's memories that hold in ``namespaces`` (``*`` ones included), with their vectors."""
         where = {"scope": scope, "namespace": sorted({*namespaces, ANY_NAMESPACE})}
         now = time.time()
-        # Replaced and expired memories are kept, so they are passed over before the bound.
-        current = (r for r in self._collection.scroll(where, fields=_ROW_FIELDS) if _holds(r.payload, now))
-        records = list(islice(current, limit * 4))
-        if len(records) > limit:
-            records = sorted(records, key=lambda r: r.payload.get("created_at", 0.0))[-limit:]
+        # Every current memory's time, then the newest ones' texts and vectors: scrolled in id order,
+        # a bound on the scroll left a user's newest memories out of every route once they held more.
+        current = [r for r in self._collection.scroll(where, fields=_WHEN_FIELDS) if _holds(r.payload, now)]
+        newest = sorted(current, key=lambda r: r.payload.get("created_at", 0.0))[-limit:]
+        records = self._collection.retrieve([r.id for r in newest], fields=_ROW_FIELDS) if newest else []
         # Memories stored before their vector was kept in the payload are listed, never recalled.
         kept = [r for r in records if "vector" in r.payload]
         vectors = [unpack(r.payload["vector"], "<f4", self._dimension) for r in kept]

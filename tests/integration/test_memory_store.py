@@ -124,3 +124,17 @@ async def test_a_model_change_carries_what_happened_while_it_copied(tmp_path: Pa
         }
     finally:
         storage.close()
+
+
+def test_a_route_reads_the_newest_memories_of_a_user_who_holds_more(store: MemoryStore) -> None:
+    # Storage lists memories in id order (a hash of the text), not in time: bounding that listing
+    # left the newest memory out of every route once the user held more than the bound.
+    texts = [f"I collect item number {i}." for i in range(40)]
+    rows = np.random.default_rng(0).normal(size=(40, 8)).astype(np.float32)
+    rows /= np.linalg.norm(rows, axis=1, keepdims=True)
+    assert (rows @ rows.T - np.eye(40)).max() < 0.95  # no two are the same memory
+    for i, text in enumerate(texts):
+        store.add(SCOPE, ANY_NAMESPACE, [text], rows[i : i + 1], session_id=f"s{i}")
+    read = store.rows(SCOPE, ["travel"], limit=4)
+    assert sorted(read.texts) == sorted(texts[-4:])
+    assert read.vectors.shape == (4, 8)
