@@ -175,9 +175,13 @@ NEVER = re.compile(
     r"\b(?:passwords?|passcodes?|passphrases?|pin(?: code)?|api keys?|tokens?|secrets?|credentials|"
     r"credit cards?|card numbers?|cvv|cvc|iban|social security|ssn|logins?|connection strings?|private keys?|"
     r"access (?:keys?|ids?)|(?:2fa|mfa|otp|one-time|verification|security|access|door|gate|alarm|safe|entry) codes?|"
-    r"recovery (?:codes?|phrases?)|seed phrases?)\b"
-    # a URL holding a user and password, an AWS access key id
-    r"|\w+://[^\s/:@]+:[^\s@]+@|\bAKIA[0-9A-Z]{16}\b"
+    r"recovery (?:codes?|phrases?)|seed phrases?|pw|pwd|passwd|maiden names?|security (?:questions?|answers?)|"
+    r"(?:lock|locker|safe|padlock) combinations?)\b"
+    # any key's value ("my openai key is ..."), a URL holding a user and password, an AWS access key id
+    r"|\bkeys?\s+(?:is|are)\b|\bkeys?\s*[:=]|\w+://[^\s/:@]+:[^\s@]+@|\bAKIA[0-9A-Z]{16}\b"
+    # values shaped as secrets, whatever names them: a card number (13 to 19 digits, grouped or not),
+    # a token (20 characters or more of letters and digits: "sk-proj-...", "ghp_...")
+    r"|\b\d(?:[ -]?\d){12,18}\b|(?<![\w-])(?=[\w-]{20})(?=[A-Za-z_-]*\d)(?=[\d_-]*[A-Za-z])"
     r"|^(?:if|suppose|supposing|assuming|assume|imagine|let us say|say|here is|here are|given)\b",
     FLAGS,
 )
