@@ -195,6 +195,12 @@ TROUBLE = [
     "My laptop battery is dying.",
     "I'm so annoyed with this airline.",
     "I cant log in to my account",
+    "I'm in a meeting.",
+    "I'm busy.",
+    "I'm driving.",
+    "I'm on my way.",
+    "I'm on the train.",
+    "I'm currently on a call.",
 ]
 
 # A newer statement that replaces an older one: the same slot, or the same subject, with a new value.

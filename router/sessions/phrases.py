@@ -167,7 +167,12 @@ TROUBLE = re.compile(
     r"exhausted|bored(?! of| with)|running late|sick(?! of)|ill|unwell|dizzy|annoyed|frustrated|upset|angry|"
     r"furious|stressed|fed up|dying|running out of|out of(?! (?:the )?(?:office|town|country)\b))\b"
     r"|\b(?:i|we)\s+(?:am\s+)?(?:have|having)\s+"
-    r"(?:an?\s+(?:headache|fever|flu|migraine|toothache|stomach ache)\b|a\s+cold" + PHRASE_END + r")",
+    r"(?:an?\s+(?:headache|fever|flu|migraine|toothache|stomach ache)\b|a\s+cold" + PHRASE_END + r")"
+    # Where the user is or what they are doing now: "I'm in a meeting", "I'm driving" (not "busy on Mondays").
+    r"|\b(?:am|are)\s+(?:(?:just|still|now|currently)\s+)?(?:(?:busy|driving|commuting|boarding)" + PHRASE_END + r"|"
+    r"in (?:a|the|another) meeting|in meetings|on (?:a|the|another) (?:call|phone)|on (?:my|our) way|"
+    r"on the (?:train|bus|plane|road|tube|subway|metro|ferry)|at the (?:airport|gate)|"
+    r"away from (?:my|the|our) (?:desk|keyboard|computer))\b",
     FLAGS,
 )
 # Secrets are never kept, whoever asks; conditions and pasted data are not facts about the user.
