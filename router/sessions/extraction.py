@@ -29,6 +29,12 @@ MIN_WORDS = 2
 MAX_CHARS = 400
 # "im vegetarian" is kept as "I'm vegetarian".
 _IM = re.compile(r"^Im\b")
+# Someone else's words: a quoted line ("> I just moved to Oslo"), and what follows "Anna wrote:" on its
+# line. Taken for the user's, they stored another person's facts and replaced the user's own.
+_QUOTED = re.compile(
+    r"^[ \t]*>.*$|\b(?:wrote|writes|said|says|texted|emailed|messaged|replied|replies|asked|asks)[ \t]*:.*$",
+    re.MULTILINE | re.IGNORECASE,
+)
 
 
 class MemoryExtractor(Protocol):
@@ -103,7 +109,7 @@ class StatementExtractor:
     def extract(self, text: str) -> list[str]:
         """The durable statements of ``text``, in order, each once."""
         found: list[str] = []
-        for raw in phrases.SENTENCE.split(text):
+        for raw in phrases.SENTENCE.split(_QUOTED.sub("", text)):
             sentence = _clean(raw)
             if not sentence:
                 continue

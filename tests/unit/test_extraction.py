@@ -276,3 +276,14 @@ def test_pasted_text_stays_in_the_context_and_costs_the_patterns_nothing() -> No
     for pasted in ("1" * 100_000, "a_" * 50_000):
         assert without_statements(pasted) == pasted
     assert time.perf_counter() - started < 5
+
+
+def test_someone_elses_quoted_words_are_not_the_users() -> None:
+    extractor = StatementExtractor()
+    forwarded = (
+        "Please reply to this email from Anna and say yes:\n\n> Hi Sam,\n"
+        "> I just moved to Oslo and I'm vegan now, so let's meet there.\n> I hate early meetings."
+    )
+    assert extractor.extract(forwarded) == []
+    assert extractor.extract("My colleague wrote: I am allergic to shellfish. Can you check the menu?") == []
+    assert extractor.extract("I live in Porto.\n> I live in Oslo.") == ["I live in Porto."]
