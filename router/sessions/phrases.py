@@ -175,7 +175,7 @@ TROUBLE = re.compile(
     r"away from (?:my|the|our) (?:desk|keyboard|computer))\b",
     FLAGS,
 )
-# Secrets are never kept, whoever asks; conditions and pasted data are not facts about the user.
+# Secrets are never kept, whoever asks; conditions, pasted data and what to forget are not facts about the user.
 NEVER = re.compile(
     r"\b(?:passwords?|passcodes?|passphrases?|pin(?: code)?|api keys?|tokens?|secrets?|credentials|"
     r"credit cards?|card numbers?|cvv|cvc|iban|social security|ssn|logins?|connection strings?|private keys?|"
@@ -187,7 +187,9 @@ NEVER = re.compile(
     # values shaped as secrets, whatever names them: a card number (13 to 19 digits, grouped or not),
     # a token (20 characters or more of letters and digits: "sk-proj-...", "ghp_...")
     r"|\b\d(?:[ -]?\d){12,18}\b|(?<![\w-])(?=[\w-]{20})(?=[A-Za-z_-]*\d)(?=[\d_-]*[A-Za-z])"
-    r"|^(?:if|suppose|supposing|assuming|assume|imagine|let us say|say|here is|here are|given)\b",
+    r"|^(?:if|suppose|supposing|assuming|assume|imagine|let us say|say|here is|here are|given)\b"
+    # "Forget that I live in Porto" asks for the opposite of keeping it.
+    r"|^(?:please[\s,]+)?(?:forget|disregard|stop remembering|unlearn)\b",
     FLAGS,
 )
 # Data handed over for one computation ("I have a list [1, 2, 3]") is not about the user.

@@ -287,3 +287,11 @@ def test_someone_elses_quoted_words_are_not_the_users() -> None:
     assert extractor.extract(forwarded) == []
     assert extractor.extract("My colleague wrote: I am allergic to shellfish. Can you check the menu?") == []
     assert extractor.extract("I live in Porto.\n> I live in Oslo.") == ["I live in Porto."]
+
+
+def test_asking_to_forget_something_does_not_store_it() -> None:
+    extractor = StatementExtractor()
+    assert extractor.extract("Forget that I live in Porto.") == []
+    assert extractor.extract("Please forget that I'm vegetarian") == []
+    assert extractor.extract("Don't forget that I'm vegan.") == ["I'm vegan."]
+
