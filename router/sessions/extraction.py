@@ -31,6 +31,7 @@ MAX_CHARS = 400
 _IM = re.compile(r"^Im\b")
 # Someone else's words: a quoted line ("> I just moved to Oslo"), and what follows "Anna wrote:" on its
 # line. Taken for the user's, they stored another person's facts and replaced the user's own.
+_REMINDER = re.compile(r"(?:to|about)\b", re.IGNORECASE)
 _QUOTED = re.compile(
     r"^[ \t]*>.*$|\b(?:wrote|writes|said|says|texted|emailed|messaged|replied|replies|asked|asks)[ \t]*:.*$",
     re.MULTILINE | re.IGNORECASE,
@@ -79,23 +80,31 @@ def _states(text: str) -> bool:
         return False
     if phrases.INSTRUCTION.search(text):
         return True
-    lasting = bool(phrases.STANDING.search(text))
-    if phrases.TROUBLE.search(text) and not lasting:
+    if _passing(text):
         return False
-    if phrases.ONE_OFF.search(text) and not lasting and not phrases.YEARLY.search(text):
-        # A situation of a time ("on call this week") is kept until its end; a past one is not.
-        end = expires_at(text)
-        if end is None or end <= time.time():
-            return False
     if phrases.IMPERATIVE.search(text):
         # "Book me aisle seats from now on": a standing instruction (not "find one who never ...").
         return bool(phrases.ORDER.search(text)) and not re.search(
             r"\b(?:can|could|would|will)\s+you\b", text, phrases.FLAGS
         )
     reason = phrases.REASON.search(text) and not re.search(r"\byou\b", text, phrases.FLAGS)
+    lasting = phrases.STANDING.search(text)
     if phrases.ASKING.search(text) and not (lasting or reason or phrases.FIRM.search(text)):
         return False
     return bool(phrases.SELF.search(text) and phrases.STATEMENT.search(text))
+
+
+def _passing(text: str) -> bool:
+    """Whether ``text`` speaks of trouble or of a time that is over, not of something lasting."""
+    if phrases.STANDING.search(text):
+        return False
+    if phrases.TROUBLE.search(text):
+        return True
+    if phrases.ONE_OFF.search(text) and not phrases.YEARLY.search(text):
+        # A situation of a time ("on call this week") is kept until its end; a past one is not.
+        end = expires_at(text)
+        return end is None or end <= time.time()
+    return False
 
 
 class StatementExtractor:
@@ -116,7 +125,14 @@ class StatementExtractor:
             kept = phrases.KEEP_PREFIX.sub("", sentence, count=1)
             if len(kept.strip(" ,")) > MAX_CHARS:  # pasted text, which would also cost the patterns dearly
                 continue
-            asked = kept != sentence and not kept.endswith("?") and not phrases.NEVER.search(kept)
+            asked = (
+                kept != sentence
+                and not kept.endswith("?")
+                and not phrases.NEVER.search(kept)
+                # "Remember to book the hotel", "Note to self: ...": a reminder of a task, not a fact.
+                and not _REMINDER.match(kept)
+                and not _passing(_normalised(kept))
+            )
             for memory in [kept] if asked or is_memory(sentence) else _clauses(sentence):
                 memory = phrases.FILLER.sub("", memory).strip(" ,;")
                 if len(memory.split()) < MIN_WORDS or len(memory) > MAX_CHARS:

@@ -295,3 +295,11 @@ def test_asking_to_forget_something_does_not_store_it() -> None:
     assert extractor.extract("Please forget that I'm vegetarian") == []
     assert extractor.extract("Don't forget that I'm vegan.") == ["I'm vegan."]
 
+
+def test_a_reminder_or_trouble_after_remember_is_no_memory() -> None:
+    extractor = StatementExtractor()
+    assert extractor.extract("Remember to book the hotel.") == []
+    assert extractor.extract("Note to self: buy milk.") == []
+    assert extractor.extract("FYI the wifi is down.") == []
+    assert extractor.extract("Remember: the staging cluster is stage-2.") == ["The staging cluster is stage-2."]
+    assert extractor.extract("FYI I'm on call this week.") == ["I'm on call this week."]
