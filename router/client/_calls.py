@@ -46,6 +46,9 @@ class Call(Generic[T]):
         parse: reads the JSON answer.
         body: the JSON body, if any.
         retry: whether the retry policy applies.
+        repeatable: whether doing it twice does what doing it once does, so that it is sent again
+            after a connection that dropped once the request had left (a 503 or a refused
+            connection retries any call).
         accept: error statuses whose body is still the answer (``/readyz`` answers 503).
     """
 
@@ -54,6 +57,7 @@ class Call(Generic[T]):
     parse: Callable[[Any], T]
     body: dict[str, Any] | None = None
     retry: bool = True
+    repeatable: bool = True
     accept: frozenset[int] = frozenset()
 
 
@@ -156,7 +160,10 @@ def add_messages(
 ) -> Call[StoredMessages]:
     """``POST /v1/sessions/{session_id}/messages``."""
     body = _set({"messages": _messages(messages)}, user_id=user_id, namespace=namespace)
-    return Call("POST", f"/v1/sessions/{_segment(session_id)}/messages", StoredMessages.from_json, body)
+    # Messages with ids are stored once however often they are posted; others would be stored again.
+    repeatable = all(isinstance(m.get("id", m.get("message_id")), str) for m in body["messages"])
+    path = f"/v1/sessions/{_segment(session_id)}/messages"
+    return Call("POST", path, StoredMessages.from_json, body, repeatable=repeatable)
 
 
 def get_messages(session_id: str) -> Call[list[dict[str, Any]]]:
@@ -171,14 +178,14 @@ def list_memories(user_id: str, *, namespace: str | None) -> Call[list[StoredMem
 
 
 def delete_memory(user_id: str, memory_id: str) -> Call[MemoriesDeleted]:
-    """``DELETE /v1/users/{user_id}/memories/{memory_id}``: not retried (a second try would find nothing)."""
+    """``DELETE /v1/users/{user_id}/memories/{memory_id}``: not sent again once it left (a second try finds nothing)."""
     path = f"/v1/users/{_segment(user_id)}/memories/{_segment(memory_id)}"
-    return Call("DELETE", path, MemoriesDeleted.from_json, retry=False)
+    return Call("DELETE", path, MemoriesDeleted.from_json, repeatable=False)
 
 
 def delete_memories(user_id: str) -> Call[MemoriesDeleted]:
     """``DELETE /v1/users/{user_id}/memories``."""
-    return Call("DELETE", f"/v1/users/{_segment(user_id)}/memories", MemoriesDeleted.from_json)
+    return Call("DELETE", f"/v1/users/{_segment(user_id)}/memories", MemoriesDeleted.from_json, repeatable=False)
 
 
 def list_examples(
@@ -191,15 +198,16 @@ def list_examples(
 
 
 def delete_example(namespace: str, example_id: str) -> Call[ExamplesDeleted]:
-    """``DELETE /v1/catalogs/{namespace}/examples/{id}``: not retried (a second try would find nothing)."""
+    """``DELETE /v1/catalogs/{namespace}/examples/{id}``: not sent again once it left (a second try finds nothing)."""
     path = f"/v1/catalogs/{_segment(namespace)}/examples/{_segment(example_id)}"
-    return Call("DELETE", path, ExamplesDeleted.from_json, retry=False)
+    return Call("DELETE", path, ExamplesDeleted.from_json, repeatable=False)
 
 
 def delete_examples(namespace: str, *, function: str | None) -> Call[ExamplesDeleted]:
     """``DELETE /v1/catalogs/{namespace}/examples``."""
     query = f"?{urlencode({'function': function})}" if function is not None else ""
-    return Call("DELETE", f"/v1/catalogs/{_segment(namespace)}/examples{query}", ExamplesDeleted.from_json)
+    path = f"/v1/catalogs/{_segment(namespace)}/examples{query}"
+    return Call("DELETE", path, ExamplesDeleted.from_json, repeatable=False)
 
 
 def misses(namespace: str, *, limit: int | None) -> Call[Misses]:
@@ -228,7 +236,8 @@ def put_catalog(
 
 def delete_catalog(namespace: str) -> Call[CatalogChanges]:
     """``DELETE /v1/catalogs/{namespace}``."""
-    return Call("DELETE", f"/v1/catalogs/{_segment(namespace)}", CatalogChanges.from_json)
+    # Done twice, the second finds no catalog (404) and counts nothing: a dropped answer is not retried.
+    return Call("DELETE", f"/v1/catalogs/{_segment(namespace)}", CatalogChanges.from_json, repeatable=False)
 
 
 def health() -> Call[Health]:

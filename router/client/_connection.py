@@ -32,7 +32,7 @@ class _Tries:
 
     def __init__(self, call: Call[Any], policy: RetryPolicy, base_url: httpx.URL) -> None:
         self._call = call
-        self._attempts = Attempts(policy if call.retry else NO_RETRY)
+        self._attempts = Attempts(policy if call.retry else NO_RETRY, repeatable=call.repeatable)
         self._base_url = str(base_url).rstrip("/")
 
     def after_error(self, exc: httpx.TransportError) -> float:

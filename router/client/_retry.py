@@ -9,14 +9,11 @@ from dataclasses import dataclass, field
 
 import httpx
 
-# Errors after which a request is sent again. A connect error or timeout means the request
-# never left; a protocol error (the connection dropped mid-answer) may follow a request the
-# sidecar did process, which is why session messages carry ids (see ``add_messages``).
-RETRYABLE_ERRORS: tuple[type[httpx.TransportError], ...] = (
-    httpx.ConnectError,
-    httpx.ConnectTimeout,
-    httpx.RemoteProtocolError,
-)
+# A connect error or timeout means the request never left: any call may be sent again.
+UNSENT_ERRORS: tuple[type[httpx.TransportError], ...] = (httpx.ConnectError, httpx.ConnectTimeout)
+# The connection dropped or was reset once the request had left: the sidecar may have done it, so
+# only a call that does the same done twice is sent again (session messages only when they carry ids).
+DROPPED_ERRORS: tuple[type[httpx.TransportError], ...] = (httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError)
 
 
 @dataclass(frozen=True)
@@ -66,6 +63,7 @@ class Attempts:
 
     Args:
         policy: the retry policy.
+        repeatable: whether the request does the same when done twice (``DROPPED_ERRORS`` retry it).
         clock: monotonic seconds (tests may pass their own).
         rng: the jitter's source.
     """
@@ -74,10 +72,12 @@ class Attempts:
         self,
         policy: RetryPolicy,
         *,
+        repeatable: bool = True,
         clock: Callable[[], float] = time.monotonic,
         rng: random.Random | None = None,
     ) -> None:
         self._policy = policy
+        self._repeatable = repeatable
         self._clock = clock
         self._rng = rng
         self._start = clock()
@@ -85,7 +85,7 @@ class Attempts:
 
     def after_error(self, error: Exception) -> float | None:
         """Seconds to wait before trying again after ``error``; None to give up."""
-        if not isinstance(error, RETRYABLE_ERRORS):
+        if not isinstance(error, UNSENT_ERRORS) and not (self._repeatable and isinstance(error, DROPPED_ERRORS)):
             return None
         return self._next(None)
 

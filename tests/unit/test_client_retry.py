@@ -99,11 +99,46 @@ def test_4xx_is_never_retried(route: Callable[[Sidecar], Any], status: int, kind
     assert len(sidecar.requests) == 1
 
 
-@pytest.mark.parametrize("failure", [httpx.ConnectError, httpx.ConnectTimeout, httpx.RemoteProtocolError])
+@pytest.mark.parametrize(
+    "failure", [httpx.ConnectError, httpx.ConnectTimeout, httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError]
+)
 def test_connection_errors_are_retried(route: Callable[[Sidecar], Any], failure: type[httpx.TransportError]) -> None:
     sidecar = Sidecar(failure("refused"), failure("refused"), ok())
     assert route(sidecar).names == ["search_flights"]
     assert len(sidecar.requests) == 3
+
+
+STORED = {"session_id": "s-1", "stored": 1, "memories_added": 0, "memories_updated": 0, "memories_expired": 0}
+RUN = [{"role": "user", "content": "I live in Porto and want a hotel"}, {"role": "assistant", "content": "ok"}]
+
+
+@pytest.mark.parametrize("failure", [httpx.RemoteProtocolError, httpx.ReadError])
+def test_messages_without_ids_are_not_sent_again_once_they_left(failure: type[httpx.TransportError]) -> None:
+    # The sidecar may have stored them before the connection dropped: sent again, they would be stored twice.
+    sidecar = Sidecar(failure("dropped"), httpx.Response(200, json=STORED))
+    with sidecar.client() as client, pytest.raises(TransportError, match=failure.__name__):
+        client.add_messages("s-1", RUN)
+    assert len(sidecar.requests) == 1
+
+
+def test_messages_with_ids_or_a_refused_connection_are_sent_again() -> None:
+    with_ids = [{**m, "id": f"m{i}"} for i, m in enumerate(RUN)]
+    sidecar = Sidecar(httpx.RemoteProtocolError("dropped"), httpx.Response(200, json=STORED))
+    with sidecar.client() as client:
+        assert client.add_messages("s-1", with_ids).stored == 1
+    assert len(sidecar.requests) == 2
+    sidecar = Sidecar(httpx.ConnectError("refused"), httpx.Response(200, json=STORED))
+    with sidecar.client() as client:
+        assert client.add_messages("s-1", RUN).stored == 1
+    assert len(sidecar.requests) == 2
+
+
+def test_a_delete_is_not_sent_again_once_it_left() -> None:
+    # Done twice, the second would answer 404 for a delete that happened.
+    sidecar = Sidecar(httpx.RemoteProtocolError("dropped"), error(404, "NamespaceNotFound", "no catalog"))
+    with sidecar.client() as client, pytest.raises(TransportError, match="RemoteProtocolError"):
+        client.delete_catalog("travel")
+    assert len(sidecar.requests) == 1
 
 
 def test_connection_errors_give_up_with_a_transport_error(route: Callable[[Sidecar], Any]) -> None:
