@@ -225,10 +225,15 @@ async def delete_memory(
 
 
 @router.delete("/{user_id}/memories", responses=responses(401, 403, 422, 503))
-async def delete_memories(access: AccessDep, turns: TurnRouterDep, user_id: str = UserPath) -> MemoriesDeletedOut:
-    """Forget every memory of the user that the key reaches (all of them with a key for every namespace)."""
+async def delete_memories(
+    access: AccessDep,
+    turns: TurnRouterDep,
+    user_id: str = UserPath,
+    namespace: str | None = Query(None, pattern=NAMESPACE, description="only the memories stored in this namespace"),
+) -> MemoriesDeletedOut:
+    """Forget the memories of the user the key reaches (all with a key for every namespace), or of one namespace."""
     store, *copies = await turns.memory_stores()
-    within = reach(access)
+    within = reach(access, namespace)
     deleted = await asyncio.to_thread(store.forget, user_scope(user_id), namespaces=within)
     for copy in copies:  # the multilingual space's
         await asyncio.to_thread(copy.forget, user_scope(user_id), namespaces=within)

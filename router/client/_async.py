@@ -139,9 +139,9 @@ class AsyncRouterClient(AsyncConnection):
         """Forget one memory of a user (``NotFoundError`` when the user has no memory of that id)."""
         return await self._send(calls.delete_memory(user_id, memory_id))
 
-    async def delete_memories(self, user_id: str) -> MemoriesDeleted:
-        """Forget every memory of a user, in every namespace."""
-        return await self._send(calls.delete_memories(user_id))
+    async def delete_memories(self, user_id: str, *, namespace: str | None = None) -> MemoriesDeleted:
+        """Forget every memory of a user, in every namespace (in ``namespace`` only, when given)."""
+        return await self._send(calls.delete_memories(user_id, namespace=namespace))
 
     async def list_examples(
         self, namespace: str, *, function: str | None = None, limit: int | None = None, cursor: str | None = None

@@ -183,9 +183,11 @@ def delete_memory(user_id: str, memory_id: str) -> Call[MemoriesDeleted]:
     return Call("DELETE", path, MemoriesDeleted.from_json, repeatable=False)
 
 
-def delete_memories(user_id: str) -> Call[MemoriesDeleted]:
+def delete_memories(user_id: str, *, namespace: str | None) -> Call[MemoriesDeleted]:
     """``DELETE /v1/users/{user_id}/memories``."""
-    return Call("DELETE", f"/v1/users/{_segment(user_id)}/memories", MemoriesDeleted.from_json, repeatable=False)
+    query = f"?namespace={_segment(namespace)}" if namespace is not None else ""
+    path = f"/v1/users/{_segment(user_id)}/memories{query}"
+    return Call("DELETE", path, MemoriesDeleted.from_json, repeatable=False)
 
 
 def list_examples(

@@ -211,9 +211,9 @@ class RouterClient(Connection):
         """Forget one memory of a user (``NotFoundError`` when the user has no memory of that id)."""
         return self._send(calls.delete_memory(user_id, memory_id))
 
-    def delete_memories(self, user_id: str) -> MemoriesDeleted:
-        """Forget every memory of a user, in every namespace."""
-        return self._send(calls.delete_memories(user_id))
+    def delete_memories(self, user_id: str, *, namespace: str | None = None) -> MemoriesDeleted:
+        """Forget every memory of a user, in every namespace (in ``namespace`` only, when given)."""
+        return self._send(calls.delete_memories(user_id, namespace=namespace))
 
     def list_examples(
         self, namespace: str, *, function: str | None = None, limit: int | None = None, cursor: str | None = None

@@ -162,3 +162,23 @@ async def test_a_key_deleting_a_session_leaves_other_namespaces_route_records(se
         assert posted.status_code == 200, posted.text
         misses = (await call(served, "GET", "/v1/catalogs/travel/misses", key=TRAVEL)).json()
         assert (misses["checked"], misses["counts"]["routed"]) == (1, 1)
+
+
+async def test_the_memories_of_one_namespace_are_forgotten_alone(serve: Callable[..., Any]) -> None:
+    async with keyed(serve) as served:
+        await say(served, "a1", "I prefer aisle seats.", key=ADMIN, user_id="ivy", namespace="travel")
+        await say(served, "a2", "Our production cluster is prod-eu-1.", key=ADMIN, user_id="ivy", namespace="devops")
+        await say(served, "a3", "My name is Ivy Chen.", key=ADMIN, user_id="ivy")
+
+        outside = await served.client.delete(
+            "/v1/users/ivy/memories", params={"namespace": "devops"}, headers={"authorization": f"Bearer {TRAVEL}"}
+        )
+        assert outside.status_code == 403
+        one = await served.client.delete(
+            "/v1/users/ivy/memories", params={"namespace": "travel"}, headers={"authorization": f"Bearer {ADMIN}"}
+        )
+        assert one.json() == {"user_id": "ivy", "deleted": 1}
+        assert [m["text"] for m in await listed(served, "ivy")] == [
+            "Our production cluster is prod-eu-1.",
+            "My name is Ivy Chen.",
+        ]
