@@ -37,11 +37,14 @@ function memoriesPath(user) {
   return `v1/users/${encodeURIComponent(user)}/memories`;
 }
 
+// The user and namespace whose memories are listed: "Delete all" deletes those, whatever the fields say since.
+let listed = null;
+
 export async function loadMemories(event) {
   if (event) event.preventDefault();
   show($("memory-error"), false);
-  const user = $("memory-user").value.trim();
-  const namespace = $("memory-namespace").value;
+  const user = event || !listed ? $("memory-user").value.trim() : listed.user;
+  const namespace = event || !listed ? $("memory-namespace").value : listed.namespace;
   let found;
   try {
     const query = new URLSearchParams();
@@ -53,6 +56,7 @@ export async function loadMemories(event) {
     show($("memory-panel"), false);
     return;
   }
+  listed = { user, namespace };
   const list = clear($("memories"));
   for (const memory of found.memories) {
     const until = memory.expires_at ? ` · until ${when(memory.expires_at)}` : "";
@@ -84,10 +88,12 @@ async function deleteMemory(user, id) {
 }
 
 export async function deleteAll() {
-  const user = $("memory-user").value.trim();
-  if (!confirm(`Delete every memory of user ${user}?`)) return;
+  if (!listed) return;
+  const { user, namespace } = listed;
+  const where = namespace ? ` in namespace ${namespace}` : "";
+  if (!confirm(`Delete every memory of user ${user}${where}?`)) return;
   try {
-    await api("DELETE", memoriesPath(user));
+    await api("DELETE", memoriesPath(user) + (namespace ? `?namespace=${encodeURIComponent(namespace)}` : ""));
   } catch (error) {
     fail($("memory-error"), error);
     return;

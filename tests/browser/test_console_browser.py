@@ -246,6 +246,36 @@ async def test_console_deletes_a_memory(router: RouterProcess, page: Any) -> Non
     assert await memories.count() == len(after)
 
 
+async def test_console_deletes_all_of_the_memories_it_lists_and_no_others(router: RouterProcess, page: Any) -> None:
+    said = {("alice", "travel"): "I prefer aisle seats.", ("alice", "commerce"): "I prefer express shipping."}
+    said[("bob", "travel")] = "I prefer window seats."
+    for (user, namespace), text in said.items():
+        body = {"namespace": namespace, "user_id": user, "messages": [{"role": "user", "content": text}]}
+        assert (await call("POST", f"{router.url}/v1/sessions/{user}-{namespace}/messages", body))[
+            "memories_added"
+        ] == 1
+    await page.goto(f"{router.url}/console#sessions")
+    await page.locator('#memory-namespace option[value="travel"]').wait_for(state="attached")
+    await page.fill("#memory-user", "alice")
+    await page.select_option("#memory-namespace", "travel")
+    await page.click("#memory-form button")
+    await page.locator("#memories li.memory").first.wait_for()
+    # Fields changed after listing do not change what "Delete all" deletes: the memories shown.
+    await page.fill("#memory-user", "bob")
+    await page.select_option("#memory-namespace", "")
+    asked: list[str] = []
+    page.once("dialog", lambda dialog: (asked.append(dialog.message), asyncio.ensure_future(dialog.accept())))
+    await page.click("#delete-all")
+    await page.locator("#memories-empty").wait_for()
+
+    assert asked == ["Delete every memory of user alice in namespace travel?"]
+    left = {
+        u: [m["text"] for m in (await call("GET", f"{router.url}/v1/users/{u}/memories"))["memories"]]
+        for u in ("alice", "bob")
+    }
+    assert left == {"alice": ["I prefer express shipping."], "bob": ["I prefer window seats."]}
+
+
 async def test_console_shows_health(router: RouterProcess, page: Any) -> None:
     await call("POST", f"{router.url}/v1/route", {"namespace": "travel", "messages": RUN[:1]})
     await page.goto(f"{router.url}/console#health")
