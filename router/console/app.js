@@ -10,7 +10,9 @@ async function refresh() {
   try {
     status = await api("GET", "v1/status");
   } catch (error) {
-    if (error.status !== 401) banner(error);
+    if (error.status === 401) return; // the key form asks for a key; a new one refreshes
+    banner(error);
+    schedule(5000); // the router may be back: keep asking, and clear the banner when it answers
     return;
   }
   banner(null);

@@ -43,7 +43,13 @@ export async function api(method, path, body) {
   const headers = { accept: "application/json" };
   if (state.key) headers.authorization = `Bearer ${state.key}`;
   if (body !== undefined) headers["content-type"] = "application/json";
-  const response = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+  let response;
+  try {
+    response = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+  } catch (error) {
+    // No answer at all ("Failed to fetch"): say so in the router's words.
+    throw new ApiError(0, { detail: `The router cannot be reached (${error.message}); retrying.` });
+  }
   let data = null;
   try {
     data = await response.json();

@@ -276,6 +276,19 @@ async def test_console_deletes_all_of_the_memories_it_lists_and_no_others(router
     assert left == {"alice": ["I prefer express shipping."], "bob": ["I prefer window seats."]}
 
 
+async def test_console_says_the_router_is_gone_and_recovers_on_its_own(router: RouterProcess, page: Any) -> None:
+    await page.goto(f"{router.url}/console")
+    await page.locator("#catalogs tbody tr").first.wait_for()
+    await page.route("**/v1/status", lambda request: asyncio.ensure_future(request.abort()))
+    await page.reload()
+    banner = page.locator("#banner")
+    await banner.wait_for()
+    assert "The router cannot be reached" in (await banner.text_content() or "")
+    await page.unroute("**/v1/status")
+    await banner.wait_for(state="hidden")  # the next poll answers: no click needed
+    assert await page.locator("#catalogs tbody tr").count() > 0
+
+
 async def test_console_shows_health(router: RouterProcess, page: Any) -> None:
     await call("POST", f"{router.url}/v1/route", {"namespace": "travel", "messages": RUN[:1]})
     await page.goto(f"{router.url}/console#health")
