@@ -117,9 +117,11 @@ async function openCatalog(namespace) {
   try {
     catalog = await api("GET", `v1/catalogs/${encodeURIComponent(namespace)}`);
   } catch (error) {
+    if (opened !== namespace) return;
     $("catalog-title").textContent = `${namespace}: ${error.message}`;
     return;
   }
+  if (opened !== namespace) return; // another catalog was opened meanwhile: its list is the one shown
   $("catalog-title").textContent = `${namespace}: ${catalog.functions.length} functions`;
   for (const item of catalog.functions) {
     const fn = definition(item);

@@ -170,6 +170,26 @@ async def test_console_opens_a_catalog(router: RouterProcess, page: Any) -> None
     await shot(page, "catalogs")
 
 
+async def test_console_shows_the_catalog_opened_last_whichever_answers_first(router: RouterProcess, page: Any) -> None:
+    released = asyncio.Event()
+
+    async def slow(request: Any) -> None:
+        await released.wait()
+        await request.continue_()
+
+    await page.goto(f"{router.url}/console")
+    await page.locator("tr[data-namespace=devops] button").wait_for()
+    await page.route("**/v1/catalogs/devops", slow)
+    await page.click("tr[data-namespace=devops] button")
+    await page.click("tr[data-namespace=travel] button")
+    await page.locator("#functions li.function").nth(EXAMPLE_COUNTS["travel"] - 1).wait_for()
+    released.set()  # devops answers last: it must not take the place of travel, nor add to its list
+    await page.wait_for_timeout(500)
+
+    assert await page.locator("#catalog-title").text_content() == f"travel: {EXAMPLE_COUNTS['travel']} functions"
+    assert await page.locator("#functions li.function").count() == EXAMPLE_COUNTS["travel"]
+
+
 async def test_console_tries_a_turn(router: RouterProcess, page: Any) -> None:
     body = await try_turn(page, router.url, FOLLOW_UP, session="s-1", user="u-42")
     answer = await call("POST", f"{router.url}/v1/route", body)
