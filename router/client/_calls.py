@@ -62,10 +62,18 @@ class Call(Generic[T]):
 
 
 def headers(api_key: str | None, extra: Mapping[str, str] | None) -> dict[str, str]:
-    """Request headers: a bearer token when an API key is given, then the caller's own."""
+    """Request headers: a bearer token when an API key is given, then the caller's own.
+
+    Raises:
+        ValueError: the key holds a space or a character a header cannot carry, never quoting it
+            (sent, it failed each request with the key in the error's text).
+    """
     result = {"accept": "application/json"}
     if api_key is not None:
-        result["authorization"] = f"Bearer {api_key}"
+        key = api_key.strip()  # read from a file, a key often ends with a newline
+        if not key or any(not "\x21" <= c <= "\x7e" for c in key):
+            raise ValueError("api_key: must be printable ASCII without spaces (as ROUTER_API_KEYS takes)")
+        result["authorization"] = f"Bearer {key}"
     result.update(extra or {})
     return result
 

@@ -256,6 +256,17 @@ def test_requests_carry_the_key_and_quote_path_segments() -> None:
     assert request.url.raw_path == b"/v1/sessions/a%20b%2Fc/messages"
 
 
+def test_a_key_read_with_its_newline_is_sent_and_a_bad_one_is_refused_unquoted() -> None:
+    sidecar = Sidecar(ok())
+    with sidecar.client(api_key=" k-ops-3f9a1c7e5b2d4f6a\n") as client:
+        client.route("travel", "Find a flight")
+    assert sidecar.requests[0].headers["authorization"] == "Bearer k-ops-3f9a1c7e5b2d4f6a"
+    for bad in ("k-ops 3f9a1c7e5b2d", "k-ops-\u00e9t\u00e9", "  "):
+        with pytest.raises(ValueError, match="api_key") as caught:
+            RouterClient("http://sidecar", api_key=bad)
+        assert not bad.strip() or bad.strip() not in str(caught.value)
+
+
 async def test_the_async_client_retries_the_same_way() -> None:
     sidecar = Sidecar(httpx.ConnectError("refused"), error(503, "Unavailable", "starting"), ok())
     async with AsyncRouterClient("http://sidecar", retry=FAST, transport=httpx.MockTransport(sidecar)) as client:
