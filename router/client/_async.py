@@ -176,10 +176,15 @@ class AsyncRouterClient(AsyncConnection):
         return await self._send(calls.get_catalog(namespace))
 
     async def put_catalog(
-        self, namespace: str, functions: Sequence[Mapping[str, Any]], *, pinned: Sequence[str] = ()
+        self,
+        namespace: str,
+        functions: Sequence[Mapping[str, Any]],
+        *,
+        pinned: Sequence[str] = (),
+        wait: float | None = None,
     ) -> CatalogChanges:
-        """Replace a catalog and reconcile it now; only new or changed functions are embedded."""
-        return await self._send(calls.put_catalog(namespace, functions, pinned=pinned))
+        """Replace a catalog and reconcile it now (``RouterClient.put_catalog``)."""
+        return await self._send(calls.put_catalog(namespace, functions, pinned=pinned, wait=wait))
 
     async def delete_catalog(self, namespace: str) -> CatalogChanges:
         """Delete a catalog and all its functions (``NotFoundError`` if unknown)."""

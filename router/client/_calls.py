@@ -34,6 +34,9 @@ from router.client._session_models import (
 T = TypeVar("T")
 Messages = str | Sequence[Mapping[str, Any]]
 DEFAULT_URL = "http://127.0.0.1:8000"
+# A catalog PUT answers once the sidecar has embedded what changed: 10,000 new functions take about
+# 1.5 minutes on 2 CPU cores (README), so a request timeout made for routes cuts it short.
+CATALOG_WAIT = 600.0
 
 
 @dataclass(frozen=True)
@@ -50,6 +53,7 @@ class Call(Generic[T]):
             after a connection that dropped once the request had left (a 503 or a refused
             connection retries any call).
         accept: error statuses whose body is still the answer (``/readyz`` answers 503).
+        wait: seconds to wait for the answer, when longer than the client's timeout.
     """
 
     method: str
@@ -59,6 +63,7 @@ class Call(Generic[T]):
     retry: bool = True
     repeatable: bool = True
     accept: frozenset[int] = frozenset()
+    wait: float | None = None
 
 
 def headers(api_key: str | None, extra: Mapping[str, str] | None) -> dict[str, str]:
@@ -76,6 +81,13 @@ def headers(api_key: str | None, extra: Mapping[str, str] | None) -> dict[str, s
         result["authorization"] = f"Bearer {key}"
     result.update(extra or {})
     return result
+
+
+def timeout(call: Call[Any], client: httpx.Timeout) -> httpx.Timeout:
+    """The timeout of ``call``: the client's, with a longer wait for the answer when the call needs one."""
+    if call.wait is None or client.read is None or client.read >= call.wait:
+        return client
+    return httpx.Timeout(connect=client.connect, read=call.wait, write=client.write, pool=client.pool)
 
 
 def read(call: Call[T], response: httpx.Response) -> T:
@@ -237,11 +249,12 @@ def get_catalog(namespace: str) -> Call[Catalog]:
 
 
 def put_catalog(
-    namespace: str, functions: Sequence[Mapping[str, Any]], *, pinned: Sequence[str]
+    namespace: str, functions: Sequence[Mapping[str, Any]], *, pinned: Sequence[str], wait: float | None
 ) -> Call[CatalogChanges]:
-    """``PUT /v1/catalogs/{namespace}``."""
+    """``PUT /v1/catalogs/{namespace}``: answered once what changed is embedded (``CATALOG_WAIT`` by default)."""
     body = _set({"functions": [dict(f) for f in functions]}, pinned=list(pinned) or None)
-    return Call("PUT", f"/v1/catalogs/{_segment(namespace)}", CatalogChanges.from_json, body)
+    path = f"/v1/catalogs/{_segment(namespace)}"
+    return Call("PUT", path, CatalogChanges.from_json, body, wait=CATALOG_WAIT if wait is None else wait)
 
 
 def delete_catalog(namespace: str) -> Call[CatalogChanges]:

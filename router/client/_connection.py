@@ -143,7 +143,9 @@ class Connection(_Connection[httpx.Client]):
         tries = _Tries(call, self.retry, self._http.base_url)
         while True:
             try:
-                response = self._http.request(call.method, call.path, json=call.body)
+                response = self._http.request(
+                    call.method, call.path, json=call.body, timeout=calls.timeout(call, self._http.timeout)
+                )
             except httpx.TransportError as exc:
                 time.sleep(tries.after_error(exc))
                 continue
@@ -194,7 +196,9 @@ class AsyncConnection(_Connection[httpx.AsyncClient]):
         tries = _Tries(call, self.retry, self._http.base_url)
         while True:
             try:
-                response = await self._http.request(call.method, call.path, json=call.body)
+                response = await self._http.request(
+                    call.method, call.path, json=call.body, timeout=calls.timeout(call, self._http.timeout)
+                )
             except httpx.TransportError as exc:
                 await asyncio.sleep(tries.after_error(exc))
                 continue

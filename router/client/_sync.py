@@ -260,7 +260,12 @@ class RouterClient(Connection):
         return self._send(calls.get_catalog(namespace))
 
     def put_catalog(
-        self, namespace: str, functions: Sequence[Mapping[str, Any]], *, pinned: Sequence[str] = ()
+        self,
+        namespace: str,
+        functions: Sequence[Mapping[str, Any]],
+        *,
+        pinned: Sequence[str] = (),
+        wait: float | None = None,
     ) -> CatalogChanges:
         """Replace a catalog and reconcile it now; only new or changed functions are embedded.
 
@@ -268,8 +273,10 @@ class RouterClient(Connection):
             namespace: the catalog's namespace.
             functions: definitions in the OpenAI, bare or MCP shape, kept verbatim.
             pinned: names always returned with a route.
+            wait: seconds to wait for the answer, which comes once what changed is embedded
+                (default 600, or the client's timeout when longer).
         """
-        return self._send(calls.put_catalog(namespace, functions, pinned=pinned))
+        return self._send(calls.put_catalog(namespace, functions, pinned=pinned, wait=wait))
 
     def delete_catalog(self, namespace: str) -> CatalogChanges:
         """Delete a catalog and all its functions (``NotFoundError`` if unknown)."""

@@ -267,6 +267,19 @@ def test_a_key_read_with_its_newline_is_sent_and_a_bad_one_is_refused_unquoted()
         assert not bad.strip() or bad.strip() not in str(caught.value)
 
 
+def test_a_catalog_put_waits_for_its_embedding_longer_than_a_route() -> None:
+    # The sidecar answers a PUT once it has embedded what changed: minutes for 10,000 new functions.
+    changes = {"namespace": "travel", "added": 1, "updated": 0, "removed": 0, "unchanged": 0}
+    sidecar = Sidecar(ok(), httpx.Response(200, json=changes))
+    with sidecar.client(timeout=5.0) as client:
+        client.route("travel", "Find a flight")
+        client.put_catalog("travel", [{"name": "search_flights", "description": "Search flights."}])
+        client.put_catalog("travel", [{"name": "search_flights", "description": "Search flights."}], wait=1200)
+    reads = [r.extensions["timeout"]["read"] for r in sidecar.requests]
+    assert reads == [5.0, 600.0, 1200.0]
+    assert {r.extensions["timeout"]["connect"] for r in sidecar.requests} == {5.0}
+
+
 async def test_the_async_client_retries_the_same_way() -> None:
     sidecar = Sidecar(httpx.ConnectError("refused"), error(503, "Unavailable", "starting"), ok())
     async with AsyncRouterClient("http://sidecar", retry=FAST, transport=httpx.MockTransport(sidecar)) as client:
