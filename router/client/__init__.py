@@ -44,7 +44,7 @@ from router.client._models import (
     SignalWeights,
 )
 from router.client._retry import RetryPolicy
-from router.client._session_models import MemoriesDeleted, StoredMemory, StoredMessages
+from router.client._session_models import MemoriesDeleted, SessionDeleted, StoredMemory, StoredMessages
 from router.client._sync import RouterClient
 
 __all__ = [
@@ -73,6 +73,7 @@ __all__ = [
     "RoutedFunction",
     "RouterClient",
     "RouterClientError",
+    "SessionDeleted",
     "SignalWeights",
     "StoredMemory",
     "StoredMessages",

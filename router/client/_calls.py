@@ -22,9 +22,10 @@ from router.client._catalog_models import (
 from router.client._errors import APIError, error_from_response
 from router.client._example_models import ExamplesDeleted, UsageExamples
 from router.client._miss_models import Misses
-from router.client._models import Health, RouteResult
+from router.client._models import Health, RouteResult, _object
 from router.client._session_models import (
     MemoriesDeleted,
+    SessionDeleted,
     StoredMemory,
     StoredMessages,
     memories_from_json,
@@ -186,14 +187,21 @@ def add_messages(
     return Call("POST", path, StoredMessages.from_json, body, repeatable=repeatable)
 
 
-def get_messages(session_id: str) -> Call[list[dict[str, Any]]]:
+def get_messages(session_id: str, *, limit: int | None) -> Call[list[dict[str, Any]]]:
     """``GET /v1/sessions/{session_id}/messages``."""
-    return Call("GET", f"/v1/sessions/{_segment(session_id)}/messages", messages_from_json)
+    query = f"?limit={limit}" if limit is not None else ""
+    return Call("GET", f"/v1/sessions/{_segment(session_id)}/messages{query}", messages_from_json)
 
 
-def list_memories(user_id: str, *, namespace: str | None) -> Call[list[StoredMemory]]:
+def delete_session(session_id: str) -> Call[SessionDeleted]:
+    """``DELETE /v1/sessions/{session_id}``: not sent again once it left (a second try counts nothing)."""
+    return Call("DELETE", f"/v1/sessions/{_segment(session_id)}", SessionDeleted.from_json, repeatable=False)
+
+
+def list_memories(user_id: str, *, namespace: str | None, superseded: bool) -> Call[list[StoredMemory]]:
     """``GET /v1/users/{user_id}/memories``."""
-    query = f"?namespace={_segment(namespace)}" if namespace is not None else ""
+    params = {k: v for k, v in (("namespace", namespace), ("include", "superseded" if superseded else None)) if v}
+    query = f"?{urlencode(params)}" if params else ""
     return Call("GET", f"/v1/users/{_segment(user_id)}/memories{query}", memories_from_json)
 
 
@@ -261,6 +269,11 @@ def delete_catalog(namespace: str) -> Call[CatalogChanges]:
     """``DELETE /v1/catalogs/{namespace}``."""
     # Done twice, the second finds no catalog (404) and counts nothing: a dropped answer is not retried.
     return Call("DELETE", f"/v1/catalogs/{_segment(namespace)}", CatalogChanges.from_json, repeatable=False)
+
+
+def status() -> Call[dict[str, Any]]:
+    """``GET /v1/status``: the JSON as the sidecar answers it."""
+    return Call("GET", "/v1/status", lambda body: dict(_object(body, "status")))
 
 
 def health() -> Call[Health]:

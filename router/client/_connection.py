@@ -108,6 +108,10 @@ class Connection(_Connection[httpx.Client]):
         """Readiness (model loaded, storage open, first sync done); never raises for "starting"."""
         return self._send(calls.readiness())
 
+    def status(self) -> dict[str, Any]:
+        """``GET /v1/status`` as the sidecar answers it: catalogs, syncs, generation, storage, model, traffic."""
+        return self._send(calls.status())
+
     def wait_ready(self, max_wait: float = 30.0, *, interval: float = 0.1) -> Health:
         """Wait until the sidecar is ready to route.
 
@@ -165,6 +169,10 @@ class AsyncConnection(_Connection[httpx.AsyncClient]):
     async def readiness(self) -> Health:
         """Readiness (model loaded, storage open, first sync done); never raises for "starting"."""
         return await self._send(calls.readiness())
+
+    async def status(self) -> dict[str, Any]:
+        """``GET /v1/status`` as the sidecar answers it: catalogs, syncs, generation, storage, model, traffic."""
+        return await self._send(calls.status())
 
     async def wait_ready(self, max_wait: float = 30.0, *, interval: float = 0.1) -> Health:
         """Wait until the sidecar is ready to route (``UnavailableError``/``TransportError`` after ``max_wait``)."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from router.client._models import _dicts, _float, _int, _list, _object, _str
+from router.client._models import _dicts, _float, _int, _list, _object, _optional_float, _str
 
 
 @dataclass(frozen=True)
@@ -39,27 +39,35 @@ def messages_from_json(body: Any) -> list[dict[str, Any]]:
 @dataclass(frozen=True)
 class StoredMemory:
     """A memory kept for a user: what it says, the namespace it holds in (``*``: every one),
-    when it was stored (Unix seconds) and the session it was said in."""
+    when it was stored (Unix seconds) and the session it was said in; when a time-bound one
+    stops holding, the memory that replaced it, and its ``status`` (``current``, ``superseded``
+    or ``expired``)."""
 
     id: str
     text: str
     namespace: str
     created_at: float
     session_id: str | None
+    expires_at: float | None = None
+    superseded_by: str | None = None
+    status: str = "current"
 
     @classmethod
     def from_json(cls, body: Any) -> StoredMemory:
         """Read one ``memories`` item of ``GET /v1/users/{id}/memories``."""
         item = _object(body, "memory")
-        session = item.get("session_id")
-        if session is not None and not isinstance(session, str):
-            raise TypeError(f"memory: session_id is {type(session).__name__}, not a string")
+        for key in ("session_id", "superseded_by"):
+            if item.get(key) is not None and not isinstance(item[key], str):
+                raise TypeError(f"memory: {key} is {type(item[key]).__name__}, not a string")
         return cls(
             id=_str(item, "id"),
             text=_str(item, "text"),
             namespace=_str(item, "namespace"),
             created_at=_float(item, "created_at"),
-            session_id=session,
+            session_id=item.get("session_id"),
+            expires_at=_optional_float(item, "expires_at"),
+            superseded_by=item.get("superseded_by"),
+            status=_str(item, "status", "current"),
         )
 
 
@@ -80,3 +88,17 @@ class MemoriesDeleted:
         """Read a ``DELETE /v1/users/{id}/memories[/{memory_id}]`` answer."""
         data = _object(body, "deleted")
         return cls(user_id=_str(data, "user_id"), deleted=_int(data, "deleted"))
+
+
+@dataclass(frozen=True)
+class SessionDeleted:
+    """What deleting a session removed: its messages (and the memories scoped to it)."""
+
+    session_id: str
+    deleted: int
+
+    @classmethod
+    def from_json(cls, body: Any) -> SessionDeleted:
+        """Read a ``DELETE /v1/sessions/{id}`` answer."""
+        data = _object(body, "deleted")
+        return cls(session_id=_str(data, "session_id"), deleted=_int(data, "deleted"))

@@ -23,7 +23,7 @@ from router.client._example_models import ExamplesDeleted, UsageExamples
 from router.client._miss_models import Misses
 from router.client._models import RouteResult
 from router.client._retry import RetryPolicy
-from router.client._session_models import MemoriesDeleted, StoredMemory, StoredMessages
+from router.client._session_models import MemoriesDeleted, SessionDeleted, StoredMemory, StoredMessages
 
 
 class RouterClient(Connection):
@@ -194,18 +194,25 @@ class RouterClient(Connection):
         """
         return self._send(calls.add_messages(session_id, messages, user_id=user_id, namespace=namespace))
 
-    def get_messages(self, session_id: str) -> list[dict[str, Any]]:
-        """A session's stored messages, oldest first (empty for an unknown session)."""
-        return self._send(calls.get_messages(session_id))
+    def get_messages(self, session_id: str, *, limit: int | None = None) -> list[dict[str, Any]]:
+        """A session's stored messages, oldest first (the last ``limit`` when given; empty for an unknown session)."""
+        return self._send(calls.get_messages(session_id, limit=limit))
 
-    def list_memories(self, user_id: str, *, namespace: str | None = None) -> list[StoredMemory]:
+    def delete_session(self, session_id: str) -> SessionDeleted:
+        """Forget a session: its history and the memories scoped to it."""
+        return self._send(calls.delete_session(session_id))
+
+    def list_memories(
+        self, user_id: str, *, namespace: str | None = None, superseded: bool = False
+    ) -> list[StoredMemory]:
         """A user's memories, oldest first: text, namespace (``*``: every one), when, from which session.
 
         Args:
             user_id: the user the memories were stored for.
             namespace: only the memories stored in this namespace.
+            superseded: also the memories that were replaced or have expired (see their ``status``).
         """
-        return self._send(calls.list_memories(user_id, namespace=namespace))
+        return self._send(calls.list_memories(user_id, namespace=namespace, superseded=superseded))
 
     def delete_memory(self, user_id: str, memory_id: str) -> MemoriesDeleted:
         """Forget one memory of a user (``NotFoundError`` when the user has no memory of that id)."""

@@ -189,6 +189,25 @@ def test_a_users_memories_are_listed_and_forgotten(router: RouterClient, live: L
     assert router.list_memories(user) == []
 
 
+def test_replaced_memories_limited_history_a_forgotten_session_and_the_status(router: RouterClient) -> None:
+    user, session = f"moves-{time.time_ns()}", f"moves-{time.time_ns()}"
+    router.add_messages(f"{session}-a", "I live in Porto.", user_id=user, namespace="travel")
+    router.add_messages(session, "We moved to Lisbon last month.", user_id=user, namespace="travel")
+    assert [m.text for m in router.list_memories(user)] == ["We moved to Lisbon last month."]
+    everything = router.list_memories(user, superseded=True)
+    porto, lisbon = everything
+    assert (porto.status, porto.superseded_by, porto.expires_at) == ("superseded", lisbon.id, None)
+    assert lisbon.status == "current"
+
+    router.add_messages(session, [{"role": "assistant", "content": "Noted."}])
+    assert [m["content"] for m in router.get_messages(session, limit=1)] == ["Noted."]
+    assert router.delete_session(session).deleted == 2
+    assert router.get_messages(session) == []
+
+    status = router.status()
+    assert "travel" in {c["namespace"] for c in status["catalogs"]}
+
+
 def test_messages_with_ids_are_stored_once(router: RouterClient) -> None:
     session = f"client-ids-{time.time_ns()}"
     message = {"id": "m-1", "role": "user", "content": "Hello"}
