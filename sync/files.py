@@ -21,6 +21,9 @@ from router.common.documents import yaml_problem
 from router.common.errors import CatalogInvalid
 
 SUFFIXES = (".json", ".yaml", ".yml")
+# Aliases (a shared parameter schema) may repeat a YAML file's objects and lists this many times over,
+# counted once the file holds a thousand: a few lines of aliases nested in aliases expand without end.
+REPEATS = 10
 
 
 @dataclass(frozen=True)
@@ -62,18 +65,28 @@ def _load(path: Path, *, seen: str | None = None) -> tuple[str, object]:
 
 
 def _json_like(document: object, source: str) -> None:
-    """Refuse what YAML reads but JSON cannot hold: a key that is no string ("on:" is true), a date, bytes, a set."""
-    stack: list[tuple[object, str]] = [(document, "")]
+    """Refuse what YAML reads but JSON cannot hold: a key that is no string ("on:" is true), a date, bytes, a set,
+    a value that holds itself through an alias, or aliases that repeat the document more than ``REPEATS`` times."""
+    stack: list[tuple[object, str, frozenset[int]]] = [(document, "", frozenset())]
+    visits, written = 0, set()
     while stack:
-        value, where = stack.pop()
+        value, where, holders = stack.pop()
+        if isinstance(value, dict | list):
+            if id(value) in holders:
+                raise CatalogInvalid(f"{source}: {where or 'the document'} holds itself (a YAML alias)", field=where)
+            holders = holders | {id(value)}
+            visits += 1
+            written.add(id(value))
+            if visits > REPEATS * max(len(written), 1_000):  # "billion laughs": a few aliases that expand without end
+                raise CatalogInvalid(f"{source}: its aliases repeat it more than {REPEATS} times over", field=where)
         if isinstance(value, dict):
             for key, item in value.items():
                 if not isinstance(key, str):
                     place = f"{where}: the key {key!r}" if where else f"the key {key!r}"
                     raise CatalogInvalid(f"{source}: {place} is no text (YAML reads it as such); quote it", field=where)
-                stack.append((item, f"{where}.{key}" if where else key))
+                stack.append((item, f"{where}.{key}" if where else key, holders))
         elif isinstance(value, list):
-            stack.extend((item, f"{where}[{i}]") for i, item in enumerate(value))
+            stack.extend((item, f"{where}[{i}]", holders) for i, item in enumerate(value))
         elif not isinstance(value, str | int | float | None):
             kind = type(value).__name__
             raise CatalogInvalid(

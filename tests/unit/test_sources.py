@@ -293,3 +293,22 @@ def test_yaml_nested_too_deeply_is_rejected_and_holds_back_no_other_file(catalog
 
     assert found["deep"].error == f"{catalog_dir / 'deep.yaml'}: cannot be parsed: nested too deeply"
     assert [f.name for f in found["travel"].functions] == ["get_weather"]
+
+
+def test_yaml_aliases_that_hold_themselves_or_expand_without_end_are_that_files_error(catalog_dir: Path) -> None:
+    (catalog_dir / "loop.yaml").write_text("- &a [*a]\n")
+    laughs = 'a: &a ["lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol"]\n'
+    for previous, name in zip("abcdefghi", "bcdefghij", strict=True):
+        laughs += f"{name}: &{name} [{', '.join([f'*{previous}'] * 9)}]\n"
+    (catalog_dir / "laughs.yaml").write_text(laughs)  # 9^10 values once expanded
+    shared = "functions:\n  - name: f0\n    parameters: &city {type: object, properties: {city: {type: string}}}\n"
+    shared += "".join(f"  - name: f{i}\n    parameters: *city\n" for i in range(1, 500))
+    (catalog_dir / "shared.yaml").write_text(shared)
+
+    found = scan(catalog_dir)
+
+    assert found["loop"].error == f"{catalog_dir / 'loop.yaml'}: [0][0] holds itself (a YAML alias)"
+    assert found["laughs"].error is not None
+    assert "aliases repeat it" in found["laughs"].error
+    assert found["shared"].error is None
+    assert len(found["shared"].functions) == 500
