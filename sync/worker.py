@@ -7,6 +7,7 @@ reads them).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
 from collections.abc import Callable
@@ -153,36 +154,57 @@ class DirectorySync:
         retry_seconds: float = RETRY_SECONDS,
         on_pass: Callable[[bool], None] | None = None,
     ) -> None:
-        """Reconcile now, then again whenever a file of the directory changes.
+        """Reconcile now, then again whenever a catalog file of the directory changes.
 
-        A pass that fails (storage unreachable) is tried again without waiting for a change:
-        after ``retry_seconds``, then twice as long after each failure, up to ten seconds
-        (or ``retry_seconds`` when longer). ``on_pass`` is told after each pass whether it
-        succeeded.
+        A pass runs once changes have settled for ``debounce_ms``. A pass that fails (storage
+        unreachable) is tried again without waiting for a change: after ``retry_seconds``, then
+        twice as long after each failure, up to ten seconds (or ``retry_seconds`` when longer).
+        ``on_pass`` is told after each pass whether it succeeded. A directory deleted and made
+        again, or swapped for another (``mv``), is watched anew, and so is one whose watcher
+        failed (a file name that is not UTF-8): missed changes are caught by a pass.
         """
-        delay = retry_seconds
-        due = None if await self._pass(on_pass) else time.monotonic() + delay
+        retry = _Retry(retry_seconds)
+        retry.passed(await self._pass(on_pass))
+        while stop is None or not stop.is_set():
+            try:
+                await self._watch(stop, debounce_ms, retry, on_pass)
+            except Exception as exc:  # the watcher itself failed: watch again, and let a pass catch up
+                log.warning("catalog directory watch failed; watching again", extra={"detail": f"{exc!r}"})
+                if stop is not None:
+                    with contextlib.suppress(TimeoutError):
+                        await asyncio.wait_for(stop.wait(), retry.seconds)
+                else:
+                    await asyncio.sleep(retry.seconds)
+            if stop is None or not stop.is_set():
+                retry.passed(await self._pass(on_pass))
+
+    async def _watch(
+        self, stop: asyncio.Event | None, debounce_ms: int, retry: _Retry, on_pass: Callable[[bool], None] | None
+    ) -> None:
+        """Watch the directory until a stop, or until the path names another directory than the one watched."""
+        watched = _identity(self._directory)
+        if watched is None:
+            raise FileNotFoundError(f"{self._directory}: no such directory")
+        settle = max(debounce_ms, 50)
         caught_up = False
         async for changes in watchfiles.awatch(
             self._directory,
-            debounce=debounce_ms,
-            step=50,
+            watch_filter=_catalog_file,
+            debounce=max(settle, 1600),
+            step=settle,
             stop_event=stop,
             recursive=False,
-            rust_timeout=max(1, round(min(retry_seconds, 1.0) * 1000)),
+            rust_timeout=max(1, round(min(retry.base, 1.0) * 1000)),
             yield_on_timeout=True,
         ):
+            if _identity(self._directory) != watched:  # deleted, or replaced: its watcher sees no more
+                return
             # A file written after the first pass but before the watcher started raises no event:
             # the first tick (a change, or the first timeout) passes again; unchanged files are not parsed.
             first_tick, caught_up = not caught_up, True
-            if not changes and not first_tick and (due is None or time.monotonic() < due):
+            if not changes and not first_tick and not retry.due():
                 continue
-            if await self._pass(on_pass):
-                delay, due = retry_seconds, None
-                continue
-            if due is not None:
-                delay = min(delay * 2, max(RETRY_CAP_SECONDS, retry_seconds))
-            due = time.monotonic() + delay
+            retry.passed(await self._pass(on_pass))
 
     async def _pass(self, on_pass: Callable[[bool], None] | None = None) -> bool:
         """One pass; False when it failed (and will be tried again)."""
@@ -199,3 +221,39 @@ class DirectorySync:
         if on_pass is not None:
             on_pass(healthy)
         return healthy
+
+
+class _Retry:
+    """When a failed pass is tried again: ``base`` seconds after the first failure, doubling to a cap."""
+
+    def __init__(self, base: float) -> None:
+        self.base = base
+        self.seconds = base
+        self._due: float | None = None
+
+    def passed(self, healthy: bool) -> None:
+        """Record a pass: a success clears the retry, a failure sets (or lengthens) the next."""
+        if healthy:
+            self.seconds, self._due = self.base, None
+            return
+        if self._due is not None:
+            self.seconds = min(self.seconds * 2, max(RETRY_CAP_SECONDS, self.base))
+        self._due = time.monotonic() + self.seconds
+
+    def due(self) -> bool:
+        """Whether a failed pass is to be tried again now."""
+        return self._due is not None and time.monotonic() >= self._due
+
+
+def _identity(directory: Path) -> tuple[int, int] | None:
+    try:
+        found = directory.stat()
+    except OSError:
+        return None
+    return (found.st_dev, found.st_ino)
+
+
+def _catalog_file(_change: watchfiles.Change, path: str) -> bool:
+    """Changes worth a pass: catalog files (not a ready file, an editor's swap file, a hidden file)."""
+    name = Path(path).name
+    return Path(name).suffix in SUFFIXES and not name.startswith(".")

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
+import shutil
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -171,3 +173,53 @@ async def test_a_missing_catalog_directory_stops_start_up(tmp_path: Path, embedd
     finally:
         await asyncio.sleep(0.1)  # let spawned tasks start, see test_restart's never-awaited case
         await runtime.stop()
+
+
+async def test_a_directory_made_again_or_swapped_is_watched_anew(serve: Callable[..., Any], catalog_dir: Path) -> None:
+    write_catalog(catalog_dir, "tools", [WEATHER])
+    async with serve(catalog=catalog_dir) as served:
+        shutil.rmtree(catalog_dir)
+        await asyncio.sleep(1.5)  # the watcher sees its directory gone
+        os.mkdir(catalog_dir)
+        write_catalog(catalog_dir, "tools", [WEATHER, STOCKS])
+
+        async def made_again() -> bool:
+            return await names(served.client, "tools") == {"get_weather", "get_stock_price"}
+
+        await eventually(made_again, within=10)
+        # Edits after it count too: the new directory is the one watched.
+        write_catalog(catalog_dir, "tools", [TIMEZONE])
+
+        async def edited() -> bool:
+            return await names(served.client, "tools") == {"get_local_time"}
+
+        await eventually(edited, within=10)
+
+        swapped = catalog_dir.with_name("swapped")
+        os.mkdir(swapped)
+        write_catalog(swapped, "tools", [STOCKS])
+        os.rename(catalog_dir, catalog_dir.with_name("old"))
+        os.rename(swapped, catalog_dir)
+        await eventually(lambda: _holds(served, {"get_stock_price"}), within=10)
+        write_catalog(catalog_dir, "tools", [WEATHER])
+        await eventually(lambda: _holds(served, {"get_weather"}), within=10)
+
+
+async def test_a_file_name_that_is_not_utf8_does_not_stop_the_watch(
+    serve: Callable[..., Any], catalog_dir: Path
+) -> None:
+    write_catalog(catalog_dir, "tools", [WEATHER])
+    async with serve(catalog=catalog_dir) as served:
+        _write_bytes(os.path.join(os.fsencode(catalog_dir), b"bad\xff.json"), b"[]")
+        await asyncio.sleep(1.0)
+        write_catalog(catalog_dir, "tools", [WEATHER, STOCKS])
+        await eventually(lambda: _holds(served, {"get_weather", "get_stock_price"}), within=10)
+
+
+async def _holds(served: Any, expected: set[str]) -> bool:
+    return await names(served.client, "tools") == expected
+
+
+def _write_bytes(path: bytes, data: bytes) -> None:
+    with open(path, "wb") as file:
+        file.write(data)
