@@ -229,7 +229,8 @@ class Runtime:
         for task in self._tasks:
             task.cancel()
         for task in self._tasks:
-            with contextlib.suppress(asyncio.CancelledError):
+            # One that failed was logged when it failed: raised again here, it left storage open.
+            with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
         self._tasks.clear()
         if self._turns is not None:

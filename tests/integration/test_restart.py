@@ -135,3 +135,22 @@ async def test_stopping_right_after_start_leaves_no_coroutine_unawaited(
         await asyncio.sleep(0)
 
     assert [str(w.message) for w in caught if "never awaited" in str(w.message)] == []
+
+
+async def test_a_background_task_that_failed_does_not_keep_storage_open(
+    tmp_path: Path, embedders: EmbedderPool
+) -> None:
+    settings = Settings(storage=StorageSettings(data=tmp_path / "data"))
+    runtime = Runtime(settings, embedders=embedders)
+    await runtime.start()
+
+    async def fails() -> None:
+        raise RuntimeError("the watcher broke")
+
+    runtime._spawn(fails(), "failing")
+    await asyncio.sleep(0.05)
+    await runtime.stop()
+
+    again = Runtime(settings, embedders=embedders)
+    await again.start()  # refused while the first still held the directory
+    await again.stop()
