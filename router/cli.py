@@ -116,7 +116,9 @@ def settings_from(args: argparse.Namespace) -> Settings:
 def _bar(label: str, total: int, *, verb: str = "embedding", unit: str = "fn") -> Progress:
     from tqdm import tqdm
 
-    bar = tqdm(total=total, desc=f"{verb} {label}".strip(), unit=unit, file=sys.stderr, leave=True)
+    # On a terminal only: elsewhere stderr holds the logs, one JSON object per line, which log progress themselves.
+    quiet = not sys.stderr.isatty()
+    bar = tqdm(total=total, desc=f"{verb} {label}".strip(), unit=unit, file=sys.stderr, leave=True, disable=quiet)
 
     def update(done: int, total: int) -> None:
         bar.update(done - bar.n)

@@ -27,6 +27,7 @@ from conftest import (
     WEATHER,
     RouterProcess,
     free_port,
+    large_catalog,
     router_environment,
     start_router,
     write_catalog,
@@ -86,6 +87,17 @@ def test_sync_once_reports_each_namespace_and_exits_0(examples_dir: Path, tmp_pa
     assert second.stdout.splitlines() == [f"{ns}: {SUMMARY.format(0, 0, 0, n)}" for ns, n in EXAMPLE_COUNTS.items()]
     label = source_label(examples_dir)
     assert catalogs_in(data) == {ns: (n, label) for ns, n in EXAMPLE_COUNTS.items()}
+
+
+def test_sync_stderr_off_a_terminal_is_one_json_object_per_line(catalog_dir: Path, tmp_path: Path) -> None:
+    write_catalog(catalog_dir, "big", large_catalog(300))  # a progress bar shows from 200 functions
+
+    result = router("sync", "--catalog", catalog_dir, "--data", tmp_path / "data", "--log-level", "info")
+
+    assert result.returncode == 0, result.stderr
+    lines = result.stderr.splitlines()
+    assert lines
+    assert all(isinstance(json.loads(line), dict) for line in lines), result.stderr
 
 
 def test_sync_exits_1_when_a_file_is_rejected(catalog_dir: Path, tmp_path: Path) -> None:
