@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import signal
 import sys
@@ -54,11 +55,22 @@ async def _watch(worker: DirectorySync, settings: Settings, ready_file: Path | N
     mark = _mark(ready_file)
     if mark is not None:
         mark(False)  # a file left by an earlier run says nothing about this one
-    try:
-        await worker.watch(
+    watching = asyncio.create_task(
+        worker.watch(
             stop=stop, debounce_ms=settings.sync.debounce_ms, retry_seconds=settings.sync.retry_seconds, on_pass=mark
         )
+    )
+    stopped = asyncio.create_task(stop.wait())
+    try:
+        await asyncio.wait({watching, stopped}, return_when=asyncio.FIRST_COMPLETED)
+        if not watching.done():
+            # A signal during a pass stops it too: embedding a large file takes minutes, past a container's
+            # grace period. What was written stays consistent; the next start goes on from there.
+            watching.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await watching
     finally:
+        stopped.cancel()
         for signum in (signal.SIGTERM, signal.SIGINT):
             loop.remove_signal_handler(signum)
         if mark is not None:

@@ -427,6 +427,35 @@ def test_sync_watch_keeps_a_ready_file_and_stops_cleanly_on_sigterm(examples_dir
     assert {ns: n for ns, (n, _) in catalogs_in(data).items()} == EXAMPLE_COUNTS
 
 
+def test_sync_watch_stops_on_sigterm_in_the_middle_of_a_pass(catalog_dir: Path, tmp_path: Path) -> None:
+    # Embedding a large file takes minutes: a container's grace period is seconds.
+    write_catalog(catalog_dir, "big", large_catalog(3000))
+    data, log = tmp_path / "data", tmp_path / "sync.log"
+    argv = ["sync", "--watch", "--catalog", str(catalog_dir), "--data", str(data), "--log-level", "info"]
+    with log.open("w") as output:
+        process = subprocess.Popen(
+            [str(ROUTER), *argv], stdout=output, stderr=subprocess.STDOUT, text=True, env=router_environment()
+        )
+    try:
+        deadline = time.monotonic() + 120
+        while '"msg": "embedding"' not in log.read_text():
+            assert process.poll() is None, log.read_text()
+            assert time.monotonic() < deadline, "no embedding progress was logged"
+            time.sleep(0.1)
+        process.send_signal(signal.SIGTERM)
+        signalled = time.monotonic()
+        assert process.wait(timeout=60) == 0, log.read_text()
+        assert time.monotonic() - signalled < 10, log.read_text()
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+
+    again = router("sync", "--catalog", catalog_dir, "--data", data)
+    assert again.returncode == 0, again.stderr
+    assert {ns: n for ns, (n, _) in catalogs_in(data).items()} == {"big": 3000}
+
+
 def test_ready_file_needs_watch(examples_dir: Path, tmp_path: Path) -> None:
     result = router("sync", "--ready-file", tmp_path / "r", "--catalog", examples_dir, "--data", tmp_path / "data")
 
