@@ -206,6 +206,7 @@ TROUBLE = [
 # A newer statement that replaces an older one: the same slot, or the same subject, with a new value.
 UPDATES = [
     ("I live in Porto.", "We moved to Lisbon last month."),
+    ("I live in Porto.", "We moved to Lisbon on March 3."),
     ("I live in Berlin.", "I'm now based in Munich."),
     ("I work at Acme.", "I joined Globex in May."),
     ("I work for the city council.", "I now work at a startup called Nimbus."),

@@ -34,6 +34,11 @@ _LASTING = re.compile(
 )
 # "I have been vegan for two months": a span that has passed, not one to come.
 _PAST_SPAN = re.compile(r"\b(?:have|has|had|'ve)\s+(?:\w+\s+)?(?:been|lived|worked|had|known|used)\b|\bsince\b", _FLAGS)
+# "We moved to Lisbon on March 3", "vegetarian since January 5th": a change that happened, whose date
+# is when it began, not when it ends (a past date read as an end came back as next year's).
+CHANGED = re.compile(
+    r"\b(?:since|moved|relocated|started|joined|began|became|switched|retired|graduated|got married)\b", _FLAGS
+)
 # Most specific first, and the first that places a day decides: "until March 3rd" ends on the 3rd.
 _PATTERNS: list[tuple[str, re.Pattern[str]]] = [
     (kind, re.compile(pattern, _FLAGS))
@@ -125,7 +130,7 @@ def expires_at(text: str, *, now: datetime | None = None) -> float | None:
         text: one statement.
         now: when it was said (default: now).
     """
-    if _LASTING.search(text):
+    if _LASTING.search(text) or CHANGED.search(text):
         return None
     now = now or datetime.now(UTC)
     past = bool(_PAST_SPAN.search(text))

@@ -72,6 +72,22 @@ def test_numbers_and_past_spans_set_no_end(statement: str) -> None:
     assert expires_at(statement, now=SAID) is None
 
 
+@pytest.mark.parametrize(
+    "statement",
+    [
+        "We moved to Lisbon on March 3.",
+        "I've been vegetarian since January 5th.",
+        "I started at Fabrikam on the 1st of June.",
+        "We got married on June 12, 2015.",
+        "I moved to Lisbon in March 2024.",
+    ],
+)
+def test_the_date_of_a_change_that_happened_is_no_end(statement: str) -> None:
+    # Read as an end, a past date came back as next year's: kept a year, and replacing nothing.
+    assert expires_at(statement, now=SAID) is None
+    assert StatementExtractor().extract(statement) == [statement]
+
+
 def test_the_day_named_first_decides_and_rolls_forward_to_a_month_that_has_it() -> None:
     def day(statement: str, now: datetime = SAID) -> date | None:
         until = expires_at(statement, now=now)
