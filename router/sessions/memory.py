@@ -23,7 +23,7 @@ import numpy as np
 
 from router.embedding import Vectors
 from router.embedding.batching import pack, unpack
-from router.sessions.slots import slot_of
+from router.sessions.slots import contradicts, slot_of
 from router.storage.base import Collection, CollectionSpec, PointData, Record, Storage
 
 _IDS = uuid.UUID("9a7b6c5d-4e3f-4a1b-8c2d-1e0f9a8b7c6d")
@@ -38,7 +38,7 @@ _FIELDS = ("text", "namespace", "created_at", "session_id", "vector", "expires_a
 # What a route reads of each memory, and what deciding whether it still holds reads.
 _ROW_FIELDS = ("text", "vector")
 _WHEN_FIELDS = ("created_at", "expires_at", "superseded_by")
-_STATE_FIELDS = ("namespace", "session_id", "slot", "value", "expires_at", "superseded_by", "expired")
+_STATE_FIELDS = ("namespace", "session_id", "slot", "value", "expires_at", "superseded_by", "expired", "text")
 
 
 def user_scope(user_id: str) -> str:
@@ -133,9 +133,11 @@ def _point(scope: str, memory: StoredMemory, vector: np.ndarray) -> PointData:
     return PointData(id=memory.id, payload=payload, dense=vector.tolist())
 
 
-def _updates(payload: dict[str, Any], slot: tuple[Any, Any]) -> bool:
-    """Whether a memory with ``slot`` (slot, value) updates the one with ``payload``."""
-    return slot[0] is not None and payload.get("slot") == slot[0] and payload.get("value") != slot[1]
+def _replaces(payload: dict[str, Any], slot: tuple[Any, Any], text: str) -> bool:
+    """Whether a memory of ``text`` setting ``slot`` (slot, value) updates, or denies, the one with ``payload``."""
+    if slot[0] is not None and payload.get("slot") == slot[0] and payload.get("value") != slot[1]:
+        return True
+    return contradicts(str(payload.get("text", "")), text)
 
 
 def _holds(payload: dict[str, Any], now: float) -> bool:
@@ -172,10 +174,11 @@ class MemoryStore:
         """Store new memories, replacing the ones they update; returns what changed.
 
         A new lasting memory that sets the same slot as a current one of the namespace with another
-        value (``router.sessions.slots``) supersedes it: the older one stays listed but never comes
-        back in routes. ``expires_at`` ends time-bound memories, which replace nothing. A statement
-        posted again in the session it was said in (a retry) changes nothing; said again in another
-        session ("we moved back to Porto"), it is current again.
+        value, or denies it ("I'm not allergic to peanuts any more"; ``router.sessions.slots``),
+        supersedes it: the older one stays listed but never comes back in routes. ``expires_at``
+        ends time-bound memories, which replace nothing. A statement posted again in the session it
+        was said in (a retry) changes nothing; said again in another session ("we moved back to
+        Porto"), it is current again.
         """
         now = time.time()
         where = {"scope": scope, "namespace": namespace}
@@ -199,11 +202,12 @@ class MemoryStore:
             hits = self._collection.search(dense=vector.tolist(), match=where, limit=3, fields=_STATE_FIELDS)
             # "My hotel budget is 120 euros" is near "... 150 euros" in meaning, but updates it.
             if any(
-                h.score >= DUPLICATE_SCORE and _holds(h.payload, now) and not _updates(h.payload, slot) for h in hits
+                h.score >= DUPLICATE_SCORE and _holds(h.payload, now) and not _replaces(h.payload, slot, text)
+                for h in hits
             ):
                 continue
-            for old in current if slot[0] is not None and end is None else []:
-                if old.id != memory.id and _updates(old.payload, slot):
+            for old in current if end is None else []:
+                if old.id != memory.id and _replaces(old.payload, slot, text):
                     changed[old.id] = {"superseded_by": memory.id, "superseded_at": now}
                     replaced.add(old.id)
             current.append(Record(point.id, dict(point.payload)))

@@ -85,3 +85,27 @@ def replaces(older: str, newer: str) -> bool:
     """Whether ``newer`` updates ``older``: both set the same slot, to different values."""
     old, new = slot_of(older), slot_of(newer)
     return old is not None and new is not None and old[0] == new[0] and old[1] != new[1]
+
+
+# "I no longer live in Porto", "I'm not allergic to peanuts anymore", "I don't like cats": the same
+# statement denied. Said after the statement, it takes its place (and the statement after its denial).
+_DENIAL = re.compile(r"\b(?:not|no longer|never|any ?more)\b", _FLAGS)
+_SPELLED_OUT = ((re.compile(r"n't\b", _FLAGS), " not"), (re.compile(r"\b(i|we|you|they)'(m|re)\b", _FLAGS), r"\1 are"))
+_DO = re.compile(r"\b(?:do|does|did)\b", _FLAGS)
+
+
+def _stance(text: str) -> tuple[str, bool]:
+    """A statement's words without its denial, and whether it denies."""
+    plain = text.replace("\u2019", "'")
+    for pattern, spelled in _SPELLED_OUT:
+        plain = pattern.sub(spelled, plain)
+    plain = re.sub(r"\bi are\b", "i am", plain, flags=_FLAGS)
+    denied = bool(_DENIAL.search(plain))
+    words = _words(_DO.sub(" ", _DENIAL.sub(" ", plain)) if denied else _DO.sub(" ", plain))
+    return words, denied
+
+
+def contradicts(older: str, newer: str) -> bool:
+    """Whether ``newer`` says ``older`` the other way: the same words, one of them denied."""
+    old, new = _stance(older), _stance(newer)
+    return bool(old[0]) and old[0] == new[0] and old[1] != new[1]

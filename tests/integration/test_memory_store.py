@@ -138,3 +138,14 @@ def test_a_route_reads_the_newest_memories_of_a_user_who_holds_more(store: Memor
     read = store.rows(SCOPE, ["travel"], limit=4)
     assert sorted(read.texts) == sorted(texts[-4:])
     assert read.vectors.shape == (4, 8)
+
+
+def test_a_statement_denied_later_is_replaced_even_when_the_two_read_alike(store: MemoryStore) -> None:
+    # Embedded, a statement and its denial are near duplicates: the denial must still be kept.
+    store.add(SCOPE, ANY_NAMESPACE, ["I'm allergic to peanuts."], vectors(0.0), session_id="a")
+    denied = store.add(SCOPE, ANY_NAMESPACE, ["I'm not allergic to peanuts anymore."], vectors(0.05), session_id="b")
+    assert (denied.added, denied.updated) == (1, 1)
+    assert current(store) == ["I'm not allergic to peanuts anymore."]
+    store.add(SCOPE, ANY_NAMESPACE, ["I don't like cats."], vectors(1.0), session_id="c")
+    store.add(SCOPE, ANY_NAMESPACE, ["I like cats."], vectors(1.02), session_id="d")
+    assert current(store) == ["I'm not allergic to peanuts anymore.", "I like cats."]

@@ -8,7 +8,7 @@ import pytest
 
 from router.sessions.expiry import expires_at
 from router.sessions.extraction import StatementExtractor
-from router.sessions.slots import replaces, slot_of
+from router.sessions.slots import contradicts, replaces, slot_of
 from tests.everyday_statements import BOUNDED, NOT_UPDATES, SAID_ON, UPDATES
 
 SAID = datetime(*SAID_ON, 15, 30, tzinfo=UTC)
@@ -116,3 +116,23 @@ def test_the_day_named_first_decides_and_rolls_forward_to_a_month_that_has_it() 
 )
 def test_statements_that_say_no_new_value_replace_nothing(older: str, newer: str) -> None:
     assert not replaces(older, newer)
+
+
+@pytest.mark.parametrize(
+    ("older", "newer"),
+    [
+        ("I'm allergic to peanuts.", "I'm not allergic to peanuts anymore."),
+        ("I like cats.", "I don't like cats."),
+        ("I live in Porto.", "I no longer live in Porto."),
+        ("I never fly on Fridays.", "I fly on Fridays."),
+    ],
+)
+def test_a_statement_and_its_denial_contradict(older: str, newer: str) -> None:
+    assert contradicts(older, newer)
+    assert contradicts(newer, older)
+
+
+def test_alike_statements_and_their_denials_do_not_contradict_each_other() -> None:
+    assert not contradicts("I like cats.", "I like dogs.")
+    assert not contradicts("I'm not vegan.", "I'm not vegan any more.")
+    assert [pair for pair in NOT_UPDATES if contradicts(*pair)] == []
