@@ -18,11 +18,12 @@ DROPPED_ERRORS: tuple[type[httpx.TransportError], ...] = (httpx.RemoteProtocolEr
 
 @dataclass(frozen=True)
 class RetryPolicy:
-    """Exponential backoff with jitter on 503 answers and connection errors.
+    """Exponential backoff with jitter on 503 and 429 answers and connection errors.
 
     The wait before retry ``n`` (1-based) is drawn uniformly from ``[cap / 2, cap]`` where
     ``cap = min(max_backoff, backoff * 2 ** (n - 1))``; a ``Retry-After`` header in seconds
-    replaces it (still capped). 4xx answers are never retried.
+    replaces it, as long as the wait ends within ``max_elapsed`` (a gateway that throttles says
+    when to come back). Other 4xx answers are never retried: the request itself is at fault.
 
     Attributes:
         attempts: tries in all, the first included (1 disables retries).
@@ -36,20 +37,20 @@ class RetryPolicy:
     backoff: float = 0.25
     max_backoff: float = 4.0
     max_elapsed: float = 30.0
-    statuses: frozenset[int] = field(default_factory=lambda: frozenset({503}))
+    statuses: frozenset[int] = field(default_factory=lambda: frozenset({429, 503}))
 
     def __post_init__(self) -> None:
         if self.attempts < 1:
             raise ValueError(f"RetryPolicy.attempts={self.attempts}: give at least 1 (1 means no retry)")
         if self.backoff < 0 or self.max_backoff < 0 or self.max_elapsed < 0:
             raise ValueError("RetryPolicy: backoff, max_backoff and max_elapsed must not be negative")
-        if any(400 <= s < 500 for s in self.statuses):
-            raise ValueError(f"RetryPolicy.statuses={sorted(self.statuses)}: 4xx answers are never retried")
+        if any(400 <= s < 500 and s != 429 for s in self.statuses):
+            raise ValueError(f"RetryPolicy.statuses={sorted(self.statuses)}: 4xx answers but 429 are never retried")
 
     def delay(self, retry: int, *, rng: random.Random | None = None, retry_after: float | None = None) -> float:
         """Seconds to wait before retry number ``retry`` (1 for the first retry)."""
         if retry_after is not None:
-            return min(max(retry_after, 0.0), self.max_backoff)
+            return max(retry_after, 0.0)
         cap = min(self.max_backoff, self.backoff * 2.0 ** (retry - 1))
         uniform = rng.uniform if rng is not None else random.uniform
         return cap / 2 + uniform(0, cap / 2)

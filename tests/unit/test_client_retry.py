@@ -181,7 +181,20 @@ def test_backoff_grows_with_jitter_up_to_its_cap() -> None:
         assert all(cap / 2 <= d <= cap for d in delays)
         assert max(delays) - min(delays) > cap / 4  # jittered, not fixed
     assert policy.delay(1, retry_after=1.5) == 1.5
-    assert policy.delay(1, retry_after=60) == 3.0
+    assert policy.delay(1, retry_after=10) == 10  # what the server asks, past the backoff's cap
+
+
+def test_a_throttled_request_waits_as_long_as_it_is_told_within_max_elapsed() -> None:
+    # A gateway answers 429 with Retry-After: 10; a 503 saying 10 s waits 10 s too, not 4 s.
+    now = [0.0]
+    throttled = httpx.Response(429, headers={"retry-after": "10"}, json={"error": "TooManyRequests", "detail": "slow"})
+    attempts = Attempts(RetryPolicy(), clock=lambda: now[0])
+    assert attempts.after_response(throttled) == 10
+    assert Attempts(RetryPolicy(max_elapsed=5.0), clock=lambda: now[0]).after_response(throttled) is None
+    sidecar = Sidecar(httpx.Response(429, headers={"retry-after": "0"}, json={"detail": "slow"}), ok())
+    with sidecar.client() as client:
+        assert client.route("travel", "Find a flight").names == ["search_flights"]
+    assert len(sidecar.requests) == 2
 
 
 def test_retry_after_is_honoured() -> None:
@@ -207,7 +220,7 @@ def test_attempts_stop_when_the_next_wait_would_pass_max_elapsed() -> None:
 
 @pytest.mark.parametrize(
     ("options", "message"),
-    [({"attempts": 0}, "at least 1"), ({"backoff": -1}, "negative"), ({"statuses": frozenset({429})}, "4xx")],
+    [({"attempts": 0}, "at least 1"), ({"backoff": -1}, "negative"), ({"statuses": frozenset({409})}, "4xx")],
 )
 def test_policy_rejects_bad_settings(options: dict[str, Any], message: str) -> None:
     with pytest.raises(ValueError, match=message):
