@@ -293,6 +293,15 @@ def test_a_catalog_put_waits_for_its_embedding_longer_than_a_route() -> None:
     assert {r.extensions["timeout"]["connect"] for r in sidecar.requests} == {5.0}
 
 
+def test_an_empty_name_in_the_path_is_refused_before_sending() -> None:
+    sidecar = Sidecar(ok())
+    with sidecar.client() as client:
+        for call in (lambda: client.get_catalog(""), lambda: client.get_messages(""), lambda: client.list_memories("")):
+            with pytest.raises(ValueError, match="must not be empty"):
+                call()
+    assert sidecar.requests == []
+
+
 async def test_the_async_client_retries_the_same_way() -> None:
     sidecar = Sidecar(httpx.ConnectError("refused"), error(503, "Unavailable", "starting"), ok())
     async with AsyncRouterClient("http://sidecar", retry=FAST, transport=httpx.MockTransport(sidecar)) as client:
