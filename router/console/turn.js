@@ -74,11 +74,22 @@ function explanation(info) {
   return box;
 }
 
+// What the model will not be given, though the list shows it: said beside the ranking.
+function caveats(routed) {
+  const notes = [];
+  if (routed.degraded) notes.push("Storage could not be reached: only the pinned functions are routed, with no history nor memories.");
+  const below = routed.below_min_score || 0;
+  if (below) notes.push(`${below} of the best functions scored under min_score and were left out.`);
+  return notes;
+}
+
 function renderRoute(body, routed) {
   const ranked = clear($("ranked"));
   const explained = routed.functions.some((f) => f.explanation);
-  $("try-note").textContent = explained ? "" : "This router does not explain its scores.";
-  show($("try-note"), !explained);
+  const notes = [...caveats(routed), ...(explained ? [] : ["This router does not explain its scores."])];
+  $("try-note").textContent = notes.join(" ");
+  show($("try-note"), notes.length > 0);
+  const leftOut = new Map((routed.left_out || []).map((item) => [item.name, item.reason]));
   for (const fn of routed.functions) {
     const fill = el("div", { class: "fill" });
     fill.style.width = `${Math.max(0, Math.min(1, fn.score)) * 100}%`;
@@ -95,6 +106,8 @@ function renderRoute(body, routed) {
       ),
       el("p", { class: "fn-description", text: fn.description }),
     );
+    // Found, but kept out of the tool list the model gets (the API would refuse it): say so on it.
+    if (leftOut.has(fn.name)) item.append(el("p", { class: "left-out", text: `Not in tools: ${leftOut.get(fn.name)}` }));
     if (fn.explanation) item.append(explanation(fn.explanation));
     ranked.append(item);
   }

@@ -190,6 +190,24 @@ async def test_console_shows_the_catalog_opened_last_whichever_answers_first(rou
     assert await page.locator("#functions li.function").count() == EXAMPLE_COUNTS["travel"]
 
 
+async def test_console_says_which_routed_functions_the_model_will_not_get(router: RouterProcess, page: Any) -> None:
+    functions = [
+        {"name": "files.read", "description": "Read a file from the shared drive.", "parameters": {"type": "object"}},
+        {"name": "write_file", "description": "Write a file to the shared drive.", "parameters": {"type": "object"}},
+    ]
+    await call("PUT", f"{router.url}/v1/catalogs/drive", {"functions": functions})
+    await page.goto(f"{router.url}/console#try")
+    await page.locator("#try-namespace option[value=drive]").wait_for(state="attached")
+    await page.select_option("#try-namespace", "drive")
+    await page.fill("#try-messages .content", "read the budget file")
+    await page.click("#try-submit")
+    await page.locator("#ranked li.routed").first.wait_for()
+
+    refused = page.locator('#ranked li.routed[data-name="files.read"] .left-out')
+    assert (await refused.text_content() or "").startswith("Not in tools: OpenAI refuses the name")
+    assert await page.locator('#ranked li.routed[data-name="write_file"] .left-out').count() == 0
+
+
 async def test_console_tries_a_turn(router: RouterProcess, page: Any) -> None:
     body = await try_turn(page, router.url, FOLLOW_UP, session="s-1", user="u-42")
     answer = await call("POST", f"{router.url}/v1/route", body)
