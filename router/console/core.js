@@ -100,14 +100,30 @@ export function pairs(target, entries) {
   }
 }
 
+function partText(part) {
+  if (part && typeof part.text === "string") return part.text;
+  if (part && part.type === "tool_use") return `[calls ${part.name || ""}]`; // Anthropic
+  if (part && part.type === "tool_result") return contentText(part.content);
+  return JSON.stringify(part);
+}
+
 export function contentText(content) {
   if (typeof content === "string") return content;
-  if (Array.isArray(content)) return content.map((p) => (p && typeof p.text === "string" ? p.text : JSON.stringify(p))).join(" ");
+  if (Array.isArray(content)) return content.map(partText).join(" ");
   return content === null || content === undefined ? "" : JSON.stringify(content);
 }
 
-export function messageItem(message) {
+// A stored message's role and text, in any of the shapes posted: Chat Completions, Anthropic, and the
+// Responses API's items, which have a type and no role ("function_call", "function_call_output").
+export function describe(message) {
+  if (message.type === "function_call") return { role: "assistant", text: `[calls ${message.name || ""}]` };
+  if (message.type === "function_call_output") return { role: "tool", text: contentText(message.output) };
   const calls = (message.tool_calls || []).map((c) => (c.function ? c.function.name : "")).filter(Boolean);
   const text = contentText(message.content) + (calls.length ? ` [calls ${calls.join(", ")}]` : "");
-  return el("li", {}, el("span", { class: "role", text: `${message.role}: ` }), el("span", { text }));
+  return { role: message.role || message.type || "", text };
+}
+
+export function messageItem(message) {
+  const { role, text } = describe(message);
+  return el("li", {}, el("span", { class: "role", text: `${role}: ` }), el("span", { text }));
 }

@@ -1,5 +1,5 @@
 // Sessions and memories: a session's stored messages, a user's memories and their deletion.
-import { $, api, clear, el, fail, messageItem, show, when } from "./core.js";
+import { $, api, clear, describe, el, fail, show, when } from "./core.js";
 
 export async function lookUpSession(event) {
   event.preventDefault();
@@ -15,14 +15,14 @@ export async function lookUpSession(event) {
   }
   const body = clear($("session-messages").tBodies[0]);
   for (const message of session.messages) {
-    const item = messageItem(message);
+    const { role, text } = describe(message);
     body.append(
       el(
         "tr",
         {},
         el("td", { text: String(message.seq ?? "") }),
-        el("td", { text: message.role }),
-        el("td", { class: "content", text: item.lastChild.textContent }),
+        el("td", { text: role }),
+        el("td", { class: "content", text }),
         el("td", { class: "source", text: message.source || "" }),
         el("td", { text: message.namespace || "" }),
         el("td", { text: when(message.stored_at) }),

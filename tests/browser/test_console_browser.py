@@ -265,6 +265,28 @@ async def test_console_shows_a_session(router: RouterProcess, page: Any) -> None
     await shot(page, "sessions")
 
 
+async def test_console_shows_stored_responses_api_items(router: RouterProcess, page: Any) -> None:
+    items = [
+        {"role": "user", "content": "Find flights to Rome"},
+        {"type": "function_call", "call_id": "c1", "name": "search_flights", "arguments": "{}"},
+        {"type": "function_call_output", "call_id": "c1", "output": "3 flights found"},
+    ]
+    await call("POST", f"{router.url}/v1/sessions/responses-1/messages", {"namespace": "travel", "messages": items})
+    await page.goto(f"{router.url}/console#sessions")
+    await page.fill("#session-id", "responses-1")
+    await page.click("#session-form button")
+    await page.locator("#session-messages tbody tr").nth(2).wait_for()
+
+    rows = page.locator("#session-messages tbody tr")
+    roles = [await rows.nth(i).locator("td").nth(1).text_content() for i in range(3)]
+    assert roles == ["user", "assistant", "tool"]
+    assert await texts(page, "#session-messages td.content") == [
+        "Find flights to Rome",
+        "[calls search_flights]",
+        "3 flights found",
+    ]
+
+
 async def test_console_deletes_a_memory(router: RouterProcess, page: Any) -> None:
     before = (await call("GET", f"{router.url}/v1/users/u-42/memories"))["memories"]
     await page.goto(f"{router.url}/console#sessions")
