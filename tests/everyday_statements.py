@@ -228,6 +228,11 @@ UPDATES = [
     ("I'm vegetarian.", "I'm not vegetarian anymore."),
     ("I work at Northwind.", "I just joined Contoso as a PM."),
     ("I live in Manchester.", "I just moved to Lisbon."),
+    ("My manager is Łukasz Nowak.", "My manager is Tom Reed."),
+    ("My dentist is Dr. Ng.", "My dentist is Dr. Patel."),
+    ("We eat meat.", "We're vegan now."),
+    ("I live in Lisbon.", "I moved back to Porto."),
+    ("My manager is Priya.", "My boss is Tom."),
 ]
 
 # Alike, but both true: neither replaces the other.
@@ -247,4 +252,5 @@ NOT_UPDATES = [
     ("I drive a Tesla.", "I drive to work on Mondays."),
     ("Never book me into hostels.", "Never schedule meetings before 9am."),
     ("I live in Porto.", "I lived in Brazil for ten years."),
+    ("My daughter is Emma.", "My daughter is Lily."),
 ]

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 
 _FLAGS = re.IGNORECASE
-_WE = r"(?:i|we)(?:'m|'ve| am| are| have)?\s+(?:now\s+|just\s+|recently\s+|finally\s+)*"
+_WE = r"(?:i|we)(?:'m|'re|'ve| am| are| have)?\s+(?:now\s+|just\s+|recently\s+|finally\s+)*"
 _VALUE = r"(?P<value>[\w' -]+?)"
 _END = r"(?=\s+(?:last|this|next|since|in \d|a |two|three|for|with|and|but|because|so|now)\b|[.,;!]|$)"
 _CASELESS_WE = r"(?:[Ii]|[Ww]e)(?:'ve| have)?\s+(?:[Nn]ow\s+|[Jj]ust\s+|[Rr]ecently\s+)*"
@@ -20,7 +20,11 @@ _DIETS = r"vegetarian|vegan|pescatarian|pescetarian|flexitarian|keto|paleo|carni
 _SLOTS: list[tuple[str, re.Pattern[str]]] = [
     (slot, re.compile(pattern, _FLAGS))
     for slot, pattern in [
-        ("home", rf"\b{_WE}(?:live|living|based|moved|relocated|settled)\s+(?:in|to)\s+(?!an?\s){_VALUE}{_END}"),
+        (
+            "home",
+            rf"\b{_WE}(?:live|living|based|moved|relocated|settled)\s+(?:back\s+)?(?:in|to)\s+(?!an?\s){_VALUE}"
+            rf"{_END}",
+        ),
         ("home", rf"\b(?:my|our) (?:home|house|flat|apartment) is (?:now )?in {_VALUE}{_END}"),
         ("employer", rf"\b{_WE}(?:work|working|employed|started)\s+(?:at|for)\s+{_VALUE}{_END}"),
         ("employer", rf"(?-i:\b{_CASELESS_WE}joined\s+(?P<value>[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)*))"),
@@ -49,8 +53,28 @@ _NAMED_FIRST = re.compile(
 
 # "My manager is Sarah", "our cluster is prod-eu-1", "my budget is 300 euros": a name, an
 # identifier or an amount is the value of the subject; "my manager is on leave" says no value.
-_NAMED = re.compile(r"(?-i:[A-Z0-9+£$€]|\S*[\d-]\S*(?:\s|$))")
+_NAMED = re.compile(r"[0-9+£$€]|\S*[\d-]\S*(?:\s|$)")
 _AGE = re.compile(r"\b(?:years?|months?)(?:[\s-]+old)?\b|\bold\b", _FLAGS)
+# "Dr. Ng": a title's full stop does not end the name.
+_TITLE = re.compile(r"\b(Dr|Mr|Mrs|Ms|Mx|Prof|Sr|Jr)\.\s", _FLAGS)
+# People one may have several of: "my daughter is Emma" and "my daughter is Lily" are both true.
+_SEVERAL = frozenset({
+    "son", "sons", "daughter", "daughters", "child", "children", "kid", "kids", "brother", "brothers", "sister",
+    "sisters", "sibling", "siblings", "cousin", "cousins", "friend", "friends", "colleague", "colleagues",
+    "coworker", "coworkers", "grandchild", "grandson", "granddaughter", "niece", "nephew", "uncle", "aunt", "pet",
+    "pets", "dog", "dogs", "cat", "cats",
+})  # fmt: skip
+# Two words for one role: "my boss is Tom" updates "my manager is Priya".
+_SAME_ROLE = {"boss": "manager", "line manager": "manager", "doc": "doctor", "gp": "doctor"}
+
+
+def _names(value: str) -> bool:
+    """Whether ``value`` is a name (a capital, in any alphabet), an identifier or an amount."""
+    return value[:1].isupper() or bool(_NAMED.match(value))
+
+
+def _subject(words: str) -> str:
+    return f"my {_SAME_ROLE.get(words, words)}"
 
 
 def _words(text: str) -> str:
@@ -59,6 +83,7 @@ def _words(text: str) -> str:
 
 def slot_of(text: str) -> tuple[str, str] | None:
     """The slot ``text`` sets and its value (both normalized), or None when it sets none."""
+    text = _TITLE.sub(r"\1 ", text)
     for slot, pattern in _SLOTS:
         found = pattern.search(text)
         if found is None:
@@ -73,12 +98,15 @@ def slot_of(text: str) -> tuple[str, str] | None:
         return slot, value
     named = _NAMED_FIRST.search(text)
     if named is not None:
-        subject = named["subject"] or named["subject2"] or "manager"
-        return f"my {_words(subject)}", _words(named["value"] or named["value2"] or named["value3"])
+        subject = _words(named["subject"] or named["subject2"] or "manager")
+        if subject in _SEVERAL:
+            return None
+        return _subject(subject), _words(named["value"] or named["value2"] or named["value3"])
     said = _SUBJECT.search(text)
-    if said is None or not _NAMED.match(said["value"].strip()) or _AGE.search(said["value"]):
+    if said is None or not _names(said["value"].strip()) or _AGE.search(said["value"]):
         return None
-    return f"my {_words(said['subject'])}", _words(said["value"])
+    subject = _words(said["subject"])
+    return None if subject in _SEVERAL else (_subject(subject), _words(said["value"]))
 
 
 def replaces(older: str, newer: str) -> bool:
