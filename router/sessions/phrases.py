@@ -81,7 +81,7 @@ STANDING = re.compile(
 # request's answer (contractions are expanded first: "dont" reads "do not").
 INSTRUCTION = re.compile(
     r"^(?:please[\s,]+)?(?:always|never(?! mind\b)|from now on|going forward|in the future|by default|whenever|"
-    r"every time|each time|at all times|as a rule)\b|^(?:please[\s,]+)?call me\b"
+    r"every time|each time|at all times|as a rule)\b|^(?:please[\s,]+|you can[\s,]+)?call me\b"
     r"|^(?:please[\s,]+)?(?:use|prefer|give me|show me|write|answer in)\b[^,]+,\s*(?:not|never)\b"
     rf"|^(?:please[\s,]+)?do not\s+(?:{ACTION_VERBS})\b(?=.*\b(?:me|us)\b)"
     r"(?!.*\b(?:it|that|this|these|those|the|my|yet|now|today|tonight|tomorrow|next|until|till|i am|we are|"
@@ -218,7 +218,7 @@ CONTRACTIONS = (
     (re.compile(r"\bwon't\b", FLAGS), "will not"),
     (re.compile(r"\bcan't\b", FLAGS), "can not"),
     (re.compile(r"\b(\w+)n't\b", FLAGS), r"\1 not"),
-    (re.compile(r"\b(what|it|that|there|here|he|she)'s\b", FLAGS), r"\1 is"),
+    (re.compile(r"\b(what|it|that|there|here|he|she|name)'s\b", FLAGS), r"\1 is"),
     # "Ana's my manager", but "my wife's name": a possessive stays a word.
     (re.compile(r"\b(\w+)'s(?=\s+(?:my|our|a|an|the|not|very|really|so|too|in|at|from)\b)", FLAGS), r"\1 is"),
     (re.compile(r"\b(\w+)'s\b", FLAGS), r"\1s"),

@@ -303,3 +303,10 @@ def test_a_reminder_or_trouble_after_remember_is_no_memory() -> None:
     assert extractor.extract("FYI the wifi is down.") == []
     assert extractor.extract("Remember: the staging cluster is stage-2.") == ["The staging cluster is stage-2."]
     assert extractor.extract("FYI I'm on call this week.") == ["I'm on call this week."]
+
+
+def test_the_name_a_user_goes_by_is_kept_however_it_is_said() -> None:
+    extractor = StatementExtractor()
+    assert extractor.extract("You can call me Sam.") == ["You can call me Sam."]
+    assert extractor.extract("My name's Sam.") == ["My name's Sam."]
+    assert extractor.extract("Can you call me a taxi?") == []
