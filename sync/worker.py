@@ -68,6 +68,8 @@ class DirectorySync:
         self._allow_delete = allow_delete
         self._source = source_label(directory)
         self._seen: dict[str, str] = {}
+        # The error each rejected file was last reported with: a later pass that finds the same says nothing again.
+        self._reported: dict[str, str] = {}
         self.first_pass_done = asyncio.Event()
 
     @property
@@ -84,11 +86,15 @@ class DirectorySync:
         if not self._directory.is_dir():
             raise FileNotFoundError(f"catalog directory {self._directory} does not exist")
         files = await asyncio.to_thread(scan, self._directory, seen=dict(self._seen))
+        for gone in set(self._reported) - set(files):  # back with the same fault, it is said again
+            del self._reported[gone]
         report = Report()
         broken: Exception | None = None
         for namespace, file in files.items():
             if file.error is None and file.fingerprint == self._seen.get(namespace):
                 continue  # applied from these very bytes by an earlier pass
+            if file.error is not None and file.error == self._reported.get(namespace):
+                continue  # rejected, and said so, by an earlier pass
             try:
                 report.outcomes.append(await self._apply(file))
             except (StorageUnavailable, Unavailable):  # storage or the model is down: every file would wait on it
@@ -122,6 +128,7 @@ class DirectorySync:
             except InvalidRequest as exc:  # more functions than a catalog may hold
                 return self._rejected(namespace, f"{file.path}: {exc.detail}")
         self._seen[namespace] = file.fingerprint
+        self._reported.pop(namespace, None)
         return Outcome(namespace, summary=summary)
 
     def _rejected(self, namespace: str, detail: str) -> Outcome:
@@ -129,6 +136,7 @@ class DirectorySync:
         self._service.counters.sync_failed(self._source, outcome="rejected")
         self._service.log.failed(namespace, self._source, detail, outcome="rejected")
         self._seen.pop(namespace, None)
+        self._reported[namespace] = detail
         return Outcome(namespace, error=detail)
 
     async def _vanished(self, present: set[str], report: Report) -> None:

@@ -104,6 +104,20 @@ async def test_an_invalid_edit_keeps_the_catalog_until_fixed(
         await eventually(fixed)
 
 
+async def test_a_rejected_file_is_said_once_while_other_files_change(
+    serve: Callable[..., Any], catalog_dir: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    write_catalog(catalog_dir, "broken", [{"name": "get stock price"}])
+    async with serve(catalog=catalog_dir) as served:
+        for functions in ([WEATHER], [WEATHER, STOCKS], [STOCKS]):
+            write_catalog(catalog_dir, "tools", functions)
+            expected = {(f.get("function") or f)["name"] for f in functions}
+            await eventually(lambda expected=expected: _holds(served, expected))
+
+        rejected = [r for r in caplog.records if r.getMessage() == "catalog file rejected"]
+        assert len(rejected) == 1, [r.detail for r in rejected]  # type: ignore[attr-defined]
+
+
 async def test_an_emptied_file_keeps_its_namespace(
     serve: Callable[..., Any], catalog_dir: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
