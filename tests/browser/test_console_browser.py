@@ -130,11 +130,13 @@ async def texts(page: Any, selector: str) -> list[str]:
     return found
 
 
-async def try_turn(page: Any, url: str, content: str, *, session: str = "", user: str = "") -> dict[str, Any]:
+async def try_turn(
+    page: Any, url: str, content: str, *, session: str = "", user: str = "", namespace: str = "travel"
+) -> dict[str, Any]:
     """Route ``content`` from the page; the body the page shows it sent."""
     await page.goto(f"{url}/console#try")
-    await page.locator("#try-namespace option[value=travel]").wait_for(state="attached")
-    await page.select_option("#try-namespace", "travel")
+    await page.locator(f"#try-namespace option[value={namespace}]").wait_for(state="attached")
+    await page.select_option("#try-namespace", namespace)
     await page.fill("#try-session", session)
     await page.fill("#try-user", user)
     await page.fill("#try-messages .content", content)
@@ -196,12 +198,7 @@ async def test_console_says_which_routed_functions_the_model_will_not_get(router
         {"name": "write_file", "description": "Write a file to the shared drive.", "parameters": {"type": "object"}},
     ]
     await call("PUT", f"{router.url}/v1/catalogs/drive", {"functions": functions})
-    await page.goto(f"{router.url}/console#try")
-    await page.locator("#try-namespace option[value=drive]").wait_for(state="attached")
-    await page.select_option("#try-namespace", "drive")
-    await page.fill("#try-messages .content", "read the budget file")
-    await page.click("#try-submit")
-    await page.locator("#ranked li.routed").first.wait_for()
+    await try_turn(page, router.url, "read the budget file", namespace="drive")
 
     refused = page.locator('#ranked li.routed[data-name="files.read"] .left-out')
     assert (await refused.text_content() or "").startswith("Not in tools: OpenAI refuses the name")
