@@ -123,7 +123,10 @@ SUBORDINATE = re.compile(
 # sets up its request. Any clause a memory: BFCL's questions leaving one 3.8% -> 5.8%; these: 4.4%.
 PREFERS = re.compile(
     r"\b(?:i|we)\s+(?:(?:\w+ly|also|still|do not)\s+)?(?:prefer|like|love|enjoy|hate|dislike|despise|avoid|"
-    r"refuse|never|always|(?:am|are) (?:\w+ )?(?:allergic|intolerant)|can not (?:eat|drink|stand))\b",
+    r"refuse|never|always|(?:am|are) (?:\w+ )?(?:allergic|intolerant)|can not (?:eat|drink|stand)|"
+    # what a person needs from every service, said beside a request: "..., I use a wheelchair"
+    r"(?:am|are) (?:a )?(?:celiac|coeliac|diabetic|pregnant|deaf|blind|wheelchair user|in recovery)|"
+    r"use (?:a )?(?:wheelchair|cane|walker|mobility scooter|hearing aids?|guide dog))\b",
     FLAGS,
 )
 # Words that open what is said without adding to it: "Btw I live in Porto" keeps "I live in Porto".

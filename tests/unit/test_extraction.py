@@ -310,3 +310,10 @@ def test_the_name_a_user_goes_by_is_kept_however_it_is_said() -> None:
     assert extractor.extract("You can call me Sam.") == ["You can call me Sam."]
     assert extractor.extract("My name's Sam.") == ["My name's Sam."]
     assert extractor.extract("Can you call me a taxi?") == []
+
+
+def test_what_a_person_needs_of_every_service_is_kept_from_beside_a_request() -> None:
+    extractor = StatementExtractor()
+    assert extractor.extract("Get me a cab to the airport, I use a wheelchair.") == ["I use a wheelchair."]
+    assert extractor.extract("Find me a hotel in Rome - I'm celiac.") == ["I'm celiac."]
+    assert extractor.extract("Please don't suggest bars, I'm in recovery.") == ["I'm in recovery."]
