@@ -34,11 +34,29 @@ _LASTING = re.compile(
 )
 # "I have been vegan for two months": a span that has passed, not one to come.
 _PAST_SPAN = re.compile(r"\b(?:have|has|had|'ve)\s+(?:\w+\s+)?(?:been|lived|worked|had|known|used)\b|\bsince\b", _FLAGS)
-# "We moved to Lisbon on March 3", "vegetarian since January 5th": a change that happened, whose date
-# is when it began, not when it ends (a past date read as an end came back as next year's).
-CHANGED = re.compile(
+# "We moved to Lisbon on March 3", "vegetarian since January 5th": a change that happened, whose
+# calendar date is when it began, not when it ends (read as an end, it came back as next year's).
+_CHANGED = re.compile(
     r"\b(?:since|moved|relocated|started|joined|began|became|switched|retired|graduated|got married)\b", _FLAGS
 )
+_CALENDAR = re.compile(
+    r"\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.? \d{1,2}(?:st|nd|rd|th)?\b"
+    r"|\b\d{1,2}(?:st|nd|rd|th)? (?:of )?(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\b"
+    r"|\b(?:19|20)\d\d\b",
+    _FLAGS,
+)
+# ... unless the sentence also says when it ends, or speaks of a day near now.
+_UNTIL = re.compile(
+    r"\b(?:until|till|through|by|this|next|coming|today|tonight|tomorrow|yesterday|right now|at the moment)\b",
+    _FLAGS,
+)
+
+
+def began(text: str) -> bool:
+    """Whether ``text`` dates a change that happened ("moved to Lisbon on March 3"): a lasting fact."""
+    return bool(_CHANGED.search(text) and _CALENDAR.search(text) and not _UNTIL.search(text))
+
+
 # Most specific first, and the first that places a day decides: "until March 3rd" ends on the 3rd.
 _PATTERNS: list[tuple[str, re.Pattern[str]]] = [
     (kind, re.compile(pattern, _FLAGS))
@@ -130,7 +148,7 @@ def expires_at(text: str, *, now: datetime | None = None) -> float | None:
         text: one statement.
         now: when it was said (default: now).
     """
-    if _LASTING.search(text) or CHANGED.search(text):
+    if _LASTING.search(text) or began(text):
         return None
     now = now or datetime.now(UTC)
     past = bool(_PAST_SPAN.search(text))

@@ -21,7 +21,7 @@ from typing import Any, Protocol
 
 from router.common.messages import message_text
 from router.sessions import phrases
-from router.sessions.expiry import CHANGED, expires_at
+from router.sessions.expiry import began, expires_at
 from router.sessions.history import message_source
 from router.sessions.slots import slot_of
 
@@ -100,7 +100,7 @@ def _passing(text: str) -> bool:
         return False
     if phrases.TROUBLE.search(text):
         return True
-    if phrases.ONE_OFF.search(text) and not phrases.YEARLY.search(text) and not CHANGED.search(text):
+    if phrases.ONE_OFF.search(text) and not phrases.YEARLY.search(text) and not began(text):
         # A situation of a time ("on call this week") is kept until its end; a past one is not.
         end = expires_at(text)
         return end is None or end <= time.time()

@@ -136,3 +136,17 @@ def test_alike_statements_and_their_denials_do_not_contradict_each_other() -> No
     assert not contradicts("I like cats.", "I like dogs.")
     assert not contradicts("I'm not vegan.", "I'm not vegan any more.")
     assert [pair for pair in NOT_UPDATES if contradicts(*pair)] == []
+
+
+@pytest.mark.parametrize(
+    ("statement", "end"),
+    [
+        ("I'm on call this week since Ana is away.", (2026, 6, 14)),
+        ("I switched to decaf until next Monday.", (2026, 6, 15)),
+        ("I'm in Rome until June 20 since my flight moved.", (2026, 6, 20)),
+    ],
+)
+def test_a_change_word_does_not_keep_a_time_bound_statement_for_good(statement: str, end: tuple[int, int, int]) -> None:
+    until = expires_at(statement, now=SAID)
+    assert until is not None
+    assert datetime.fromtimestamp(until, UTC).date() == date(*end)
