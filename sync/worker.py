@@ -262,6 +262,10 @@ def _identity(directory: Path) -> tuple[int, int] | None:
 
 
 def _catalog_file(_change: watchfiles.Change, path: str) -> bool:
-    """Changes worth a pass: catalog files (not a ready file, an editor's swap file, a hidden file)."""
+    """Changes worth a pass: catalog files (not a ready file, an editor's swap file, a hidden file).
+
+    A Kubernetes ConfigMap's files are links through ``..data``, which an update swaps: only its
+    ``..`` entries change, never the catalog files' own.
+    """
     name = Path(path).name
-    return Path(name).suffix in SUFFIXES and not name.startswith(".")
+    return name.startswith("..") or (Path(name).suffix in SUFFIXES and not name.startswith("."))

@@ -237,3 +237,22 @@ async def _holds(served: Any, expected: set[str]) -> bool:
 def _write_bytes(path: bytes, data: bytes) -> None:
     with open(path, "wb") as file:
         file.write(data)
+
+
+async def test_a_configmap_style_update_is_applied(serve: Callable[..., Any], catalog_dir: Path) -> None:
+    # Kubernetes mounts a ConfigMap as links through "..data" and updates it by swapping that link alone.
+    _configmap_version(catalog_dir, "..v1", [WEATHER])
+    os.symlink("..v1", catalog_dir / "..data")
+    os.symlink("..data/tools.json", catalog_dir / "tools.json")
+    async with serve(catalog=catalog_dir) as served:
+        assert await _holds(served, {"get_weather"})
+        await asyncio.sleep(1.5)  # past the watcher's first tick, which passes whatever it saw
+        _configmap_version(catalog_dir, "..v2", [WEATHER, STOCKS])
+        os.symlink("..v2", catalog_dir / "..data_tmp")
+        os.rename(catalog_dir / "..data_tmp", catalog_dir / "..data")
+        await eventually(lambda: _holds(served, {"get_weather", "get_stock_price"}), within=10)
+
+
+def _configmap_version(directory: Path, name: str, functions: Any) -> None:
+    os.mkdir(directory / name)
+    write_catalog(directory / name, "tools", functions)
