@@ -171,10 +171,12 @@ TROUBLE = re.compile(
     r"furious|stressed|fed up|dying|running out of|out of(?! (?:the )?(?:office|town|country)\b))\b"
     r"|\b(?:i|we)\s+(?:am\s+)?(?:have|having)\s+"
     r"(?:an?\s+(?:headache|fever|flu|migraine|toothache|stomach ache)\b|a\s+cold" + PHRASE_END + r")"
-    # Where the user is or what they are doing now: "I'm in a meeting", "I'm driving" (not "busy on Mondays").
-    r"|\b(?:am|are)\s+(?:(?:just|still|now|currently)\s+)?(?:(?:busy|driving|commuting|boarding)" + PHRASE_END + r"|"
-    r"in (?:a|the|another) meeting|in meetings|on (?:a|the|another) (?:call|phone)|on (?:my|our) way|"
-    r"on the (?:train|bus|plane|road|tube|subway|metro|ferry)|at the (?:airport|gate)|"
+    # Where the user is or what they are doing now: "I'm in a meeting", "I'm driving"; not a habit ("busy on
+    # Mondays", "on the road most weeks") nor a way to become something.
+    r"|\b(?:am|are)\s+(?!.*\b(?:every|each|most|usually|often|always|normally|typically|all day|weekends?|"
+    r"mornings|afternoons|evenings|nights|on \w+days)\b)(?:(?:just|still|now|currently)\s+)?(?:busy|driving|"
+    r"commuting|boarding|in (?:a|the|another) meeting|in meetings|on (?:a|the|another) (?:call|phone)|"
+    r"on (?:my|our) way(?! to becom)|on the (?:train|bus|plane|road|tube|subway|metro|ferry)|at the (?:airport|gate)|"
     r"away from (?:my|the|our) (?:desk|keyboard|computer))\b",
     FLAGS,
 )

@@ -317,3 +317,19 @@ def test_what_a_person_needs_of_every_service_is_kept_from_beside_a_request() ->
     assert extractor.extract("Get me a cab to the airport, I use a wheelchair.") == ["I use a wheelchair."]
     assert extractor.extract("Find me a hotel in Rome - I'm celiac.") == ["I'm celiac."]
     assert extractor.extract("Please don't suggest bars, I'm in recovery.") == ["I'm in recovery."]
+
+
+@pytest.mark.parametrize(
+    "habit",
+    [
+        "I'm busy on mondays.",
+        "I'm busy in the mornings.",
+        "I am in meetings all day on Mondays.",
+        "I am on the road most weeks, so prefer mobile-friendly answers.",
+        "I'm on my way to becoming a vegetarian.",
+        "I am away from my desk on Fridays.",
+    ],
+)
+def test_a_habit_is_kept_where_the_same_state_now_is_not(habit: str) -> None:
+    assert StatementExtractor().extract(habit) == [habit]
+
