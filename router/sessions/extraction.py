@@ -31,9 +31,12 @@ MAX_CHARS = 400
 _IM = re.compile(r"^Im\b")
 # Someone else's words: a quoted line ("> I just moved to Oslo"), and what follows "Anna wrote:" on its
 # line. Taken for the user's, they stored another person's facts and replaced the user's own.
-_REMINDER = re.compile(r"(?:to|about)\b", re.IGNORECASE)
+# "Remember to book the hotel", "remember about the dentist": a task, unless it is a standing one
+# ("remember to always use metric units") or about the user's own ("remember about my nut allergy").
+_REMINDER = re.compile(r"to\b(?!\s+(?:me|us)\b)|about\b(?!.*\b(?:my|our)\b)", re.IGNORECASE)
 _QUOTED = re.compile(
-    r"^[ \t]*>.*$|\b(?:wrote|writes|said|says|texted|emailed|messaged|replied|replies|asked|asks)[ \t]*:.*$",
+    r"^[ \t]*>.*$|(?<!\bi )(?<!\bwe )\b(?:wrote|writes|said|says|texted|emailed|messaged|replied|replies|asked|asks)"
+    r"[ \t]*:[^.!?\n]*[.!?]?",
     re.MULTILINE | re.IGNORECASE,
 )
 
@@ -118,7 +121,7 @@ class StatementExtractor:
     def extract(self, text: str) -> list[str]:
         """The durable statements of ``text``, in order, each once."""
         found: list[str] = []
-        for raw in phrases.SENTENCE.split(_QUOTED.sub("", text)):
+        for raw in phrases.SENTENCE.split(_QUOTED.sub("\n", text)):
             sentence = _clean(raw)
             if not sentence:
                 continue
@@ -130,7 +133,7 @@ class StatementExtractor:
                 and not kept.endswith("?")
                 and not phrases.NEVER.search(kept)
                 # "Remember to book the hotel", "Note to self: ...": a reminder of a task, not a fact.
-                and not _REMINDER.match(kept)
+                and not (_REMINDER.match(kept) and not phrases.STANDING.search(kept))
                 and not _passing(_normalised(kept))
             )
             for memory in [kept] if asked or is_memory(sentence) else _clauses(sentence):

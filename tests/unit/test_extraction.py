@@ -333,3 +333,17 @@ def test_what_a_person_needs_of_every_service_is_kept_from_beside_a_request() ->
 def test_a_habit_is_kept_where_the_same_state_now_is_not(habit: str) -> None:
     assert StatementExtractor().extract(habit) == [habit]
 
+
+def test_the_users_own_words_after_said_are_kept() -> None:
+    extractor = StatementExtractor()
+    assert "I prefer window seats." in extractor.extract("I said: I prefer window seats.")
+    assert extractor.extract("He asks: are you vegan? I am vegan.") == ["I am vegan."]
+
+
+def test_a_standing_rule_or_the_users_own_after_remember_is_kept() -> None:
+    extractor = StatementExtractor()
+    assert extractor.extract("Remember to always use metric units.") == ["To always use metric units."]
+    assert extractor.extract("Remember about my nut allergy.") == ["About my nut allergy."]
+    assert extractor.extract("Remember, to me, price matters more than speed.") == [
+        "To me, price matters more than speed."
+    ]
