@@ -22,8 +22,9 @@ from router.common.errors import CatalogInvalid
 
 SUFFIXES = (".json", ".yaml", ".yml")
 # Aliases (a shared parameter schema) may repeat a YAML file's objects and lists this many times over,
-# counted once the file holds a thousand: a few lines of aliases nested in aliases expand without end.
-REPEATS = 10
+# counted past a hundred thousand: a few lines of aliases nested in aliases expand without end, while
+# 10,000 functions sharing one schema of fifty objects repeat it fifty times.
+REPEATS = 100
 
 
 @dataclass(frozen=True)

@@ -301,8 +301,10 @@ def test_yaml_aliases_that_hold_themselves_or_expand_without_end_are_that_files_
     for previous, name in zip("abcdefghi", "bcdefghij", strict=True):
         laughs += f"{name}: &{name} [{', '.join([f'*{previous}'] * 9)}]\n"
     (catalog_dir / "laughs.yaml").write_text(laughs)  # 9^10 values once expanded
-    shared = "functions:\n  - name: f0\n    parameters: &city {type: object, properties: {city: {type: string}}}\n"
-    shared += "".join(f"  - name: f{i}\n    parameters: *city\n" for i in range(1, 500))
+    # 2,000 functions sharing one schema of eight properties repeat its objects tenfold: an ordinary catalog.
+    properties = ", ".join(f"p{i}: {{type: string}}" for i in range(8))
+    shared = f"functions:\n  - name: f0\n    parameters: &common {{type: object, properties: {{{properties}}}}}\n"
+    shared += "".join(f"  - name: f{i}\n    parameters: *common\n" for i in range(1, 2000))
     (catalog_dir / "shared.yaml").write_text(shared)
 
     found = scan(catalog_dir)
@@ -311,4 +313,4 @@ def test_yaml_aliases_that_hold_themselves_or_expand_without_end_are_that_files_
     assert found["laughs"].error is not None
     assert "aliases repeat it" in found["laughs"].error
     assert found["shared"].error is None
-    assert len(found["shared"].functions) == 500
+    assert len(found["shared"].functions) == 2000
