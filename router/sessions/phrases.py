@@ -81,7 +81,7 @@ STANDING = re.compile(
 # request's answer (contractions are expanded first: "dont" reads "do not").
 INSTRUCTION = re.compile(
     r"^(?:please[\s,]+)?(?:always|never(?! mind\b)|from now on|going forward|in the future|by default|whenever|"
-    r"every time|each time|at all times|as a rule)\b|^(?:please[\s,]+|you can[\s,]+)?call me\b"
+    r"every time|each time|at all times|as a rule)\b|^(?:please[\s,]+)?call me\b|^you can call me\s+(?-i:[A-Z])"
     r"|^(?:please[\s,]+)?(?:use|prefer|give me|show me|write|answer in)\b[^,]+,\s*(?:not|never)\b"
     rf"|^(?:please[\s,]+)?do not\s+(?:{ACTION_VERBS})\b(?=.*\b(?:me|us)\b)"
     r"(?!.*\b(?:it|that|this|these|those|the|my|yet|now|today|tonight|tomorrow|next|until|till|i am|we are|"
@@ -190,8 +190,9 @@ NEVER = re.compile(
     # any key's value ("my openai key is ..."), a URL holding a user and password, an AWS access key id
     r"|\bkeys?\s+(?:is|are)\b|\bkeys?\s*[:=]|\w+://[^\s/:@]+:[^\s@]+@|\bAKIA[0-9A-Z]{16}\b"
     # values shaped as secrets, whatever names them: a card number (13 to 19 digits, grouped or not),
-    # a token (20 characters or more of letters and digits: "sk-proj-...", "ghp_...")
-    r"|\b\d(?:[ -]?\d){12,18}\b|(?<![\w-])(?=[\w-]{20})(?=[A-Za-z_-]*\d)(?=[\d_-]*[A-Za-z])"
+    # a token (a run of 16 letters and digits or more, both in it: "sk-proj-...", "ghp_..."; an
+    # identifier's words, "prod-eu-central-1-payments", are shorter runs)
+    r"|\b\d(?:[ -]?\d){12,18}\b|(?<![A-Za-z0-9])(?=[A-Za-z0-9]{16})(?=[A-Za-z]*\d)(?=\d*[A-Za-z])"
     r"|^(?:if|suppose|supposing|assuming|assume|imagine|let us say|say|here is|here are|given)\b"
     # "Forget that I live in Porto" asks for the opposite of keeping it.
     r"|^(?:please[\s,]+)?(?:forget|disregard|stop remembering|unlearn)\b",

@@ -347,3 +347,11 @@ def test_a_standing_rule_or_the_users_own_after_remember_is_kept() -> None:
     assert extractor.extract("Remember, to me, price matters more than speed.") == [
         "To me, price matters more than speed."
     ]
+
+
+def test_identifiers_are_kept_where_tokens_are_refused() -> None:
+    extractor = StatementExtractor()
+    cluster = "Our production cluster is prod-eu-central-1-payments."
+    assert extractor.extract(cluster) == [cluster]
+    assert extractor.extract("My github pat is ghp_abcd1234efgh5678ijkl9012mnop.") == []
+    assert extractor.extract("You can call me a taxi now.") == []
