@@ -118,7 +118,12 @@ def replaces(older: str, newer: str) -> bool:
 # "I no longer live in Porto", "I'm not allergic to peanuts anymore", "I don't like cats": the same
 # statement denied. Said after the statement, it takes its place (and the statement after its denial).
 _DENIAL = re.compile(r"\b(?:not|no longer|never|any ?more)\b", _FLAGS)
-_SPELLED_OUT = ((re.compile(r"n't\b", _FLAGS), " not"), (re.compile(r"\b(i|we|you|they)'(m|re)\b", _FLAGS), r"\1 are"))
+_SPELLED_OUT = (
+    (re.compile(r"\bcan't\b|\bcannot\b", _FLAGS), "can not"),
+    (re.compile(r"\bwon't\b", _FLAGS), "will not"),
+    (re.compile(r"n't\b", _FLAGS), " not"),
+    (re.compile(r"\b(i|we|you|they)'(m|re)\b", _FLAGS), r"\1 are"),
+)
 _DO = re.compile(r"\b(?:do|does|did)\b", _FLAGS)
 
 

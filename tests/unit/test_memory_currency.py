@@ -125,6 +125,8 @@ def test_statements_that_say_no_new_value_replace_nothing(older: str, newer: str
         ("I like cats.", "I don't like cats."),
         ("I live in Porto.", "I no longer live in Porto."),
         ("I never fly on Fridays.", "I fly on Fridays."),
+        ("I can't eat gluten.", "I can eat gluten."),
+        ("I cannot drive.", "I can drive."),
     ],
 )
 def test_a_statement_and_its_denial_contradict(older: str, newer: str) -> None:
