@@ -184,7 +184,7 @@ def add_messages(
     """``POST /v1/sessions/{session_id}/messages``."""
     body = _set({"messages": _messages(messages)}, user_id=user_id, namespace=namespace)
     # Messages with ids are stored once however often they are posted; others would be stored again.
-    repeatable = all(isinstance(m.get("id", m.get("message_id")), str) for m in body["messages"])
+    repeatable = all(isinstance(i := m.get("id", m.get("message_id")), str) and i for m in body["messages"])
     path = f"/v1/sessions/{_segment(session_id)}/messages"
     return Call("POST", path, StoredMessages.from_json, body, repeatable=repeatable)
 

@@ -121,6 +121,14 @@ def test_messages_without_ids_are_not_sent_again_once_they_left(failure: type[ht
     assert len(sidecar.requests) == 1
 
 
+def test_messages_with_an_empty_id_are_not_sent_again_once_they_left() -> None:
+    # The sidecar stores a message once per id only when the id says something.
+    sidecar = Sidecar(httpx.RemoteProtocolError("dropped"), httpx.Response(200, json=STORED))
+    with sidecar.client() as client, pytest.raises(TransportError):
+        client.add_messages("s-1", [{**m, "id": ""} for m in RUN])
+    assert len(sidecar.requests) == 1
+
+
 def test_messages_with_ids_or_a_refused_connection_are_sent_again() -> None:
     with_ids = [{**m, "id": f"m{i}"} for i, m in enumerate(RUN)]
     sidecar = Sidecar(httpx.RemoteProtocolError("dropped"), httpx.Response(200, json=STORED))
