@@ -2,8 +2,8 @@
 
 uvicorn binds its address only after the application has started (the model loaded, storage
 opened, the catalog directory reconciled): a port in use or a host that does not resolve was
-found half a minute late, after all of that work. Binding first says it at once, and holds the
-address while the rest starts.
+found half a minute late, after all of that work. Listening first says it at once, and holds the
+address while the rest starts; a connection made meanwhile waits for the application.
 """
 
 from __future__ import annotations
@@ -11,6 +11,9 @@ from __future__ import annotations
 import socket
 
 import uvicorn
+
+# uvicorn's default backlog.
+_BACKLOG = 2048
 
 
 class ListenError(Exception):
@@ -28,19 +31,27 @@ def bind(host: str, port: int) -> list[socket.socket]:
         ListenError: the host does not resolve (``argument``), or an address cannot be bound
             (in use, not this machine's, or a port that needs privileges).
     """
-    try:
-        found = socket.getaddrinfo(host, port, socket.AF_UNSPEC, socket.SOCK_STREAM, 0, socket.AI_PASSIVE)
+    try:  # an empty host is every interface, as asyncio reads it
+        found = socket.getaddrinfo(host or None, port, socket.AF_UNSPEC, socket.SOCK_STREAM, 0, socket.AI_PASSIVE)
     except socket.gaierror as exc:
         raise ListenError(f"--host {host}: {exc.strerror}", argument=True) from None
     sockets: list[socket.socket] = []
     try:
         for family, kind, proto, _, address in dict.fromkeys(found):
-            sock = socket.socket(family, kind, proto)
+            try:
+                sock = socket.socket(family, kind, proto)
+            except OSError:  # a family this machine has turned off (IPv6): the others serve, as with asyncio
+                continue
             sockets.append(sock)
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
             if family == socket.AF_INET6:  # "::" must not claim IPv4's port too: it has a socket of its own
                 sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
             sock.bind(address)
+            # Listening now holds the port: bound alone (with SO_REUSEADDR), another process may bind it too.
+            # Connections wait in the backlog until the application has started.
+            sock.listen(_BACKLOG)
+        if not sockets:
+            raise OSError(f"no address family of {host} can be used here")
     except OSError as exc:
         for sock in sockets:
             sock.close()
