@@ -68,7 +68,7 @@ class DirectorySync:
         self._allow_delete = allow_delete
         self._source = source_label(directory)
         self._seen: dict[str, str] = {}
-        # The error each rejected file was last reported with: a later pass that finds the same says nothing again.
+        # Each rejected file's error, or the bytes the store refused: a later pass that finds the same says nothing.
         self._reported: dict[str, str] = {}
         self.first_pass_done = asyncio.Event()
 
@@ -93,7 +93,8 @@ class DirectorySync:
         for namespace, file in files.items():
             if file.error is None and file.fingerprint == self._seen.get(namespace):
                 continue  # applied from these very bytes by an earlier pass
-            if file.error is not None and file.error == self._reported.get(namespace):
+            reported = self._reported.get(namespace)
+            if reported is not None and reported in (file.error, file.fingerprint):
                 continue  # rejected, and said so, by an earlier pass
             try:
                 report.outcomes.append(await self._apply(file))
@@ -126,7 +127,9 @@ class DirectorySync:
             try:
                 summary = await self._service.apply(namespace, file.functions, source=self._source, pinned=file.pinned)
             except InvalidRequest as exc:  # more functions than a catalog may hold
-                return self._rejected(namespace, f"{file.path}: {exc.detail}")
+                outcome = self._rejected(namespace, f"{file.path}: {exc.detail}")
+                self._reported[namespace] = file.fingerprint  # the file parsed: its bytes are what was refused
+                return outcome
         self._seen[namespace] = file.fingerprint
         self._reported.pop(namespace, None)
         return Outcome(namespace, summary=summary)

@@ -14,6 +14,7 @@ import httpx
 import pytest
 from conftest import STOCKS, TIMEZONE, WEATHER, bare, eventually, write_catalog
 
+from router.catalog.limits import LimitSettings
 from router.server.runtime import Runtime
 from router.server.settings import Settings, StorageSettings, SyncSettings
 
@@ -110,6 +111,20 @@ async def test_a_rejected_file_is_said_once_while_other_files_change(
     write_catalog(catalog_dir, "broken", [{"name": "get stock price"}])
     async with serve(catalog=catalog_dir) as served:
         for functions in ([WEATHER], [WEATHER, STOCKS], [STOCKS]):
+            write_catalog(catalog_dir, "tools", functions)
+            expected = {(f.get("function") or f)["name"] for f in functions}
+            await eventually(lambda expected=expected: _holds(served, expected))
+
+        rejected = [r for r in caplog.records if r.getMessage() == "catalog file rejected"]
+        assert len(rejected) == 1, [r.detail for r in rejected]  # type: ignore[attr-defined]
+
+
+async def test_a_file_over_the_function_limit_is_said_once_while_other_files_change(
+    serve: Callable[..., Any], catalog_dir: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    write_catalog(catalog_dir, "big", [WEATHER, STOCKS, TIMEZONE])
+    async with serve(catalog=catalog_dir, limits=LimitSettings(functions=2)) as served:
+        for functions in ([WEATHER], [STOCKS]):
             write_catalog(catalog_dir, "tools", functions)
             expected = {(f.get("function") or f)["name"] for f in functions}
             await eventually(lambda expected=expected: _holds(served, expected))
