@@ -58,6 +58,7 @@ function definition(item) {
 }
 
 let opened = null;
+let opening = 0; // the latest openCatalog call: an earlier one answering late shows nothing
 
 function percent(rate) {
   return `${(rate * 100).toFixed(1)}%`;
@@ -112,16 +113,17 @@ async function openCatalog(namespace) {
   $("catalog-title").textContent = `${namespace}: loading…`;
   show($("catalog"), true);
   opened = namespace;
+  const call = ++opening;
   showMisses(namespace);
   let catalog;
   try {
     catalog = await api("GET", `v1/catalogs/${encodeURIComponent(namespace)}`);
   } catch (error) {
-    if (opened !== namespace) return;
+    if (call !== opening) return;
     $("catalog-title").textContent = `${namespace}: ${error.message}`;
     return;
   }
-  if (opened !== namespace) return; // another catalog was opened meanwhile: its list is the one shown
+  if (call !== opening) return; // opened again meanwhile (this catalog or another): that list is the one shown
   $("catalog-title").textContent = `${namespace}: ${catalog.functions.length} functions`;
   for (const item of catalog.functions) {
     const fn = definition(item);

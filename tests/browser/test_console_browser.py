@@ -205,6 +205,27 @@ async def test_console_says_which_routed_functions_the_model_will_not_get(router
     assert await page.locator('#ranked li.routed[data-name="write_file"] .left-out').count() == 0
 
 
+async def test_console_lists_a_catalog_opened_twice_once(router: RouterProcess, page: Any) -> None:
+    released, seen = asyncio.Event(), [0]
+
+    async def first_slow(request: Any) -> None:
+        seen[0] += 1
+        if seen[0] == 1:
+            await released.wait()
+        await request.continue_()
+
+    await page.goto(f"{router.url}/console")
+    await page.locator("tr[data-namespace=travel] button").wait_for()
+    await page.route("**/v1/catalogs/travel", first_slow)
+    await page.click("tr[data-namespace=travel] button")
+    await page.click("tr[data-namespace=travel] button")
+    await page.locator("#functions li.function").nth(EXAMPLE_COUNTS["travel"] - 1).wait_for()
+    released.set()
+    await page.wait_for_timeout(500)
+
+    assert await page.locator("#functions li.function").count() == EXAMPLE_COUNTS["travel"]
+
+
 async def test_console_tries_a_turn(router: RouterProcess, page: Any) -> None:
     body = await try_turn(page, router.url, FOLLOW_UP, session="s-1", user="u-42")
     answer = await call("POST", f"{router.url}/v1/route", body)
