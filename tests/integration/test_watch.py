@@ -105,28 +105,26 @@ async def test_an_invalid_edit_keeps_the_catalog_until_fixed(
         await eventually(fixed)
 
 
+@pytest.mark.parametrize(
+    ("functions", "limit"),
+    [
+        ([{"name": "get stock price"}], None),  # fails to validate
+        ([WEATHER, STOCKS, TIMEZONE], 2),  # parses, and the store refuses it: over the function limit
+    ],
+)
 async def test_a_rejected_file_is_said_once_while_other_files_change(
-    serve: Callable[..., Any], catalog_dir: Path, caplog: pytest.LogCaptureFixture
+    serve: Callable[..., Any],
+    catalog_dir: Path,
+    caplog: pytest.LogCaptureFixture,
+    functions: list[dict[str, Any]],
+    limit: int | None,
 ) -> None:
-    write_catalog(catalog_dir, "broken", [{"name": "get stock price"}])
-    async with serve(catalog=catalog_dir) as served:
-        for functions in ([WEATHER], [WEATHER, STOCKS], [STOCKS]):
-            write_catalog(catalog_dir, "tools", functions)
-            expected = {(f.get("function") or f)["name"] for f in functions}
-            await eventually(lambda expected=expected: _holds(served, expected))
-
-        rejected = [r for r in caplog.records if r.getMessage() == "catalog file rejected"]
-        assert len(rejected) == 1, [r.detail for r in rejected]  # type: ignore[attr-defined]
-
-
-async def test_a_file_over_the_function_limit_is_said_once_while_other_files_change(
-    serve: Callable[..., Any], catalog_dir: Path, caplog: pytest.LogCaptureFixture
-) -> None:
-    write_catalog(catalog_dir, "big", [WEATHER, STOCKS, TIMEZONE])
-    async with serve(catalog=catalog_dir, limits=LimitSettings(functions=2)) as served:
-        for functions in ([WEATHER], [STOCKS]):
-            write_catalog(catalog_dir, "tools", functions)
-            expected = {(f.get("function") or f)["name"] for f in functions}
+    write_catalog(catalog_dir, "rejected", functions)
+    limits = LimitSettings(functions=limit) if limit else None
+    async with serve(catalog=catalog_dir, limits=limits) as served:
+        for edit in ([WEATHER], [STOCKS]):
+            write_catalog(catalog_dir, "tools", edit)
+            expected = {(f.get("function") or f)["name"] for f in edit}
             await eventually(lambda expected=expected: _holds(served, expected))
 
         rejected = [r for r in caplog.records if r.getMessage() == "catalog file rejected"]
