@@ -55,6 +55,7 @@ class Call(Generic[T]):
             connection retries any call).
         accept: error statuses whose body is still the answer (``/readyz`` answers 503).
         wait: seconds to wait for the answer, when longer than the client's timeout.
+        cap: seconds at most for the whole call's connecting and answer (a wait for readiness ends).
     """
 
     method: str
@@ -65,6 +66,7 @@ class Call(Generic[T]):
     repeatable: bool = True
     accept: frozenset[int] = frozenset()
     wait: float | None = None
+    cap: float | None = None
 
 
 def headers(api_key: str | None, extra: Mapping[str, str] | None) -> dict[str, str]:
@@ -85,7 +87,12 @@ def headers(api_key: str | None, extra: Mapping[str, str] | None) -> dict[str, s
 
 
 def timeout(call: Call[Any], client: httpx.Timeout) -> httpx.Timeout:
-    """The timeout of ``call``: the client's, with a longer wait for the answer when the call needs one."""
+    """The timeout of ``call``: the client's, with a longer wait for the answer when the call needs one,
+    and no part longer than its cap."""
+    if call.cap is not None:
+        parts = (client.connect, client.read, client.write, client.pool)
+        connect, read, write, pool = (call.cap if p is None else min(p, call.cap) for p in parts)
+        return httpx.Timeout(connect=connect, read=read, write=write, pool=pool)
     if call.wait is None or client.read is None or client.read >= call.wait:
         return client
     return httpx.Timeout(connect=client.connect, read=call.wait, write=client.write, pool=client.pool)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from dataclasses import replace
 from types import TracebackType
 from typing import Any, Generic, Self, TypeVar
 
@@ -64,6 +65,10 @@ class _Deadline:
     def passed(self) -> bool:
         """Whether the wait is over."""
         return time.monotonic() >= self._end
+
+    def readiness(self) -> calls.Call[Health]:
+        """A readiness check that answers, or times out, by the end of the wait."""
+        return replace(calls.readiness(), cap=max(self._end - time.monotonic(), 0.01))
 
     def ready(self, health: Health) -> bool:
         """Whether ``health`` says ready; raises ``UnavailableError`` once the wait is over without it."""
@@ -122,7 +127,7 @@ class Connection(_Connection[httpx.Client]):
         deadline = _Deadline(max_wait)
         while True:
             try:
-                health = self.readiness()
+                health = self._send(deadline.readiness())
             except TransportError:
                 if deadline.passed():
                     raise
@@ -179,7 +184,7 @@ class AsyncConnection(_Connection[httpx.AsyncClient]):
         deadline = _Deadline(max_wait)
         while True:
             try:
-                health = await self.readiness()
+                health = await self._send(deadline.readiness())
             except TransportError:
                 if deadline.passed():
                     raise

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+import socket
 import time
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -308,6 +309,18 @@ def test_an_empty_name_in_the_path_is_refused_before_sending() -> None:
             with pytest.raises(ValueError, match="must not be empty"):
                 call()
     assert sidecar.requests == []
+
+
+def test_waiting_for_readiness_ends_with_max_wait_though_nothing_answers() -> None:
+    # A process that takes connections and never answers: each check ends with the wait, not the timeout.
+    with socket.socket() as silent:
+        silent.bind(("127.0.0.1", 0))
+        silent.listen()
+        url = f"http://127.0.0.1:{silent.getsockname()[1]}"
+        started = time.monotonic()
+        with RouterClient(url, timeout=30.0) as client, pytest.raises(TransportError, match="Timeout"):
+            client.wait_ready(max_wait=1.0)
+        assert time.monotonic() - started < 5
 
 
 async def test_the_async_client_retries_the_same_way() -> None:
