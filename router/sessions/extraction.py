@@ -29,11 +29,11 @@ MIN_WORDS = 2
 MAX_CHARS = 400
 # "im vegetarian" is kept as "I'm vegetarian".
 _IM = re.compile(r"^Im\b")
-# Someone else's words: a quoted line ("> I just moved to Oslo"), and what follows "Anna wrote:" on its
-# line. Taken for the user's, they stored another person's facts and replaced the user's own.
 # "Remember to book the hotel", "remember about the dentist": a task, unless it is a standing one
 # ("remember to always use metric units") or about the user's own ("remember about my nut allergy").
 _REMINDER = re.compile(r"to\b(?!\s+(?:me|us)\b)|about\b(?!.*\b(?:my|our)\b)", re.IGNORECASE)
+# Someone else's words: a quoted line ("> I just moved to Oslo"), and the sentence after "Anna wrote:".
+# Taken for the user's, they stored another person's facts and replaced the user's own.
 _QUOTED = re.compile(
     r"^[ \t]*>.*$|(?<!\bi )(?<!\bwe )\b(?:wrote|writes|said|says|texted|emailed|messaged|replied|replies|asked|asks)"
     r"[ \t]*:[^.!?\n]*[.!?]?",

@@ -9,7 +9,10 @@ now Tom"). Statements that do not match a slot never replace anything.
 
 from __future__ import annotations
 
+import functools
 import re
+
+from router.sessions import phrases
 
 _FLAGS = re.IGNORECASE
 _WE = r"(?:i|we)(?:'m|'re|'ve| am| are| have)?\s+(?:now\s+|just\s+|recently\s+|finally\s+)*"
@@ -118,24 +121,16 @@ def replaces(older: str, newer: str) -> bool:
 # "I no longer live in Porto", "I'm not allergic to peanuts anymore", "I don't like cats": the same
 # statement denied. Said after the statement, it takes its place (and the statement after its denial).
 _DENIAL = re.compile(r"\b(?:not|no longer|never|any ?more)\b", _FLAGS)
-_SPELLED_OUT = (
-    (re.compile(r"\bcan't\b|\bcannot\b", _FLAGS), "can not"),
-    (re.compile(r"\bwon't\b", _FLAGS), "will not"),
-    (re.compile(r"n't\b", _FLAGS), " not"),
-    (re.compile(r"\b(i|we|you|they)'(m|re)\b", _FLAGS), r"\1 are"),
-)
 _DO = re.compile(r"\b(?:do|does|did)\b", _FLAGS)
 
 
+@functools.lru_cache(maxsize=4096)  # a post compares each new memory with every current one
 def _stance(text: str) -> tuple[str, bool]:
     """A statement's words without its denial, and whether it denies."""
     plain = text.replace("\u2019", "'")
-    for pattern, spelled in _SPELLED_OUT:
+    for pattern, spelled in phrases.CONTRACTIONS:  # "can't" and "cannot" read "can not", "I'm" "i am"
         plain = pattern.sub(spelled, plain)
-    plain = re.sub(r"\bi are\b", "i am", plain, flags=_FLAGS)
-    denied = bool(_DENIAL.search(plain))
-    words = _words(_DO.sub(" ", _DENIAL.sub(" ", plain)) if denied else _DO.sub(" ", plain))
-    return words, denied
+    return _words(_DO.sub(" ", _DENIAL.sub(" ", plain))), bool(_DENIAL.search(plain))
 
 
 def contradicts(older: str, newer: str) -> bool:
