@@ -10,7 +10,7 @@ from router.api.limits import body_router
 from router.api.schemas import Explanation, LeftOutOut, MemoryOut, RoutedFunction, RouteIn, RouteOut
 from router.catalog.functions import FunctionDef
 from router.routing.routed import Turn, pinned_first
-from router.sessions.memory import memory_context
+from router.sessions.recall import memory_context
 from router.tools import ToolList, anthropic_tools, catalog_tools
 from router.tools.limits import CHAT_COMPLETIONS_TOOLS, LeftOut, named
 

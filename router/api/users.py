@@ -92,6 +92,7 @@ class StoredOut(BaseModel):
     memories_added: int = Field(description="new memories kept from what the user stated")
     memories_updated: int = Field(0, description="stored memories the new ones replaced (listed as superseded)")
     memories_expired: int = Field(0, description="time-bound memories of the scope whose time has ended")
+    memories_forgotten: int = Field(0, description="memories deleted because the user asked them to be forgotten")
 
 
 class DeletedOut(BaseModel):
@@ -117,6 +118,7 @@ async def post_messages(
         memories_added=changes.added,
         memories_updated=changes.updated,
         memories_expired=changes.expired,
+        memories_forgotten=changes.forgotten,
     )
 
 

@@ -17,6 +17,7 @@ class StoredMessages:
     memories_added: int
     memories_updated: int = 0
     memories_expired: int = 0
+    memories_forgotten: int = 0
 
     @classmethod
     def from_json(cls, body: Any) -> StoredMessages:
@@ -28,6 +29,7 @@ class StoredMessages:
             memories_added=_int(data, "memories_added"),
             memories_updated=_int(data, "memories_updated") if "memories_updated" in data else 0,
             memories_expired=_int(data, "memories_expired") if "memories_expired" in data else 0,
+            memories_forgotten=_int(data, "memories_forgotten") if "memories_forgotten" in data else 0,
         )
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from datetime import UTC, datetime
 from functools import partial
 from typing import Any
@@ -25,7 +26,7 @@ from router.retrieval.catalogs import ActiveIndex, Catalogs
 from router.retrieval.scored import ScoredFunction
 from router.routing.settings import RouteSettings
 from router.sessions.expiry import expires_at
-from router.sessions.extraction import MemoryExtractor, memory_candidates
+from router.sessions.extraction import MemoryExtractor, forget_requests, memory_candidates
 from router.sessions.memory import ANY_NAMESPACE, Memory, MemoryChanges, MemoryRows, MemoryStore
 from router.sessions.recall import RecallSettings, rank
 from router.sessions.reembed import reembed_memories
@@ -99,7 +100,8 @@ class Remembering:
         """Remember what the user stated in ``messages``; say what changed in the scope's memories.
 
         A time-bound statement ("on call this week") is kept until the end of its time; one that
-        updates a stored memory ("we moved to Lisbon") supersedes it. The multilingual space,
+        updates a stored memory ("we moved to Lisbon") supersedes it; a memory the user asks to be
+        forgotten ("Forget that I live in Porto") is deleted. The multilingual space,
         when there is one, is then brought in step (``mirrored``); when that fails, the writer's
         catch-up tries again (``Catalogs.memories_behind``).
         """
@@ -117,7 +119,12 @@ class Remembering:
         changes = await asyncio.to_thread(add, scope, namespace or ANY_NAMESPACE, texts, vectors)
         if mirror is not None and texts and not await self.mirrored(index, mirror):
             catalogs.memories_behind = True
-        return changes
+        # After what the run states: "I love jazz. Actually, forget that I love jazz." keeps nothing.
+        asked = [request for text in memory_candidates(messages) for request in forget_requests(text)]
+        forgotten = await asyncio.to_thread(memories.drop, scope, namespace or ANY_NAMESPACE, asked)
+        if forgotten and mirror is not None:  # the multilingual copies have the same ids
+            await asyncio.to_thread((await self.store(mirror)).delete_ids, forgotten)
+        return replace(changes, forgotten=len(forgotten))
 
     async def mirrored(self, index: ActiveIndex, mirror: ActiveIndex) -> bool:
         """Make ``mirror``'s memories those of ``index`` (embedding only what it lacks); False when it failed.

@@ -40,6 +40,15 @@ _QUOTED = re.compile(
     re.MULTILINE | re.IGNORECASE,
 )
 
+# "Forget that I live in Porto", "please forget my address", "forget what I told you about peanuts":
+# what the user asks to be forgotten, when it is about them ("forget about the hotel" drops a task).
+_FORGET = re.compile(
+    r"^(?:please[\s,]+)?(?:forget|disregard|stop remembering|unlearn)\s+(?:about\s+)?"
+    r"(?:(?:what|everything|anything|all)\s+(?:i|we)\s+(?:said|told you|mentioned|shared)\s+about\s+(?P<topic>.+)"
+    r"|(?:(?:that|the fact that|where|what|who|how)\s+)?(?P<said>(?:i|i'm|i've|i'd|we|we're|we've|my|our)\b.+))",
+    re.IGNORECASE,
+)
+
 
 class MemoryExtractor(Protocol):
     """Turns one user message into the facts worth remembering."""
@@ -192,6 +201,16 @@ def without_statements(text: str) -> str:
 def _states_only(text: str) -> bool:
     asks = phrases.IMPERATIVE.search(text) or phrases.ASKING.search(text) or phrases.ACTION.search(text)
     return not asks and _states(text)
+
+
+def forget_requests(text: str) -> list[str]:
+    """What the user asks to be forgotten in ``text``: "Forget that I live in Porto." gives "I live in Porto"."""
+    found: list[str] = []
+    for raw in phrases.SENTENCE.split(_QUOTED.sub("\n", text)):
+        asked = _FORGET.match(_clean(raw))
+        if asked is not None:
+            found.append((asked["topic"] or asked["said"]).strip(" .!;,"))
+    return found
 
 
 def memory_candidates(messages: Sequence[Mapping[str, Any]]) -> list[str]:

@@ -23,7 +23,7 @@ import numpy as np
 
 from router.embedding import Vectors
 from router.embedding.batching import pack, unpack
-from router.sessions.slots import contradicts, slot_of
+from router.sessions.slots import contradicts, forgets, slot_of
 from router.storage.base import Collection, CollectionSpec, PointData, Record, Storage
 
 _IDS = uuid.UUID("9a7b6c5d-4e3f-4a1b-8c2d-1e0f9a8b7c6d")
@@ -90,6 +90,7 @@ class MemoryChanges:
     added: int = 0
     updated: int = 0
     expired: int = 0
+    forgotten: int = 0
 
 
 @dataclass(frozen=True)
@@ -110,15 +111,8 @@ def memory_spec(model: str, dimension: int) -> CollectionSpec:
 
 def _stored(record: Record) -> StoredMemory:
     p = record.payload
-    return StoredMemory(
-        record.id,
-        p["text"],
-        p.get("namespace", ANY_NAMESPACE),
-        p.get("created_at", 0.0),
-        p.get("session_id"),
-        p.get("expires_at"),
-        p.get("superseded_by"),
-    )
+    fields = (p.get("namespace", ANY_NAMESPACE), p.get("created_at", 0.0), p.get("session_id"), p.get("expires_at"))
+    return StoredMemory(record.id, p["text"], *fields, p.get("superseded_by"))
 
 
 def _point(scope: str, memory: StoredMemory, vector: np.ndarray) -> PointData:
@@ -274,6 +268,19 @@ class MemoryStore:
         self._collection.delete([found[0].id])
         return True
 
+    def drop(self, scope: str, namespace: str, requests: Sequence[str]) -> builtins.list[str]:
+        """Delete the scope's memories that ``requests`` name ("my address", "that I live in Porto"); returns their ids.
+
+        A request reaches the memories that would come back in ``namespace`` (with ``*``, in every
+        namespace of the scope), superseded and expired ones too (``router.sessions.slots.forgets``).
+        """
+        where = {"scope": scope} if namespace == ANY_NAMESPACE else _where(scope, {namespace, ANY_NAMESPACE})
+        records = self._collection.scroll(where, fields=("text", "slot")) if requests else []
+        ids = [r.id for r in records if any(forgets(q, r.payload["text"], r.payload.get("slot")) for q in requests)]
+        if ids:
+            self.delete_ids(ids)
+        return ids
+
     def delete_ids(self, ids: Sequence[str]) -> None:
         """Delete memories by id, whatever their scope (unknown ids are ignored)."""
         self._collection.delete(list(ids))
@@ -293,11 +300,3 @@ class MemoryStore:
 
 def _where(scope: str, namespaces: Iterable[str] | None) -> dict[str, Any]:
     return {"scope": scope} if namespaces is None else {"scope": scope, "namespace": sorted(namespaces)}
-
-
-def memory_context(memories: Sequence[Memory]) -> str:
-    """Ready-to-use context text for the model (empty when there is nothing to say)."""
-    if not memories:
-        return ""
-    lines = "\n".join(f"- {m.text}" for m in memories)
-    return f"Relevant things the user said before, most relevant first:\n{lines}"

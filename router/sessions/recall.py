@@ -113,3 +113,11 @@ def _standardized(values: np.ndarray) -> np.ndarray:
     # functions give cosines of different spreads, so this lets either single a memory out.
     spread = float(values.std())
     return (values - values.mean()) / spread if spread > 1e-6 else np.zeros_like(values)
+
+
+def memory_context(memories: Sequence[Memory]) -> str:
+    """Ready-to-use context text for the model (empty when there is nothing to say)."""
+    if not memories:
+        return ""
+    lines = "\n".join(f"- {m.text}" for m in memories)
+    return f"Relevant things the user said before, most relevant first:\n{lines}"

@@ -137,3 +137,45 @@ def contradicts(older: str, newer: str) -> bool:
     """Whether ``newer`` says ``older`` the other way: the same words, one of them denied."""
     old, new = _stance(older), _stance(newer)
     return bool(old[0]) and old[0] == new[0] and old[1] != new[1]
+
+
+# Words that say how something was said, not what: "forget what I told you about my diet".
+_HOW_SAID = frozenset({
+    "i", "we", "my", "our", "me", "us", "am", "are", "is", "was", "were", "be", "been", "have", "has", "had", "said",
+    "told", "mentioned", "shared", "you", "about", "that", "what", "all", "everything", "anything", "the", "a", "an",
+    "of", "to", "in", "on", "at", "for",
+})  # fmt: skip
+# A slot named by a word of its own: "forget my address" forgets "I live in Porto".
+_SLOT_WORDS = {"address": "home", "home": "home", "diet": "diet", "job": "employer", "employer": "employer"}
+_ENDINGS = ("ing", "ies", "es", "ed", "ic", "y", "s", "e")
+
+
+def _root(word: str) -> str:
+    # "allergy", "allergies" and "allergic" meet at "allerg"; "live", "lives" and "living" at "liv".
+    for ending in _ENDINGS:
+        if word.endswith(ending) and len(word) - len(ending) >= 3:
+            return word[: -len(ending)]
+    return word
+
+
+def _content(text: str) -> list[str]:
+    return [_root(w) for w in _stance(text)[0].split() if w not in _HOW_SAID]
+
+
+def _within(few: list[str], many: list[str]) -> bool:
+    """Whether every word of ``few`` is in ``many`` ("prefer" in "preference": a root of 5 letters or more)."""
+    return all(
+        any(a == b or (min(len(a), len(b)) >= 5 and (a.startswith(b) or b.startswith(a))) for b in many) for a in few
+    )
+
+
+def forgets(request: str, memory: str, slot: str | None) -> bool:
+    """Whether forgetting ``request`` ("my address", "that I live in Porto") forgets ``memory``, which sets ``slot``.
+
+    It does when one holds every word of the other that says what, not how it was said, or when the
+    request names the memory's slot ("my address", "my diet").
+    """
+    if slot is not None and any(_SLOT_WORDS.get(w) == slot for w in _stance(request)[0].split()):
+        return True
+    asked, held = _content(request), _content(memory)
+    return bool(asked and held) and (_within(asked, held) or _within(held, asked))

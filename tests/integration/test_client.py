@@ -198,10 +198,13 @@ def test_replaced_memories_limited_history_a_forgotten_session_and_the_status(ro
     porto, lisbon = everything
     assert (porto.status, porto.superseded_by, porto.expires_at) == ("superseded", lisbon.id, None)
     assert lisbon.status == "current"
+    forgot = router.add_messages(session, "Forget that I live in Porto.", user_id=user, namespace="travel")
+    assert forgot.memories_forgotten == 1
+    assert [m.text for m in router.list_memories(user, superseded=True)] == ["We moved to Lisbon last month."]
 
     router.add_messages(session, [{"role": "assistant", "content": "Noted."}])
     assert [m["content"] for m in router.get_messages(session, limit=1)] == ["Noted."]
-    assert router.delete_session(session).deleted == 2
+    assert router.delete_session(session).deleted == 3
     assert router.get_messages(session) == []
 
     status = router.status()

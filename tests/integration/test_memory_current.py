@@ -144,3 +144,28 @@ async def test_a_time_bound_memory_stops_coming_back_when_its_time_ends(
         assert [m["text"] for m in await listed(client, "oncall")] == ["I use metric units."]
         expired = [m for m in await listed(client, "oncall", "?include=superseded") if m["status"] == "expired"]
         assert [m["text"] for m in expired] == ["I'm on call until Friday."]
+
+
+async def test_what_the_user_asks_to_forget_is_deleted_and_nothing_else(
+    serve: Callable[..., Any], catalog: Path
+) -> None:
+    async with serve(catalog=catalog) as served:
+        client = served.client
+        said = "I live in Porto. I'm allergic to peanuts. I prefer aisle seats. I live near the beach."
+        assert (await say(client, "a", "forgetful", said))["memories_added"] == 4
+        await say(client, "b", "forgetful", "We moved to Lisbon last month.")  # Porto stays, superseded
+        stored = await say(client, "c", "forgetful", "Please forget that I live in Porto. Forget my peanut allergy.")
+        assert (stored["memories_added"], stored["memories_forgotten"]) == (0, 2)
+        every = await listed(client, "forgetful", "?include=superseded")
+        assert {m["text"] for m in every} == {
+            "I prefer aisle seats.",
+            "I live near the beach.",
+            "We moved to Lisbon last month.",
+        }
+        answer = await ask(client, "d", "forgetful", "Recommend a restaurant near the Louvre for tonight")
+        assert "I'm allergic to peanuts." not in recalled(answer)
+        # A forget that is not about the user drops a task, not a memory.
+        assert (await say(client, "e", "forgetful", "Forget about the seats, just book the cheapest flight."))[
+            "memories_forgotten"
+        ] == 0
+        assert len(await listed(client, "forgetful")) == 3

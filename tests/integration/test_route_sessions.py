@@ -144,6 +144,7 @@ async def test_only_external_user_input_becomes_memory(serve: Callable[..., Any]
             "memories_added": 0,
             "memories_updated": 0,
             "memories_expired": 0,
+            "memories_forgotten": 0,
         }
         answer = await route(client, "travel", "Am I vegetarian? Where do I live?", user_id="carla")
         assert answer["memories"] == []

@@ -7,7 +7,13 @@ import time
 import pytest
 
 from router.sessions.expiry import expires_at
-from router.sessions.extraction import StatementExtractor, is_memory, memory_candidates, without_statements
+from router.sessions.extraction import (
+    StatementExtractor,
+    forget_requests,
+    is_memory,
+    memory_candidates,
+    without_statements,
+)
 from tests.everyday_statements import KEPT, NOT_KEPT, TROUBLE
 
 DURABLE = [
@@ -294,6 +300,26 @@ def test_asking_to_forget_something_does_not_store_it() -> None:
     assert extractor.extract("Forget that I live in Porto.") == []
     assert extractor.extract("Please forget that I'm vegetarian") == []
     assert extractor.extract("Don't forget that I'm vegan.") == ["I'm vegan."]
+
+
+@pytest.mark.parametrize(
+    ("text", "asked"),
+    [
+        ("Forget that I live in Porto.", ["I live in Porto"]),
+        ("Please, forget my address. Thanks!", ["my address"]),
+        ("Hi. Forget what I told you about peanuts.", ["peanuts"]),
+        ("forget where I work", ["I work"]),
+        ("Forget that I'm vegan.\nForget my seat preference!", ["I'm vegan", "my seat preference"]),
+        # not about the user: a task dropped, or nothing named
+        ("Forget about the hotel, book a flight instead.", []),
+        ("Forget it.", []),
+        ("Forget that, I live in Lisbon now.", []),
+        ("Don't forget that I'm vegan.", []),
+        ("> Forget that I live in Porto.", []),
+    ],
+)
+def test_what_the_user_asks_to_forget_is_read_from_their_words(text: str, asked: list[str]) -> None:
+    assert forget_requests(text) == asked
 
 
 def test_a_reminder_or_trouble_after_remember_is_no_memory() -> None:

@@ -8,7 +8,7 @@ import pytest
 
 from router.sessions.expiry import expires_at
 from router.sessions.extraction import StatementExtractor
-from router.sessions.slots import contradicts, replaces, slot_of
+from router.sessions.slots import contradicts, forgets, replaces, slot_of
 from tests.everyday_statements import BOUNDED, NOT_UPDATES, SAID_ON, UPDATES
 
 SAID = datetime(*SAID_ON, 15, 30, tzinfo=UTC)
@@ -152,3 +152,36 @@ def test_a_change_word_does_not_keep_a_time_bound_statement_for_good(statement: 
     until = expires_at(statement, now=SAID)
     assert until is not None
     assert datetime.fromtimestamp(until, UTC).date() == date(*end)
+
+
+MEMORIES = [
+    "I live in Porto.",
+    "I live near the beach.",
+    "I'm allergic to peanuts.",
+    "I prefer aisle seats.",
+    "I work at Contoso.",
+    "My manager is Sarah.",
+    "I'm vegetarian.",
+    "My hotel budget is 120 euros.",
+    "I like jazz.",
+]
+
+
+@pytest.mark.parametrize(
+    ("request_text", "forgotten"),
+    [
+        ("I live in Porto", {"I live in Porto."}),
+        ("my address", {"I live in Porto."}),
+        ("my peanut allergy", {"I'm allergic to peanuts."}),
+        ("my seat preference", {"I prefer aisle seats."}),
+        ("my job", {"I work at Contoso."}),
+        ("my diet", {"I'm vegetarian."}),
+        ("my manager", {"My manager is Sarah."}),
+        ("I like jazz and techno", {"I like jazz."}),
+        ("I live in Lisbon", set()),
+        ("my dog", set()),
+    ],
+)
+def test_a_forget_request_names_the_memories_it_holds_or_that_hold_it(request_text: str, forgotten: set[str]) -> None:
+    named = {m for m in MEMORIES if forgets(request_text, m, (slot_of(m) or (None,))[0])}
+    assert named == forgotten
