@@ -114,6 +114,12 @@ def _segment(value: str) -> str:
     return quote(value, safe="")
 
 
+def _query(**params: str | int | None) -> str:
+    """A query string of the parameters given (None: left out; "" is sent, for the sidecar to refuse)."""
+    given = {k: v for k, v in params.items() if v is not None}
+    return f"?{urlencode(given)}" if given else ""
+
+
 def _messages(messages: Messages) -> list[dict[str, Any]]:
     if isinstance(messages, str):
         return [{"role": "user", "content": messages}]
@@ -198,8 +204,7 @@ def add_messages(
 
 def get_messages(session_id: str, *, limit: int | None) -> Call[list[dict[str, Any]]]:
     """``GET /v1/sessions/{session_id}/messages``."""
-    query = f"?limit={limit}" if limit is not None else ""
-    return Call("GET", f"/v1/sessions/{_segment(session_id)}/messages{query}", messages_from_json)
+    return Call("GET", f"/v1/sessions/{_segment(session_id)}/messages{_query(limit=limit)}", messages_from_json)
 
 
 def delete_session(session_id: str) -> Call[SessionDeleted]:
@@ -209,8 +214,7 @@ def delete_session(session_id: str) -> Call[SessionDeleted]:
 
 def list_memories(user_id: str, *, namespace: str | None, superseded: bool) -> Call[list[StoredMemory]]:
     """``GET /v1/users/{user_id}/memories``."""
-    params = {k: v for k, v in (("namespace", namespace), ("include", "superseded" if superseded else None)) if v}
-    query = f"?{urlencode(params)}" if params else ""
+    query = _query(namespace=namespace, include="superseded" if superseded else None)
     return Call("GET", f"/v1/users/{_segment(user_id)}/memories{query}", memories_from_json)
 
 
@@ -222,8 +226,7 @@ def delete_memory(user_id: str, memory_id: str) -> Call[MemoriesDeleted]:
 
 def delete_memories(user_id: str, *, namespace: str | None) -> Call[MemoriesDeleted]:
     """``DELETE /v1/users/{user_id}/memories``."""
-    query = f"?namespace={_segment(namespace)}" if namespace is not None else ""
-    path = f"/v1/users/{_segment(user_id)}/memories{query}"
+    path = f"/v1/users/{_segment(user_id)}/memories{_query(namespace=namespace)}"
     return Call("DELETE", path, MemoriesDeleted.from_json, repeatable=False)
 
 
@@ -231,8 +234,7 @@ def list_examples(
     namespace: str, *, function: str | None, limit: int | None, cursor: str | None
 ) -> Call[UsageExamples]:
     """``GET /v1/catalogs/{namespace}/examples``."""
-    params = {k: v for k, v in (("function", function), ("limit", limit), ("cursor", cursor)) if v is not None}
-    query = f"?{urlencode(params)}" if params else ""
+    query = _query(function=function, limit=limit, cursor=cursor)
     return Call("GET", f"/v1/catalogs/{_segment(namespace)}/examples{query}", UsageExamples.from_json)
 
 
@@ -244,15 +246,13 @@ def delete_example(namespace: str, example_id: str) -> Call[ExamplesDeleted]:
 
 def delete_examples(namespace: str, *, function: str | None) -> Call[ExamplesDeleted]:
     """``DELETE /v1/catalogs/{namespace}/examples``."""
-    query = f"?{urlencode({'function': function})}" if function is not None else ""
-    path = f"/v1/catalogs/{_segment(namespace)}/examples{query}"
+    path = f"/v1/catalogs/{_segment(namespace)}/examples{_query(function=function)}"
     return Call("DELETE", path, ExamplesDeleted.from_json, repeatable=False)
 
 
 def misses(namespace: str, *, limit: int | None) -> Call[Misses]:
     """``GET /v1/catalogs/{namespace}/misses``."""
-    query = f"?{urlencode({'limit': limit})}" if limit is not None else ""
-    return Call("GET", f"/v1/catalogs/{_segment(namespace)}/misses{query}", Misses.from_json)
+    return Call("GET", f"/v1/catalogs/{_segment(namespace)}/misses{_query(limit=limit)}", Misses.from_json)
 
 
 def list_catalogs() -> Call[list[CatalogInfo]]:

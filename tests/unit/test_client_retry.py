@@ -311,6 +311,22 @@ def test_an_empty_name_in_the_path_is_refused_before_sending() -> None:
     assert sidecar.requests == []
 
 
+def test_query_parameters_are_sent_as_given_and_an_empty_namespace_is_not_dropped() -> None:
+    # An empty namespace left out of the query listed or deleted the memories of every namespace.
+    sidecar = Sidecar(ok({"user_id": "u", "memories": [], "deleted": 0, "session_id": "s", "messages": []}))
+    with sidecar.client() as client:
+        client.list_memories("u", namespace="", superseded=True)
+        client.delete_memories("u", namespace="")
+        client.list_memories("u", namespace="travel desk")
+        client.get_messages("s", limit=5)
+    assert [r.url.query.decode() for r in sidecar.requests] == [
+        "namespace=&include=superseded",
+        "namespace=",
+        "namespace=travel+desk",
+        "limit=5",
+    ]
+
+
 def test_waiting_for_readiness_ends_with_max_wait_though_nothing_answers() -> None:
     # A process that takes connections and never answers: each check ends with the wait, not the timeout.
     with socket.socket() as silent:
