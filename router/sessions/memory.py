@@ -271,10 +271,11 @@ class MemoryStore:
     def drop(self, scope: str, namespace: str, requests: Sequence[str]) -> builtins.list[str]:
         """Delete the scope's memories that ``requests`` name ("my address", "that I live in Porto"); returns their ids.
 
-        A request reaches the memories that would come back in ``namespace`` (with ``*``, in every
-        namespace of the scope), superseded and expired ones too (``router.sessions.slots.forgets``).
+        A request reaches the memories stored in ``namespace``, superseded and expired ones too
+        (``router.sessions.slots.forgets``); one said without a namespace reaches every namespace.
+        Memories stored without one are another tenant's to a namespace: it cannot delete them.
         """
-        where = {"scope": scope} if namespace == ANY_NAMESPACE else _where(scope, {namespace, ANY_NAMESPACE})
+        where = {"scope": scope} if namespace == ANY_NAMESPACE else _where(scope, {namespace})
         records = self._collection.scroll(where, fields=("text", "slot")) if requests else []
         ids = [r.id for r in records if any(forgets(q, r.payload["text"], r.payload.get("slot")) for q in requests)]
         if ids:

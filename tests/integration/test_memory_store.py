@@ -149,3 +149,14 @@ def test_a_statement_denied_later_is_replaced_even_when_the_two_read_alike(store
     store.add(SCOPE, ANY_NAMESPACE, ["I don't like cats."], vectors(1.0), session_id="c")
     store.add(SCOPE, ANY_NAMESPACE, ["I like cats."], vectors(1.02), session_id="d")
     assert current(store) == ["I'm not allergic to peanuts anymore.", "I like cats."]
+
+
+def test_a_forget_in_a_namespace_deletes_its_own_memories_only(store: MemoryStore) -> None:
+    store.add(SCOPE, ANY_NAMESPACE, ["I live in Porto."], vectors(0.0), session_id="a")
+    store.add(SCOPE, "travel", ["I am vegan."], vectors(1.0), session_id="a")
+    store.add(SCOPE, "devops", ["I am vegan!"], vectors(2.0), session_id="a")
+    # Memories for every namespace, and another namespace's, are not this tenant's to delete.
+    assert len(store.drop(SCOPE, "travel", ["I live in Porto", "that I'm vegan"])) == 1
+    assert current(store) == ["I live in Porto.", "I am vegan!"]
+    assert len(store.drop(SCOPE, ANY_NAMESPACE, ["I live in Porto", "that I'm vegan"])) == 2
+    assert current(store) == []
