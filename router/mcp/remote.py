@@ -12,6 +12,8 @@ from router.catalog.functions import FunctionDef
 from router.common.errors import Forbidden, InvalidRequest, NamespaceNotFound, RouterError, Unauthorized, Unavailable
 from router.mcp.backends import Found, message
 
+# A PUT answers once its catalog is embedded: minutes for 10,000 new functions on two cores.
+PUT_WAIT_SECONDS = 600.0
 _ERRORS: dict[int, type[RouterError]] = {
     error.status_code: error for error in (Unauthorized, Forbidden, NamespaceNotFound, InvalidRequest, Unavailable)
 }
@@ -25,7 +27,7 @@ class RemoteBackend:
         api_key: sent as ``Authorization: Bearer <api_key>`` when the router requires keys.
         namespaces: the catalogs this backend will search or fill, which the key must be allowed.
         client: an HTTP client to use instead of building one (closed by its owner).
-        timeout: seconds allowed for each request.
+        timeout: seconds allowed for each request (a catalog ``PUT`` may wait ``PUT_WAIT_SECONDS`` for its answer).
     """
 
     def __init__(
@@ -65,8 +67,17 @@ class RemoteBackend:
             await self._client.aclose()
 
     async def _request(self, method: str, path: str, body: Mapping[str, Any] | None = None) -> Any:
+        # Reading the answer of a PUT waits for the embedding; connecting and sending are bounded as ever.
+        bound = self._client.timeout
+        timeout = (
+            bound
+            if method != "PUT"
+            else httpx.Timeout(bound.connect, read=PUT_WAIT_SECONDS, write=bound.write, pool=bound.pool)
+        )
         try:
-            response = await self._client.request(method, f"{self.url}{path}", json=body, headers=self._headers)
+            response = await self._client.request(
+                method, f"{self.url}{path}", json=body, headers=self._headers, timeout=timeout
+            )
         except httpx.HTTPError as exc:
             raise Unavailable(f"cannot reach the router at {self.url}: {exc!r}") from exc
         if response.is_success:
