@@ -25,7 +25,7 @@ import yaml
 
 from router.common.documents import yaml_problem
 from router.common.errors import RouterError
-from sync.mcp_source import UpstreamConfig
+from sync.upstream import UpstreamConfig
 
 _KEYS = {"command", "args", "env", "cwd", "url", "namespace", "resync_seconds", "timeout_seconds", "type"}
 _TYPES = {"stdio", "http", "streamable-http", "streamableHttp"}

@@ -46,7 +46,8 @@ from router.mcp.server import ToolRouterServer
 from router.server.runtime import Runtime
 from router.server.settings import Settings, StorageSettings, SyncSettings
 from router.storage.edge import EdgeStorage
-from sync.mcp_source import McpSources, UpstreamConfig
+from sync.mcp_source import McpSources
+from sync.upstream import UpstreamConfig
 from tests.docs import marked
 
 pytestmark = pytest.mark.integration
