@@ -200,7 +200,8 @@ class McpSource:
         try:
             result = await session.call_tool(name, dict(arguments), read_timeout_seconds=self.config.timeout_seconds)
         except MCPError as exc:
-            if exc.code == types.CONNECTION_CLOSED:
+            # An HTTP upstream that restarted answers "session not found": the session is gone, not the call.
+            if exc.code == types.CONNECTION_CLOSED or not await self._answers(session):
                 self._reconnect()
             return error_result(f"upstream {self.config.name!r} refused {name!r}: {exc.message}")
         except (anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStream) as exc:
@@ -211,6 +212,15 @@ class McpSource:
         return types.CallToolResult(
             content=result.content, structured_content=result.structured_content, is_error=result.is_error
         )
+
+    async def _answers(self, session: ClientSession) -> bool:
+        """Whether the session still answers a ping."""
+        try:
+            with anyio.fail_after(self.config.timeout_seconds):
+                await session.send_ping()
+        except Exception:
+            return False
+        return True
 
 
 class McpSources:

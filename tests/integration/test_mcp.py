@@ -365,9 +365,9 @@ def live_router(tmp_path: Path, travel: Path, embedders: EmbedderPool) -> Iterat
 
 
 @asynccontextmanager
-async def http_fixture(log: Path, *, prefix: str) -> AsyncIterator[str]:
+async def http_fixture(log: Path, *, prefix: str = "", port: int | None = None) -> AsyncIterator[str]:
     """The fixture MCP server on streamable HTTP, its tools prefixed; yields its URL."""
-    port = free_port()
+    port = port or free_port()
     argv = [sys.executable, str(FIXTURE), "--http", str(port), "--prefix", prefix]
     with log.open("w") as out:
         process = await asyncio.create_subprocess_exec(*argv, stdout=out, stderr=out)
@@ -436,6 +436,31 @@ async def test_through_a_running_router_with_an_upstreams_file(tmp_path: Path, l
             await until(listed)
             table = await find(session, "reserve a table for four at a restaurant")
             assert "book_table" in [f["name"] for f in table["functions"]]
+
+
+async def test_an_http_upstream_that_restarts_is_called_again_at_once(tmp_path: Path, embedders: EmbedderPool) -> None:
+    settings = Settings(storage=StorageSettings(data=tmp_path / "data"))
+    backend = EmbeddedBackend(settings, runtime=Runtime(settings, embedders=embedders))
+    port = free_port()
+    await backend.start()
+    sources = McpSources([], backend)
+    try:
+        async with http_fixture(tmp_path / "web.log", port=port) as url:
+            sources = McpSources([UpstreamConfig("web", url=url)], backend)  # listed again every 300 s
+            await sources.start()
+            (web,) = sources.sources
+            assert not (await web.call("get_forecast", {"city": "Rome"})).is_error
+        async with http_fixture(tmp_path / "web-again.log", port=port):
+            # Its session went with the process: the call says so, and the next ones reach the new one.
+            assert (await web.call("get_forecast", {"city": "Rome"})).is_error
+
+            async def answered() -> bool:
+                return text(await web.call("get_forecast", {"city": "Oslo"})).startswith("Forecast for Oslo")
+
+            await until(answered, seconds=30)
+    finally:
+        await sources.stop()
+        await backend.stop()
 
 
 async def test_two_upstreams_with_the_same_tool_names_keep_both(tmp_path: Path, embedders: EmbedderPool) -> None:
