@@ -119,9 +119,10 @@ class McpSource:
         """Connect, list and apply, then follow changes; reconnect with backoff after any failure."""
         delay = 1.0
         while True:
+            synced = self.syncs
             try:
                 async with self._connect() as session:
-                    self._session, delay = session, 1.0
+                    self._session = session
                     await self._follow(session)
             except Exception as exc:
                 self.failure = _reason(exc)
@@ -132,6 +133,10 @@ class McpSource:
             finally:
                 self._session = None
                 self.listed.set()
+            # Only a connection that applied its tools starts the backoff over: one that connects, then
+            # fails each time (a catalog over the limit) would restart a stdio upstream every second.
+            if self.syncs > synced:
+                delay = 1.0
             await asyncio.sleep(delay)
             delay = min(delay * 2, MAX_BACKOFF_SECONDS)
 

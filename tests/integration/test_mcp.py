@@ -38,7 +38,7 @@ from router.app import create_app
 from router.catalog.functions import FunctionDef
 from router.catalog.records import MetaStore
 from router.cli import main as cli_main
-from router.common.errors import NamespaceNotFound, RouterError
+from router.common.errors import CatalogInvalid, NamespaceNotFound, RouterError
 from router.embedding import EmbedderPool
 from router.mcp.backends import EmbeddedBackend, Found, WorkingSet
 from router.mcp.config import ConfigError, load_upstreams, parse_upstream
@@ -461,6 +461,30 @@ async def test_an_http_upstream_that_restarts_is_called_again_at_once(tmp_path: 
     finally:
         await sources.stop()
         await backend.stop()
+
+
+class RefusingSink:
+    """A router that refuses every catalog (over its function limit, say), counting the attempts."""
+
+    def __init__(self) -> None:
+        self.attempts = 0
+
+    async def apply(self, namespace: str, functions: Sequence[FunctionDef], *, source: str) -> object:
+        self.attempts += 1
+        raise CatalogInvalid(f"{namespace}: {len(functions)} functions, at most 2 ({source})")
+
+
+async def test_an_upstream_whose_catalog_is_refused_is_tried_again_ever_later(tmp_path: Path) -> None:
+    # Connecting succeeded each time, which restarted the backoff: a stdio upstream was respawned every second.
+    sink = RefusingSink()
+    async with http_fixture(tmp_path / "web.log") as url:
+        sources = McpSources([UpstreamConfig("web", url=url)], sink)
+        await sources.start()
+        await asyncio.sleep(8)
+        await sources.stop()
+    # Tries at 0, 1, 3 and 7 s; without backoff, one a second or so.
+    assert 3 <= sink.attempts <= 4, sink.attempts
+    assert sources.sources[0].failure is not None
 
 
 async def test_two_upstreams_with_the_same_tool_names_keep_both(tmp_path: Path, embedders: EmbedderPool) -> None:
