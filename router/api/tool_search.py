@@ -27,6 +27,8 @@ from router.routing.turns import TurnRouter
 from router.tools import CALL_ID_REQUIRED, search_item
 from router.tools.limits import MAX_DEFERRED, unsearchable
 
+MAX_FUNCTIONS = 128
+
 
 class ToolSearchIn(BaseModel):
     """A search call of a model, to answer in the shape of its API."""
@@ -47,7 +49,7 @@ class ToolSearchIn(BaseModel):
         "default", description="the catalog to search, or a list of catalogs searched together (up to 16)"
     )
     query: str = Field(min_length=1, max_length=10_000, description="what the model searched for")
-    max_functions: int | None = Field(None, ge=1, le=128, description="functions to find (default 3)")
+    max_functions: int | None = Field(None, ge=1, le=MAX_FUNCTIONS, description="functions to find (default 3)")
     session_id: str | None = Field(None, pattern=IDENTIFIER, description="its recent messages add context")
     user_id: str | None = Field(None, pattern=IDENTIFIER)
     format: Literal["openai", "anthropic", "mcp", "plain"] = Field("openai", description="the API whose item to answer")
@@ -187,34 +189,49 @@ async def search(
     """Route the query in each namespace; the best functions of all, by score, each name once.
 
     A tool list holds one tool of a name, so of a name two namespaces share the better scored
-    is found. Functions whose names the API of ``body.format`` refuses are left out, and named.
+    is found. Functions whose names the API of ``body.format`` refuses are left out, and named; the
+    search reaches past them, so that ``max_functions`` are found while the catalogs hold more.
     """
     settings = turns.settings
     wanted = body.max_functions or settings.max_functions
-    answers = await asyncio.gather(
-        *(
-            turns.route(
-                Turn(
-                    namespace=namespace,
-                    messages=[{"role": settings.roles[0], "content": body.query}],
-                    session_id=body.session_id,
-                    user_id=body.user_id,
-                    max_functions=wanted,
-                    recent_messages=settings.recent_messages if body.session_id is not None else 0,
-                    history_messages=0,
-                    recorded=False,
+    limit = wanted
+    while True:
+        answers = await asyncio.gather(
+            *(
+                turns.route(
+                    Turn(
+                        namespace=namespace,
+                        messages=[{"role": settings.roles[0], "content": body.query}],
+                        session_id=body.session_id,
+                        user_id=body.user_id,
+                        max_functions=limit,
+                        recent_messages=settings.recent_messages if body.session_id is not None else 0,
+                        history_messages=0,
+                        recorded=False,
+                    )
                 )
+                for namespace in namespaces
             )
-            for namespace in namespaces
         )
-    )
-    found = [(namespace, f) for namespace, routed in zip(namespaces, answers, strict=True) for f in routed.functions]
+        found = [(ns, f) for ns, routed in zip(namespaces, answers, strict=True) for f in routed.functions]
+        chosen, left_out = _usable(body.format, found, wanted)
+        # Refused names took places: the search reaches further, while the catalogs hold more.
+        more = any(len(routed.functions) >= limit for routed in answers)
+        if len(chosen) == wanted or not left_out or not more or limit == MAX_FUNCTIONS:
+            return chosen, left_out
+        limit = min(max(2 * limit, wanted + len(left_out)), MAX_FUNCTIONS)
+
+
+def _usable(
+    format: str, found: list[tuple[str, ScoredFunction]], wanted: int
+) -> tuple[list[tuple[str, ScoredFunction]], list[LeftOutOut]]:
+    """The ``wanted`` best of ``found`` whose names ``format``'s API takes, each name once; the refused ones named."""
     chosen: dict[str, tuple[str, ScoredFunction]] = {}
     left_out: dict[str, LeftOutOut] = {}
     for namespace, function in sorted(found, key=lambda item: -item[1].score):
         if len(chosen) == wanted:
             break
-        refused = unsearchable(body.format, function.function.name)
+        refused = unsearchable(format, function.function.name)
         if refused is None:
             chosen.setdefault(function.function.name, (namespace, function))
         else:

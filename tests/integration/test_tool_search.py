@@ -104,6 +104,23 @@ async def test_a_function_named_as_the_search_tool_is_never_referenced(served: S
     assert "tool_search" in [f["name"] for f in (await search(served.client, **body, format="openai"))["functions"]]
 
 
+async def test_the_search_reaches_past_names_the_api_refuses(served: Served) -> None:
+    # MCP tools are often named with dots, which OpenAI and Anthropic refuse: they took the places of the others.
+    dotted = [
+        {"name": f"weather.{kind}", "description": f"Weather {kind} for a city.", "parameters": {}}
+        for kind in ("now", "forecast", "alerts")
+    ]
+    climate = {"name": "get_climate", "description": "Climate averages and weather statistics for a city."}
+    mail = {"name": "send_mail", "description": "Send an email to someone."}
+    catalog = {"functions": [*dotted, climate, mail]}
+    assert (await served.client.put("/v1/catalogs/dotted", json=catalog)).status_code == 200
+    for format, call_id in (("openai", None), ("anthropic", "toolu_3")):
+        body = {"namespace": "dotted", "query": "What is the weather in Oslo?", "max_functions": 2, "format": format}
+        answer = await search(served.client, **body, call_id=call_id)
+        assert [f["name"] for f in answer["functions"]] == ["get_climate", "send_mail"]
+        assert {f["name"] for f in answer["left_out"]} == {"weather.now", "weather.forecast", "weather.alerts"}
+
+
 async def test_mcp_and_plain_answers(served: Served) -> None:
     answer = await search(served.client, namespace="travel", query="How much is 100 euros in dollars?", format="mcp")
     listed = mcp_types.ListToolsResult.model_validate(answer["item"])
