@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Container, Iterable, Mapping, Sequence
 from typing import Any
 
 from router.retrieval.learning import call_requests
@@ -77,12 +77,22 @@ class CallChecks:
             await asyncio.gather(*tasks, return_exceptions=True)
 
     async def check(
-        self, session_id: str, namespace: str, messages: Sequence[Mapping[str, Any]], *, start: int
+        self,
+        session_id: str,
+        namespace: str,
+        messages: Sequence[Mapping[str, Any]],
+        *,
+        start: int,
+        held: Container[str] | None = None,
     ) -> list[Checked]:
-        """Check the calls of ``messages[start:]`` (stored messages, with ``seq``), keep and count their outcomes."""
+        """Check the calls of ``messages[start:]`` (stored messages, with ``seq``), keep and count their outcomes.
+
+        With ``held``, the catalog's functions, calls to other functions are not checked.
+        """
         calls = [
             Call(int(messages[position]["seq"]), _key(messages[position]), name, request)
             for position, name, request in call_requests(messages, roles=self._roles, start=start)
+            if held is None or name in held
         ]
         if not calls:
             return []

@@ -213,11 +213,16 @@ class TurnRouter:
             # results posted after their call that call.
             window = await asyncio.to_thread(store.messages, session_id, limit=len(stored) + CONTEXT_MESSAGES)
             start = max(0, len(window) - len(stored))
-            await self.checks.check(session_id, namespace or "default", window, start=start)
+            routed_in = namespace or "default"
+            held = None  # an agent's own tools are not the catalog's: their calls are not checked
+            called = [name for m in stored for name in called_functions(m)]
+            if called and self._catalogs.ready:
+                held = await asyncio.to_thread(self._catalogs.index.store.existing, routed_in, called)
+            await self.checks.check(session_id, routed_in, window, start=start, held=held)
             if self.settings.learn_from_usage and self._catalogs.ready:
                 await learn_in_spaces(
                     self._catalogs,
-                    namespace or "default",
+                    routed_in,
                     window,
                     roles=self.settings.roles,
                     start=start,

@@ -49,14 +49,17 @@ def counter(text: str, outcome: str) -> float:
 
 
 async def routed_then_run(client: httpx.AsyncClient, session: str) -> tuple[list[str], list[str]]:
-    """Route a turn and search once in ``session``, then store a run calling one routed, one found, one missed."""
+    """Route a turn and search once in ``session``, then store a run calling one routed, one found, one missed.
+
+    The run also calls ``run_python``, an agent's own tool the catalog does not hold: it is not checked.
+    """
     body = {"namespace": "ops", "session_id": session, "messages": [user(WEATHER)], "max_functions": 1}
     routed = [f["name"] for f in (await post(client, "/v1/route", body))["functions"]]
     search = {"namespace": "ops", "session_id": session, "query": TICKET, "max_functions": 1, "format": "plain"}
     found = [f["name"] for f in (await post(client, "/v1/tool_search", search))["functions"]]
     assert routed == ["get_weather"]
     assert found == ["create_jira_issue"]
-    run = [user(WEATHER), *answered("get_weather", "create_jira_issue", "page_oncall", content="ok")]
+    run = [user(WEATHER), *answered("get_weather", "create_jira_issue", "page_oncall", "run_python", content="ok")]
     await post(client, f"/v1/sessions/{session}/messages", {"namespace": "ops", "messages": run})
     return routed, found
 
