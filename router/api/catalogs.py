@@ -14,7 +14,7 @@ from router.api.errors import responses
 from router.api.limits import body_router
 from router.api.schemas import NAMESPACE, CatalogIn, CatalogInfo, CatalogOut, CatalogsOut, ReconcileOut
 from router.api.tool_search import CatalogToolsOut
-from router.catalog.functions import parse_document
+from router.catalog.functions import parse_document, validate_namespace
 from router.catalog.records import CatalogRecord
 from router.common.errors import CatalogConflict, InvalidRequest
 from router.server.runtime import Runtime
@@ -63,6 +63,7 @@ async def put_catalog(
 ) -> ReconcileOut:
     """Replace a catalog and reconcile it now; only new or changed functions are embedded."""
     access.check(namespace)
+    validate_namespace(namespace, source="namespace")
     # The body's own lists, not a deep copy (model_dump of thousands of definitions takes a while), off the
     # loop; orjson decoded it, so it holds no NaN.
     source = f"PUT /v1/catalogs/{namespace}"

@@ -86,6 +86,8 @@ def validate_namespace(namespace: str, *, source: str = "request") -> str:
     """Return ``namespace`` when it is a valid namespace name, else raise ``CatalogInvalid``."""
     if not isinstance(namespace, str) or not NAME_PATTERN.fullmatch(namespace):
         raise CatalogInvalid(f"{source}: namespace {namespace!r} must match {NAME_PATTERN.pattern}", field="namespace")
+    if not namespace.strip("."):  # "/v1/catalogs/.." is another path to every HTTP client
+        raise CatalogInvalid(f"{source}: namespace {namespace!r} must hold more than dots", field="namespace")
     return namespace
 
 

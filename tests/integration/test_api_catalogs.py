@@ -320,6 +320,14 @@ async def test_an_invalid_namespace_is_rejected(client: httpx.AsyncClient, names
     assert assert_error(got, 422, "ValidationError").startswith("namespace: ")
 
 
+@pytest.mark.parametrize("namespace", ["%2E", "%2E%2E", "..."])
+async def test_a_namespace_of_dots_is_refused(client: httpx.AsyncClient, namespace: str) -> None:
+    # "/v1/catalogs/.." is another path to every HTTP client: such a catalog could not be read or deleted.
+    put = await client.put(f"/v1/catalogs/{namespace}", json={"functions": [WEATHER]})
+    assert "must hold more than dots" in assert_error(put, 422, "CatalogInvalid")
+    assert [c["namespace"] for c in (await client.get("/v1/catalogs")).json()["catalogs"]] == []
+
+
 async def test_unknown_namespaces_answer_404(client: httpx.AsyncClient) -> None:
     got = await client.get("/v1/catalogs/nowhere")
     deleted = await client.delete("/v1/catalogs/nowhere")
