@@ -339,7 +339,13 @@ async def test_unknown_namespaces_answer_404(client: httpx.AsyncClient) -> None:
 
 @pytest.mark.parametrize(
     ("method", "path", "status", "error"),
-    [("GET", "/v1/nowhere", 404, "NotFound"), ("POST", "/v1/catalogs", 405, "MethodNotAllowed")],
+    [
+        ("GET", "/v1/nowhere", 404, "NotFound"),
+        ("POST", "/v1/catalogs", 405, "MethodNotAllowed"),
+        # An id holding "/" matches no route: the answer says why.
+        ("POST", "/v1/sessions/a%2Fb/messages", 422, "ValidationError"),
+        ("DELETE", "/v1/users/u%2F1/memories", 422, "ValidationError"),
+    ],
 )
 async def test_unknown_paths_and_methods_answer_the_error_contract(
     client: httpx.AsyncClient, method: str, path: str, status: int, error: str
