@@ -32,6 +32,8 @@ def trouble(exc: RouterClientError) -> str:
 SEARCH_TOOL = "tool_search"
 # The most functions a route may answer: how far to look for an agent's own tools.
 WIDEST = 128
+# Functions one search loads when the provider does not say: the sidecar's default.
+SEARCHED = 3
 PARAMETERS = {
     "type": "object",
     "properties": {
@@ -42,28 +44,33 @@ PARAMETERS = {
 
 
 async def search_tool(
-    provider: RouterContextProvider, advertised: set[str], *, session_id: str | None, user_id: str | None
+    provider: RouterContextProvider, middleware: RoutedTools, *, session_id: str | None, user_id: str | None
 ) -> FunctionTool:
-    """One run's ``tool_search`` tool: what a search finds joins ``advertised``, shared with the run's middleware.
+    """One run's ``tool_search`` tool: what a search finds joins what ``middleware`` advertises.
 
-    Searches carry the session (whose messages add context) and the user of the session.
+    Only functions the agent has are loaded (a catalog may be shared by agents with fewer tools): the
+    search reaches past the others. Searches carry the session (whose messages add context) and the
+    user of the session.
     """
 
     async def tool_search(query: str) -> str:
+        # The model calls this after a request went through the middleware, which saw the agent's tools.
+        held = middleware.offered if not middleware.known <= middleware.offered else set()
         try:
             found = await provider.client.tool_search(
                 provider.namespace,
                 query,
                 format="plain",
-                max_functions=provider.search_functions,
+                max_functions=WIDEST if held else provider.search_functions,
                 session_id=session_id,
                 user_id=user_id or provider.user_id,
             )
         except RouterClientError as exc:
             log.warning("%s, the search found nothing: %s", trouble(exc), exc)
             return json.dumps({"error": f"the tool search is unavailable: {exc}"})
-        advertised.update(found.names)
-        functions = [{"name": f.name, "description": f.description} for f in found.functions]
+        kept = [f for f in found.functions if not held or f.name in held][: provider.search_functions or SEARCHED]
+        middleware.routed.update(f.name for f in kept)
+        functions = [{"name": f.name, "description": f.description} for f in kept]
         return json.dumps({"loaded": functions, "note": "these functions can be called now"}, ensure_ascii=False)
 
     description = await _description(provider)
@@ -211,6 +218,8 @@ class RoutedTools(ChatMiddleware):
         self.routed = routed
         self.known = known
         self.widen = widen
+        # The catalog tools the agent has: those of its last request (empty until one is seen).
+        self.offered: set[str] = set()
 
     def keeps(self, item: Any) -> bool:
         name = tool_name(item)
@@ -221,6 +230,7 @@ class RoutedTools(ChatMiddleware):
         tools = options.get("tools") if options is not None else None
         if options is not None and isinstance(tools, Sequence) and tools:
             held = {name for t in tools if (name := tool_name(t)) in self.known}
+            self.offered = held
             if self.widen is not None and held and not held & self.routed:
                 widen, self.widen = self.widen, None
                 self.routed.update(await widen(held))

@@ -81,7 +81,7 @@ class RouterContextProvider(ContextProvider):
         search_tool: also give the run a ``tool_search`` tool whose calls go to the router's
             search: the functions it finds are advertised from the next model call of the run
             on, so the model starts with the routed functions and can still reach the rest.
-        search_functions: functions one search loads (the sidecar's default is 3).
+        search_functions: functions one search loads (3 by default), among those the agent has.
     """
 
     DEFAULT_SOURCE_ID: ClassVar[str] = "tool_router"
@@ -208,9 +208,10 @@ class RouterContextProvider(ContextProvider):
         widen = (
             partial(widened, self, messages, session.session_id, user_id, len(routed.names)) if routed.names else None
         )
-        context.extend_middleware(self.source_id, [RoutedTools(advertised, known, widen)])
+        middleware = RoutedTools(advertised, known, widen)
+        context.extend_middleware(self.source_id, [middleware])
         if self.search_tool:
-            search = await search_tool(self, advertised, session_id=session.session_id, user_id=state.get("user_id"))
+            search = await search_tool(self, middleware, session_id=session.session_id, user_id=state.get("user_id"))
             context.extend_tools(self.source_id, [search])
         if history and routed.history:
             context.extend_messages(self, from_router(routed.history))

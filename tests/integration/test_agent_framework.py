@@ -371,6 +371,27 @@ def test_the_documented_example_runs(live: LiveServer, capsys: pytest.CaptureFix
     assert len(tools) == 3
 
 
+async def test_a_search_loads_only_functions_the_agent_has(router: AsyncRouterClient) -> None:
+    # The catalog is shared with agents that have more tools: what this one lacks is never said to be loaded.
+    chat, tools = (
+        ScriptedChatClient(
+            call("tool_search", {"query": "convert 100 euros to dollars"}, "call_s"),
+            Message("assistant", ["I cannot convert currencies."]),
+        ),
+        Tools(),
+    )
+    tools.all = [t for t in tools.all if t.name != "convert_currency"]
+    provider = RouterContextProvider(router, namespace="travel", max_functions=1, search_tool=True, search_functions=2)
+    agent = agent_with(chat, provider, tools)
+    await agent.run(FLIGHT, session=agent.create_session(session_id=session_id()))
+    (result,) = [c.result for m in chat.requests[1].messages for c in m.contents if c.type == "function_result"]
+    loaded = [f["name"] for f in json.loads(str(result))["loaded"]]
+    assert len(loaded) == 2
+    assert "convert_currency" not in loaded
+    assert set(loaded) <= {t.name for t in tools.all}
+    assert set(chat.requests[1].tools) == {"search_flights", "escalate_to_human", "tool_search", *loaded}
+
+
 async def test_a_search_tool_loads_more_functions_during_the_run(
     router: AsyncRouterClient, sync_router: RouterClient
 ) -> None:
