@@ -270,7 +270,10 @@ class ToolRouterServer:
                     "description": f.description,
                     "score": round(f.score, 4),
                     "pinned": f.pinned,
-                    "callable": self.sources is not None and self.sources.owner(f.namespace, f.name) is not None,
+                    # Past the working set's size a function is found but not kept: calling it here fails.
+                    "callable": (f.namespace, f.name) in named
+                    and self.sources is not None
+                    and self.sources.owner(f.namespace, f.name) is not None,
                     "inputSchema": dict(f.input_schema),
                 }
                 for f in finding.functions

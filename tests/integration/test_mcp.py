@@ -525,6 +525,27 @@ async def test_two_upstreams_with_the_same_tool_names_keep_both(tmp_path: Path, 
         await backend.stop()
 
 
+async def test_a_found_function_past_the_working_set_is_not_callable(tmp_path: Path, embedders: EmbedderPool) -> None:
+    settings = Settings(storage=StorageSettings(data=tmp_path / "data"))
+    backend = EmbeddedBackend(settings, runtime=Runtime(settings, embedders=embedders))
+    sources = McpSources([UpstreamConfig("desk", command=sys.executable, args=(str(FIXTURE),))], backend)
+    router = ToolRouterServer(backend, ["desk"], sources=sources, working_set=1)
+    await backend.start()
+    try:
+        await sources.start()
+        async with Client(router.server, mode="legacy") as client:
+            result = await client.call_tool("find_tools", {"query": "weather forecast for Lisbon", "max_functions": 2})
+            answer = result.structured_content
+            assert answer is not None
+            found = [(f["name"], f["callable"]) for f in answer["functions"]]
+            # The session keeps one found tool: only that one can be called.
+            assert found == [(found[0][0], True), (found[1][0], False)]
+            assert answer["tools"] == ["find_tools", found[0][0]]
+    finally:
+        await sources.stop()
+        await backend.stop()
+
+
 async def test_an_upstream_that_lists_no_tools_keeps_its_catalog(tmp_path: Path, embedders: EmbedderPool) -> None:
     settings = Settings(storage=StorageSettings(data=tmp_path / "data"))
     backend = EmbeddedBackend(settings, runtime=Runtime(settings, embedders=embedders))
