@@ -28,6 +28,8 @@ from router.sessions.memory import ANY_NAMESPACE, StoredMemory, user_scope
 
 router = body_router("/v1/users", ["memories"], Depends(get_access))
 sessions_router = body_router("/v1/sessions", ["sessions"], Depends(get_access))
+# A namespace, or "*": the memories stored without one, as the list shows them.
+STORED_IN = rf"^(?:\*|{NAMESPACE[1:-1]})$"
 UserPath = Path(pattern=IDENTIFIER, description="the user id memories were stored with")
 SessionPath = Path(pattern=IDENTIFIER, description="the agent's session id")
 
@@ -188,7 +190,9 @@ async def list_memories(
     access: AccessDep,
     turns: TurnRouterDep,
     user_id: str = UserPath,
-    namespace: str | None = Query(None, pattern=NAMESPACE, description="only the memories stored in this namespace"),
+    namespace: str | None = Query(
+        None, pattern=STORED_IN, description="only the memories stored in this namespace (`*`: stored without one)"
+    ),
     include: Literal["superseded"] | None = Query(
         None, description="`superseded`: also the memories that were replaced or have expired"
     ),
@@ -231,7 +235,9 @@ async def delete_memories(
     access: AccessDep,
     turns: TurnRouterDep,
     user_id: str = UserPath,
-    namespace: str | None = Query(None, pattern=NAMESPACE, description="only the memories stored in this namespace"),
+    namespace: str | None = Query(
+        None, pattern=STORED_IN, description="only the memories stored in this namespace (`*`: stored without one)"
+    ),
 ) -> MemoriesDeletedOut:
     """Forget the memories of the user the key reaches (all with a key for every namespace), or of one namespace."""
     store, *copies = await turns.memory_stores()

@@ -182,3 +182,12 @@ async def test_the_memories_of_one_namespace_are_forgotten_alone(serve: Callable
             "Our production cluster is prod-eu-1.",
             "My name is Ivy Chen.",
         ]
+        # "*", as the list shows it: the memories stored without a namespace, for keys of every namespace.
+        admin, travel = ({"authorization": f"Bearer {key}"} for key in (ADMIN, TRAVEL))
+        shared = await served.client.get("/v1/users/ivy/memories", params={"namespace": "*"}, headers=admin)
+        assert [m["text"] for m in shared.json()["memories"]] == ["My name is Ivy Chen."]
+        params = {"namespace": "*"}
+        assert (await served.client.delete("/v1/users/ivy/memories", params=params, headers=travel)).status_code == 403
+        gone = await served.client.delete("/v1/users/ivy/memories", params=params, headers=admin)
+        assert gone.json() == {"user_id": "ivy", "deleted": 1}
+        assert [m["text"] for m in await listed(served, "ivy")] == ["Our production cluster is prod-eu-1."]
