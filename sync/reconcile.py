@@ -100,6 +100,10 @@ class SyncLog:
         """Record a reconcile that failed, or a source refused before anything changed (``rejected``)."""
         self.results[namespace] = SyncResult(namespace, source, outcome, time.time(), detail=detail)
 
+    def kept(self, namespace: str, source: str, detail: str) -> None:
+        """Record a source that would have emptied or removed the catalog, which was kept as stored."""
+        self.results[namespace] = SyncResult(namespace, source, "kept", time.time(), detail=detail)
+
     def started(self, namespace: str, total: int) -> SyncProgress:
         """Note that ``total`` functions of ``namespace`` are being embedded."""
         progress = self.running[namespace] = SyncProgress(namespace, total)

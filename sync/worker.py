@@ -117,6 +117,8 @@ class DirectorySync:
         if file.empty and not self._allow_delete:
             reason = f"{file.path} lists no function; kept the stored catalog (allow deletion to empty it)"
             log.warning("catalog file empty", extra={"namespace": namespace, "detail": reason})
+            self._service.log.kept(namespace, self._source, reason)
+            self._reported[namespace] = file.fingerprint  # said once, until the file changes
             return Outcome(namespace, skipped=reason)
         # Forgotten until the write succeeds: one cut short must not pass for the file seen before.
         self._seen.pop(namespace, None)
@@ -151,6 +153,7 @@ class DirectorySync:
                 if namespace in self._seen or not self.first_pass_done.is_set():
                     reason = f"the file of {namespace!r} is gone; kept the stored catalog (allow deletion to remove it)"
                     log.warning("catalog file missing", extra={"namespace": namespace, "detail": reason})
+                    self._service.log.kept(namespace, self._source, reason)
                     report.outcomes.append(Outcome(namespace, skipped=reason))
                     self._seen.pop(namespace, None)
                 continue

@@ -37,7 +37,7 @@ export function renderCatalogs(status) {
       el("td", { class: "count", text: String(catalog.count) }),
       el("td", { text: catalog.source || "" }),
       el("td", { text: when(catalog.updated_at) }),
-      el("td", { class: sync && sync.outcome.match(/failed|rejected/) ? "error" : "", text: describeSync(sync) }),
+      el("td", { class: sync && sync.outcome.match(/failed|rejected|kept/) ? "error" : "", text: describeSync(sync) }),
       progress,
       el("td", {}, el("button", { type: "button", text: "Functions", onclick: () => openCatalog(catalog.namespace) })),
     );

@@ -611,6 +611,10 @@ async def test_an_emptied_file_keeps_its_namespace(
     assert "lists no function" in outcome.skipped
     assert stored(worker_service, "tools") == before
     assert "tools" in await worker_service.catalogs.records()
+    # The status says the file was not applied, once.
+    last = worker_service.log.results["tools"]
+    assert (last.outcome, last.detail) == ("kept", outcome.skipped)
+    assert (await worker.run_once()).outcomes == []
 
 
 async def test_an_emptied_file_deletes_its_namespace_with_allow_delete(
@@ -645,6 +649,7 @@ async def test_a_removed_file_keeps_its_namespace(worker_service: CatalogService
     assert outcome.skipped is not None
     assert "is gone; kept the stored catalog" in outcome.skipped
     assert second.outcomes == []  # reported once
+    assert worker_service.log.results["tools"].outcome == "kept"
     assert stored(worker_service, "tools") == before
 
 
