@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import re
 import time
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
@@ -14,6 +15,7 @@ import pytest
 from conftest import (
     EXAMPLE_COUNTS,
     EXAMPLES,
+    ROOT,
     STOCKS,
     TIMEZONE,
     WEATHER,
@@ -353,6 +355,14 @@ async def test_unknown_paths_and_methods_answer_the_error_contract(
     response = await client.request(method, path)
 
     assert_error(response, status, error)
+
+
+async def test_the_endpoint_table_of_the_api_guide_lists_every_endpoint(client: httpx.AsyncClient) -> None:
+    table = (ROOT / "docs" / "api.md").read_text().split("\n## ", 1)[0]
+    listed = set(re.findall(r"^\| `(GET|PUT|POST|DELETE) ([^`?]+)`", table, re.MULTILINE))
+    paths = (await client.get("/openapi.json")).json()["paths"]
+    served = {(method.upper(), path) for path, methods in paths.items() for method in methods}
+    assert served - listed == set()
 
 
 async def test_openapi_documents_the_error_responses(client: httpx.AsyncClient) -> None:
