@@ -32,7 +32,7 @@ from benchmarks.harness import Header, progress, record
 from router.embedding import DEFAULT_MODEL
 from router.retrieval.examples import ExampleStore
 from router.sessions.history import MESSAGES, HistoryStore
-from router.sessions.memory import memory_spec
+from router.sessions.records import memory_spec
 from router.storage.base import Collection, PointData
 from router.storage.edge import EdgeStorage
 from router.storage.edge_export import EdgeExport

@@ -20,7 +20,7 @@ from router.catalog.functions import FunctionDef
 from router.catalog.records import Generation
 from router.retrieval.catalogs import ActiveIndex, Catalogs
 from router.retrieval.index import FunctionStore
-from router.sessions.memory import memory_spec
+from router.sessions.records import memory_spec
 from router.sessions.reembed import drop_memories, reembed_memories
 from router.storage.base import Storage
 from sync.diff import Summary

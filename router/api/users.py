@@ -24,7 +24,7 @@ from router.api.limits import body_router
 from router.api.messages import Message
 from router.api.schemas import IDENTIFIER, NAMESPACE
 from router.common.errors import NotFound
-from router.sessions.memory import ANY_NAMESPACE, StoredMemory, user_scope
+from router.sessions.records import ANY_NAMESPACE, StoredMemory, user_scope
 
 router = body_router("/v1/users", ["memories"], Depends(get_access))
 sessions_router = body_router("/v1/sessions", ["sessions"], Depends(get_access))

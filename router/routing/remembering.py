@@ -27,8 +27,9 @@ from router.retrieval.scored import ScoredFunction
 from router.routing.settings import RouteSettings
 from router.sessions.expiry import expires_at
 from router.sessions.extraction import MemoryExtractor, forget_requests, memory_candidates
-from router.sessions.memory import ANY_NAMESPACE, Memory, MemoryChanges, MemoryRows, MemoryStore
+from router.sessions.memory import MemoryStore
 from router.sessions.recall import RecallSettings, rank
+from router.sessions.records import ANY_NAMESPACE, Memory, MemoryChanges, MemoryRows
 from router.sessions.reembed import reembed_memories
 from router.storage.base import Storage
 

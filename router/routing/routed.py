@@ -9,7 +9,7 @@ from typing import Any
 from router.catalog.functions import FunctionDef
 from router.retrieval.explained import Explanation
 from router.retrieval.scored import ScoredFunction
-from router.sessions.memory import Memory
+from router.sessions.records import Memory
 
 
 @dataclass(frozen=True)

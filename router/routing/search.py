@@ -19,7 +19,8 @@ from router.retrieval.sparse import query_vector
 from router.routing.remembering import Remembering
 from router.routing.routed import Routed, Turn
 from router.routing.settings import RouteSettings
-from router.sessions.memory import Memory, MemoryStore, scope_of
+from router.sessions.memory import MemoryStore
+from router.sessions.records import Memory, scope_of
 
 
 def search_turn(

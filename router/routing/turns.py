@@ -31,7 +31,8 @@ from router.routing.search import search_turn
 from router.routing.settings import RouteSettings
 from router.sessions.extraction import MemoryExtractor, StatementExtractor
 from router.sessions.history import HistoryStore, as_message
-from router.sessions.memory import MemoryChanges, MemoryStore, scope_of
+from router.sessions.memory import MemoryStore
+from router.sessions.records import MemoryChanges, scope_of
 from router.sessions.routes import Misses, RouteRecord
 from router.storage.base import StorageUnavailable
 

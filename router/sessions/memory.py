@@ -1,34 +1,42 @@
-"""Memories: durable facts the user stated, kept per scope and namespace.
+"""The memories store: durable facts the user stated, kept per scope and namespace.
 
-What becomes a memory is decided by ``router.sessions.extraction``; which memories come back
-with a turn by ``router.sessions.recall``. Each memory keeps its vector in its payload too, so
-a route reads a scope's memories with their vectors in one scroll and ranks them in numpy.
+What a memory record holds is in ``router.sessions.records``; what becomes a memory is decided
+by ``router.sessions.extraction``; which memories come back with a turn by
+``router.sessions.recall``. Each memory keeps its vector in its payload too, so a route reads a
+scope's memories with their vectors in one scroll and ranks them in numpy.
 
 Vectors of two models never mix, so each model has its own memories collection
-(``memory_spec``); ``router.sessions.reembed`` moves memories to a new model. A time-bound
-memory holds until its ``expires_at``; one a newer statement updates is kept, superseded.
+(``records.memory_spec``); ``router.sessions.reembed`` moves memories to a new model. A
+time-bound memory holds until its ``expires_at``; one a newer statement updates is kept,
+superseded.
 """
 
 from __future__ import annotations
 
 import builtins
-import hashlib
 import time
 import uuid
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from router.embedding import Vectors
-from router.embedding.batching import pack, unpack
-from router.sessions.slots import contradicts, forgets, slot_of
-from router.storage.base import Collection, CollectionSpec, PointData, Record, Storage
+from router.embedding.batching import unpack
+from router.sessions.records import (
+    ANY_NAMESPACE,
+    MemoryChanges,
+    MemoryRows,
+    StoredMemory,
+    from_record,
+    holds,
+    memory_spec,
+    to_point,
+)
+from router.sessions.slots import contradicts, forgets
+from router.storage.base import Collection, PointData, Record, Storage
 
 _IDS = uuid.UUID("9a7b6c5d-4e3f-4a1b-8c2d-1e0f9a8b7c6d")
-# Memories posted without a namespace hold in every namespace of their scope.
-ANY_NAMESPACE = "*"
 # A route reads at most this many memories of a scope: the newest, when it holds more.
 SCAN_LIMIT = 256
 # A new memory this similar to a stored one is the same memory.
@@ -41,102 +49,11 @@ _WHEN_FIELDS = ("created_at", "expires_at", "superseded_by")
 _STATE_FIELDS = ("namespace", "session_id", "slot", "value", "expires_at", "superseded_by", "expired", "text")
 
 
-def user_scope(user_id: str) -> str:
-    """The scope of a user's memories (across their sessions)."""
-    return f"user:{user_id}"
-
-
-def scope_of(*, session_id: str | None, user_id: str | None) -> str | None:
-    """Memories belong to the user when known (across sessions), otherwise to the session."""
-    if user_id is not None:
-        return user_scope(user_id)
-    return f"session:{session_id}" if session_id is not None else None
-
-
-@dataclass(frozen=True)
-class Memory:
-    """A remembered fact and how relevant it is to the turn."""
-
-    text: str
-    score: float
-
-
-@dataclass(frozen=True)
-class StoredMemory:
-    """A memory as stored: what it says, where it holds, when and from which session it came.
-
-    Attributes:
-        expires_at: when a time-bound memory stops holding (Unix seconds), if it is one.
-        superseded_by: the id of the newer memory that replaced it, if one did.
-    """
-
-    id: str
-    text: str
-    namespace: str
-    created_at: float
-    session_id: str | None
-    expires_at: float | None = None
-    superseded_by: str | None = None
-
-    def current(self, now: float) -> bool:
-        """Whether it still holds: neither replaced nor past its end."""
-        return self.superseded_by is None and (self.expires_at is None or self.expires_at > now)
-
-
-@dataclass(frozen=True)
-class MemoryChanges:
-    """What storing a run did to the memories of its scope."""
-
-    added: int = 0
-    updated: int = 0
-    expired: int = 0
-    forgotten: int = 0
-
-
-@dataclass(frozen=True)
-class MemoryRows:
-    """A scope's memories with their vectors, ready to rank (rows of ``vectors`` match ``texts``)."""
-
-    texts: list[str]
-    vectors: np.ndarray
-
-
-def memory_spec(model: str, dimension: int) -> CollectionSpec:
-    """The memories collection of one embedding model (vectors of two models never mix)."""
-    key = hashlib.sha256(f"{model}|{dimension}".encode()).hexdigest()[:12]
-    return CollectionSpec(
-        name=f"memories-{key}", dense_size=dimension, tenant_field="scope", keyword_fields=("namespace",)
-    )
-
-
-def _stored(record: Record) -> StoredMemory:
-    p = record.payload
-    fields = (p.get("namespace", ANY_NAMESPACE), p.get("created_at", 0.0), p.get("session_id"), p.get("expires_at"))
-    return StoredMemory(record.id, p["text"], *fields, p.get("superseded_by"))
-
-
-def _point(scope: str, memory: StoredMemory, vector: np.ndarray) -> PointData:
-    payload: dict[str, Any] = {"scope": scope, "namespace": memory.namespace, "text": memory.text}
-    payload |= {"session_id": memory.session_id, "created_at": memory.created_at, "vector": pack(vector, "<f4")}
-    if memory.expires_at is not None:
-        payload["expires_at"] = memory.expires_at
-    if memory.superseded_by is not None:
-        payload["superseded_by"] = memory.superseded_by
-    if (slot := slot_of(memory.text)) is not None:
-        payload["slot"], payload["value"] = slot
-    return PointData(id=memory.id, payload=payload, dense=vector.tolist())
-
-
 def _replaces(payload: dict[str, Any], slot: tuple[Any, Any], text: str) -> bool:
     """Whether a memory of ``text`` setting ``slot`` (slot, value) updates, or denies, the one with ``payload``."""
     if slot[0] is not None and payload.get("slot") == slot[0] and payload.get("value") != slot[1]:
         return True
     return contradicts(str(payload.get("text", "")), text)
-
-
-def _holds(payload: dict[str, Any], now: float) -> bool:
-    end = payload.get("expires_at")
-    return payload.get("superseded_by") is None and (end is None or end > now)
 
 
 class MemoryStore:
@@ -179,10 +96,10 @@ class MemoryStore:
         # Another namespace's memories are another tenant's: neither expired nor counted here.
         state = list(self._collection.scroll(where, fields=_STATE_FIELDS))
         expired = [r for r in state if r.payload.get("expires_at") and not r.payload.get("expired")]
-        expired = [r for r in expired if not _holds(r.payload, now)]
+        expired = [r for r in expired if not holds(r.payload, now)]
         changed: dict[str, dict[str, Any]] = {r.id: {"expired": True} for r in expired}
         said = {r.id: r.payload.get("session_id") for r in state}
-        current = [r for r in state if _holds(r.payload, now)]
+        current = [r for r in state if holds(r.payload, now)]
         points: list[PointData] = []
         replaced: set[str] = set()
         for position, (text, vector) in enumerate(zip(texts, vectors, strict=True)):
@@ -191,12 +108,12 @@ class MemoryStore:
             memory = StoredMemory(str(uuid.uuid5(_IDS, key)), text, namespace, now, session_id, end)
             if memory.id in said and said[memory.id] == session_id:
                 continue
-            point = _point(scope, memory, vector)
+            point = to_point(scope, memory, vector)
             slot = (point.payload.get("slot"), point.payload.get("value"))
             hits = self._collection.search(dense=vector.tolist(), match=where, limit=3, fields=_STATE_FIELDS)
             # "My hotel budget is 120 euros" is near "... 150 euros" in meaning, but updates it.
             if any(
-                h.score >= DUPLICATE_SCORE and _holds(h.payload, now) and not _replaces(h.payload, slot, text)
+                h.score >= DUPLICATE_SCORE and holds(h.payload, now) and not _replaces(h.payload, slot, text)
                 for h in hits
             ):
                 continue
@@ -215,7 +132,7 @@ class MemoryStore:
 
     def copy(self, scope: str, memories: Sequence[StoredMemory], vectors: Vectors) -> None:
         """Store memories of another model as they were (times, expiry and what replaced them)."""
-        self._collection.upsert([_point(scope, m, v) for m, v in zip(memories, vectors, strict=True)])
+        self._collection.upsert([to_point(scope, m, v) for m, v in zip(memories, vectors, strict=True)])
 
     def restate(self, changes: dict[str, dict[str, Any]]) -> None:
         """Change payload fields of memories by id (their vector stays); unknown ids are ignored."""
@@ -234,7 +151,7 @@ class MemoryStore:
         now = time.time()
         # Every current memory's time, then the newest ones' texts and vectors: scrolled in id order,
         # a bound on the scroll left a user's newest memories out of every route once they held more.
-        current = [r for r in self._collection.scroll(where, fields=_WHEN_FIELDS) if _holds(r.payload, now)]
+        current = [r for r in self._collection.scroll(where, fields=_WHEN_FIELDS) if holds(r.payload, now)]
         newest = sorted(current, key=lambda r: r.payload.get("created_at", 0.0))[-limit:]
         records = self._collection.retrieve([r.id for r in newest], fields=_ROW_FIELDS) if newest else []
         # Memories stored before their vector was kept in the payload are listed, never recalled.
@@ -252,7 +169,7 @@ class MemoryStore:
         """
         records = self._collection.scroll(_where(scope, namespaces), fields=[f for f in _FIELDS if f != "vector"])
         now = time.time()
-        found = (m for m in map(_stored, records) if everything or m.current(now))
+        found = (m for m in map(from_record, records) if everything or m.current(now))
         return sorted(found, key=lambda m: (m.created_at, m.id))
 
     def delete(self, scope: str, memory_id: str, *, namespaces: Iterable[str] | None = None) -> bool:
@@ -296,7 +213,7 @@ class MemoryStore:
     def every(self) -> builtins.list[tuple[str, StoredMemory]]:
         """Every memory of every scope, with its scope (to copy them to another model)."""
         records = self._collection.scroll(None, fields=["scope", *[f for f in _FIELDS if f != "vector"]])
-        return [(r.payload["scope"], _stored(r)) for r in records]
+        return [(r.payload["scope"], from_record(r)) for r in records]
 
 
 def _where(scope: str, namespaces: Iterable[str] | None) -> dict[str, Any]:

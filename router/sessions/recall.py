@@ -30,7 +30,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from router.sessions.memory import Memory, MemoryRows
+from router.sessions.records import Memory, MemoryRows
 
 
 @dataclass(frozen=True)

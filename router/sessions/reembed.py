@@ -1,7 +1,7 @@
 """A model change for memories: every memory embedded again with the new model, then the old dropped.
 
 Vectors of two models never mix, so each model has its own memories collection
-(``router.sessions.memory.memory_spec``). When the served model changes (a new generation),
+(``router.sessions.records.memory_spec``). When the served model changes (a new generation),
 every memory is embedded again with the new model, keeping its id, scope, namespace, session,
 time, expiry and what replaced it; a second pass just before the switch catches memories stored
 or deleted while the first one ran.
@@ -13,7 +13,8 @@ import asyncio
 from collections import defaultdict
 
 from router.embedding import Embedder
-from router.sessions.memory import REEMBED_BATCH, MemoryStore, StoredMemory, memory_spec
+from router.sessions.memory import REEMBED_BATCH, MemoryStore
+from router.sessions.records import StoredMemory, memory_spec
 from router.storage.base import Storage
 
 

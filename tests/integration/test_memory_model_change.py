@@ -20,7 +20,7 @@ from conftest import EXAMPLES, CountingEmbedder, Served
 from router.embedding import DEFAULT_MODEL, Embedder, EmbedderPool
 from router.server.backends import embedder_loader
 from router.server.embedding_settings import EmbeddingSettings
-from router.sessions.memory import memory_spec
+from router.sessions.records import memory_spec
 
 pytestmark = pytest.mark.integration
 

@@ -14,7 +14,8 @@ from typing import Any, cast
 import numpy as np
 import pytest
 
-from router.sessions.memory import ANY_NAMESPACE, MemoryStore
+from router.sessions.memory import MemoryStore
+from router.sessions.records import ANY_NAMESPACE
 from router.sessions.reembed import reembed_memories
 from router.storage.edge import EdgeStorage
 

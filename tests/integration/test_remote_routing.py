@@ -16,7 +16,7 @@ from conftest import CountingEmbedder, Served
 from router.embedding import DEFAULT_MODEL, Embedder, EmbedderPool, Endpoint, is_remote
 from router.server.backends import remote_embedder
 from router.server.embedding_settings import EmbeddingSettings
-from router.sessions.memory import memory_spec
+from router.sessions.records import memory_spec
 from tests.conftest import STOCKS, TIMEZONE, WEATHER, eventually, write_catalog
 from tests.embedding_server import EmbeddingServer, Fault
 

@@ -10,8 +10,8 @@ import pytest
 
 from router.catalog.functions import parse_function
 from router.retrieval.texts import parameter_facets
-from router.sessions.memory import MemoryRows
 from router.sessions.recall import RecallSettings, rank
+from router.sessions.records import MemoryRows
 
 
 def axis(*weights: float) -> np.ndarray:
