@@ -153,6 +153,11 @@ class MemoryItem(BaseModel):
     session_id: str | None = Field(description="the session it was said in")
     expires_at: float | None = Field(None, description="when a time-bound memory stops holding (Unix seconds)")
     superseded_by: str | None = Field(None, description="the id of the newer memory that replaced it")
+    replaced_in: list[str] = Field(
+        default_factory=list,
+        description="for a memory held in every namespace: the namespaces where a newer statement replaced it, "
+        "or the user had it forgotten (it no longer comes back there)",
+    )
     status: Literal["current", "superseded", "expired"] = Field(
         "current", description="only current memories come back in routes"
     )

@@ -43,7 +43,8 @@ class StoredMemory:
     """A memory kept for a user: what it says, the namespace it holds in (``*``: every one),
     when it was stored (Unix seconds) and the session it was said in; when a time-bound one
     stops holding, the memory that replaced it, and its ``status`` (``current``, ``superseded``
-    or ``expired``)."""
+    or ``expired``). ``replaced_in``: for a memory held in every namespace, those where it no
+    longer holds (a newer statement replaced it there, or the user had it forgotten)."""
 
     id: str
     text: str
@@ -53,6 +54,7 @@ class StoredMemory:
     expires_at: float | None = None
     superseded_by: str | None = None
     status: str = "current"
+    replaced_in: tuple[str, ...] = ()
 
     @classmethod
     def from_json(cls, body: Any) -> StoredMemory:
@@ -70,6 +72,7 @@ class StoredMemory:
             expires_at=_optional_float(item, "expires_at"),
             superseded_by=item.get("superseded_by"),
             status=_str(item, "status", "current"),
+            replaced_in=tuple(str(n) for n in _list(item.get("replaced_in", []), "memory: replaced_in")),
         )
 
 

@@ -123,9 +123,9 @@ class Remembering:
         # After what the run states: "I love jazz. Actually, forget that I love jazz." keeps nothing.
         asked = [request for text in memory_candidates(messages) for request in forget_requests(text)]
         forgotten = await asyncio.to_thread(memories.drop, scope, namespace or ANY_NAMESPACE, asked)
-        if forgotten and mirror is not None:  # the multilingual copies have the same ids
-            await asyncio.to_thread((await self.store(mirror)).delete_ids, forgotten)
-        return replace(changes, forgotten=len(forgotten))
+        if forgotten and mirror is not None and not await self.mirrored(index, mirror):
+            catalogs.memories_behind = True
+        return replace(changes, forgotten=forgotten)
 
     async def mirrored(self, index: ActiveIndex, mirror: ActiveIndex) -> bool:
         """Make ``mirror``'s memories those of ``index`` (embedding only what it lacks); False when it failed.

@@ -31,6 +31,7 @@ from router.sessions.records import (
     from_record,
     holds,
     memory_spec,
+    replaced,
     to_point,
 )
 from router.sessions.slots import contradicts, forgets
@@ -42,11 +43,13 @@ SCAN_LIMIT = 256
 # A new memory this similar to a stored one is the same memory.
 DUPLICATE_SCORE = 0.95
 REEMBED_BATCH = 256
-_FIELDS = ("text", "namespace", "created_at", "session_id", "vector", "expires_at", "superseded_by")
+_FIELDS = ("text", "namespace", "created_at", "session_id", "vector", "expires_at", "superseded_by", "replaced_in")
 # What a route reads of each memory, and what deciding whether it still holds reads.
 _ROW_FIELDS = ("text", "vector")
-_WHEN_FIELDS = ("created_at", "expires_at", "superseded_by")
-_STATE_FIELDS = ("namespace", "session_id", "slot", "value", "expires_at", "superseded_by", "expired", "text")
+_WHEN_FIELDS = ("created_at", "expires_at", "superseded_by", "replaced_in")
+_STATE_FIELDS = (
+    "namespace", "session_id", "slot", "value", "expires_at", "superseded_by", "replaced_in", "expired", "text"
+)  # fmt: skip
 
 
 def _replaces(payload: dict[str, Any], slot: tuple[Any, Any], text: str) -> bool:
@@ -86,22 +89,25 @@ class MemoryStore:
 
         A new lasting memory that sets the same slot as a current one of the namespace with another
         value, or denies it ("I'm not allergic to peanuts any more"; ``router.sessions.slots``),
-        supersedes it: the older one stays listed but never comes back in routes. ``expires_at``
+        supersedes it: the older one stays listed but never comes back in routes. One held in every
+        namespace (``*``) is only no longer held in this namespace (``records.replaced``); a memory
+        said without a namespace supersedes those of every namespace. ``expires_at``
         ends time-bound memories, which replace nothing. A statement posted again in the session it
         was said in (a retry) changes nothing; said again in another session ("we moved back to
         Porto"), it is current again.
         """
         now = time.time()
-        where = {"scope": scope, "namespace": namespace}
-        # Another namespace's memories are another tenant's: neither expired nor counted here.
+        where, here = _reach(scope, namespace), [namespace]
         state = list(self._collection.scroll(where, fields=_STATE_FIELDS))
-        expired = [r for r in state if r.payload.get("expires_at") and not r.payload.get("expired")]
+        # Another namespace's memories, and those of every namespace, are not expired nor counted here.
+        own = [r for r in state if r.payload.get("namespace") == namespace]
+        expired = [r for r in own if r.payload.get("expires_at") and not r.payload.get("expired")]
         expired = [r for r in expired if not holds(r.payload, now)]
         changed: dict[str, dict[str, Any]] = {r.id: {"expired": True} for r in expired}
-        said = {r.id: r.payload.get("session_id") for r in state}
-        current = [r for r in state if holds(r.payload, now)]
+        said = {r.id: r.payload.get("session_id") for r in own}
+        current = [r for r in state if holds(r.payload, now, here)]
         points: list[PointData] = []
-        replaced: set[str] = set()
+        updated: set[str] = set()
         for position, (text, vector) in enumerate(zip(texts, vectors, strict=True)):
             key = f"{scope}\x00{namespace}\x00{' '.join(text.lower().split())}"
             end = expires_at[position] if expires_at is not None else None
@@ -113,14 +119,17 @@ class MemoryStore:
             hits = self._collection.search(dense=vector.tolist(), match=where, limit=3, fields=_STATE_FIELDS)
             # "My hotel budget is 120 euros" is near "... 150 euros" in meaning, but updates it.
             if any(
-                h.score >= DUPLICATE_SCORE and holds(h.payload, now) and not _replaces(h.payload, slot, text)
+                h.score >= DUPLICATE_SCORE
+                and h.payload.get("namespace") in (namespace, ANY_NAMESPACE)  # held wherever this one would be
+                and holds(h.payload, now, here)
+                and not _replaces(h.payload, slot, text)
                 for h in hits
             ):
                 continue
             for old in current if end is None else []:
                 if old.id != memory.id and _replaces(old.payload, slot, text):
-                    changed[old.id] = {"superseded_by": memory.id, "superseded_at": now}
-                    replaced.add(old.id)
+                    changed[old.id] = replaced(old.payload, memory.id, namespace, now)
+                    updated.add(old.id)
             current.append(Record(point.id, dict(point.payload)))
             points.append(point)
         # A memory of this run that a later one of it replaced is written replaced.
@@ -128,7 +137,7 @@ class MemoryStore:
         self.restate(changed)
         if points:
             self._collection.upsert(points)
-        return MemoryChanges(added=len(points), updated=len(replaced), expired=len(expired))
+        return MemoryChanges(added=len(points), updated=len(updated), expired=len(expired))
 
     def copy(self, scope: str, memories: Sequence[StoredMemory], vectors: Vectors) -> None:
         """Store memories of another model as they were (times, expiry and what replaced them)."""
@@ -147,11 +156,13 @@ class MemoryStore:
 
     def rows(self, scope: str, namespaces: Iterable[str], *, limit: int = SCAN_LIMIT) -> MemoryRows:
         """The scope's memories that hold in ``namespaces`` (``*`` ones included), with their vectors."""
+        namespaces = sorted(set(namespaces))
         where = {"scope": scope, "namespace": sorted({*namespaces, ANY_NAMESPACE})}
         now = time.time()
         # Every current memory's time, then the newest ones' texts and vectors: scrolled in id order,
         # a bound on the scroll left a user's newest memories out of every route once they held more.
-        current = [r for r in self._collection.scroll(where, fields=_WHEN_FIELDS) if holds(r.payload, now)]
+        times = self._collection.scroll(where, fields=_WHEN_FIELDS)
+        current = [r for r in times if holds(r.payload, now, namespaces)]
         newest = sorted(current, key=lambda r: r.payload.get("created_at", 0.0))[-limit:]
         records = self._collection.retrieve([r.id for r in newest], fields=_ROW_FIELDS) if newest else []
         # Memories stored before their vector was kept in the payload are listed, never recalled.
@@ -185,19 +196,32 @@ class MemoryStore:
         self._collection.delete([found[0].id])
         return True
 
-    def drop(self, scope: str, namespace: str, requests: Sequence[str]) -> builtins.list[str]:
-        """Delete the scope's memories that ``requests`` name ("my address", "that I live in Porto"); returns their ids.
+    def drop(self, scope: str, namespace: str, requests: Sequence[str]) -> int:
+        """Delete the scope's memories that ``requests`` name ("my address", "that I live in Porto"); returns how many.
 
-        A request reaches the memories stored in ``namespace``, superseded and expired ones too
+        A request reaches the memories that hold in ``namespace``, superseded and expired ones too
         (``router.sessions.slots.forgets``); one said without a namespace reaches every namespace.
-        Memories stored without one are another tenant's to a namespace: it cannot delete them.
+        A memory held in every namespace (``*``) is not a namespace's to delete: it is no longer
+        held in that namespace (``replaced_in``), and stays in the others.
         """
-        where = {"scope": scope} if namespace == ANY_NAMESPACE else _where(scope, {namespace})
-        records = self._collection.scroll(where, fields=("text", "slot")) if requests else []
-        ids = [r.id for r in records if any(forgets(q, r.payload["text"], r.payload.get("slot")) for q in requests)]
-        if ids:
-            self.delete_ids(ids)
-        return ids
+        where = _reach(scope, namespace)
+        records = (
+            self._collection.scroll(where, fields=("text", "slot", "namespace", "replaced_in")) if requests else []
+        )
+        named = [
+            r
+            for r in records
+            if namespace not in r.payload.get("replaced_in", ())
+            and any(forgets(q, r.payload["text"], r.payload.get("slot")) for q in requests)
+        ]
+        shared = namespace != ANY_NAMESPACE
+        hidden = {
+            r.id: replaced(r.payload, "", namespace, 0) for r in named if shared and r.payload["namespace"] != namespace
+        }
+        self.restate(hidden)
+        if gone := [r.id for r in named if r.id not in hidden]:
+            self.delete_ids(gone)
+        return len(named)
 
     def delete_ids(self, ids: Sequence[str]) -> None:
         """Delete memories by id, whatever their scope (unknown ids are ignored)."""
@@ -214,6 +238,11 @@ class MemoryStore:
         """Every memory of every scope, with its scope (to copy them to another model)."""
         records = self._collection.scroll(None, fields=["scope", *[f for f in _FIELDS if f != "vector"]])
         return [(r.payload["scope"], from_record(r)) for r in records]
+
+
+def _reach(scope: str, namespace: str) -> dict[str, Any]:
+    """The memories that hold where a run in ``namespace`` is said (with ``*``: every namespace)."""
+    return {"scope": scope} if namespace == ANY_NAMESPACE else _where(scope, {namespace, ANY_NAMESPACE})
 
 
 def _where(scope: str, namespaces: Iterable[str] | None) -> dict[str, Any]:

@@ -7,6 +7,7 @@ or in every namespace (``*``). It holds until a newer statement supersedes it or
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -47,6 +48,8 @@ class StoredMemory:
     Attributes:
         expires_at: when a time-bound memory stops holding (Unix seconds), if it is one.
         superseded_by: the id of the newer memory that replaced it, if one did.
+        replaced_in: the namespaces where a newer statement replaced it, or the user had it
+            forgotten: a memory held in every namespace (``*``) is no other tenant's to supersede.
     """
 
     id: str
@@ -56,6 +59,7 @@ class StoredMemory:
     session_id: str | None
     expires_at: float | None = None
     superseded_by: str | None = None
+    replaced_in: tuple[str, ...] = ()
 
     def current(self, now: float) -> bool:
         """Whether it still holds: neither replaced nor past its end."""
@@ -91,7 +95,7 @@ def memory_spec(model: str, dimension: int) -> CollectionSpec:
 def from_record(record: Record) -> StoredMemory:
     p = record.payload
     fields = (p.get("namespace", ANY_NAMESPACE), p.get("created_at", 0.0), p.get("session_id"), p.get("expires_at"))
-    return StoredMemory(record.id, p["text"], *fields, p.get("superseded_by"))
+    return StoredMemory(record.id, p["text"], *fields, p.get("superseded_by"), tuple(p.get("replaced_in", ())))
 
 
 def to_point(scope: str, memory: StoredMemory, vector: np.ndarray) -> PointData:
@@ -101,11 +105,26 @@ def to_point(scope: str, memory: StoredMemory, vector: np.ndarray) -> PointData:
         payload["expires_at"] = memory.expires_at
     if memory.superseded_by is not None:
         payload["superseded_by"] = memory.superseded_by
+    if memory.replaced_in:
+        payload["replaced_in"] = list(memory.replaced_in)
     if (slot := slot_of(memory.text)) is not None:
         payload["slot"], payload["value"] = slot
     return PointData(id=memory.id, payload=payload, dense=vector.tolist())
 
 
-def holds(payload: dict[str, Any], now: float) -> bool:
+def holds(payload: dict[str, Any], now: float, within: Iterable[str] = ()) -> bool:
+    """Whether a memory's ``payload`` holds at ``now`` (in the namespaces ``within``, when given)."""
     end = payload.get("expires_at")
-    return payload.get("superseded_by") is None and (end is None or end > now)
+    current = payload.get("superseded_by") is None and (end is None or end > now)
+    return current and not set(within) & set(payload.get("replaced_in", ()))
+
+
+def replaced(payload: dict[str, Any], by: str, namespace: str, now: float) -> dict[str, Any]:
+    """The changes to a memory that ``by``, said in ``namespace``, replaces.
+
+    A memory held in every namespace replaced within one is no longer held there; any other is
+    superseded.
+    """
+    if payload.get("namespace") == ANY_NAMESPACE and namespace != ANY_NAMESPACE:
+        return {"replaced_in": sorted({*payload.get("replaced_in", ()), namespace})}
+    return {"superseded_by": by, "superseded_at": now}

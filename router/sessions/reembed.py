@@ -42,7 +42,7 @@ async def reembed_memories(storage: Storage, *, source: tuple[str, int], target:
         await asyncio.to_thread(new.delete_ids, sorted(gone))
     # Replaced, expired or said again in the source while an earlier pass copied it.
     changed = {
-        m.id: {"superseded_by": m.superseded_by, "expires_at": m.expires_at}
+        m.id: {"superseded_by": m.superseded_by, "expires_at": m.expires_at, "replaced_in": list(m.replaced_in)}
         | {"session_id": m.session_id, "created_at": m.created_at}
         for _, m in wanted
         if m.id in present and present[m.id] != m

@@ -201,6 +201,11 @@ def test_replaced_memories_limited_history_a_forgotten_session_and_the_status(ro
     forgot = router.add_messages(session, "Forget that I live in Porto.", user_id=user, namespace="travel")
     assert forgot.memories_forgotten == 1
     assert [m.text for m in router.list_memories(user, superseded=True)] == ["We moved to Lisbon last month."]
+    # A memory for every namespace that one namespace replaced says where.
+    router.add_messages(f"{session}-b", "My manager is Sarah.", user_id=user)
+    router.add_messages(f"{session}-c", "My manager is Tom.", user_id=user, namespace="travel")
+    (sarah,) = router.list_memories(user, namespace="*")
+    assert (sarah.text, sarah.replaced_in, sarah.status) == ("My manager is Sarah.", ("travel",), "current")
 
     router.add_messages(session, [{"role": "assistant", "content": "Noted."}])
     assert [m["content"] for m in router.get_messages(session, limit=1)] == ["Noted."]

@@ -68,8 +68,8 @@ async def test_a_users_memories_are_listed_with_where_and_when_they_were_said(se
             ("Our production cluster is prod-eu-1.", "devops", "ops"),
             ("My name is Ana Silva.", "*", "any"),
         ]
-        fields = {"id", "text", "namespace", "created_at", "session_id", "expires_at", "superseded_by", "status"}
-        assert all(set(m) == fields for m in memories)
+        fields = {"id", "text", "namespace", "created_at", "session_id", "expires_at", "superseded_by"}
+        assert all(set(m) == {*fields, "status", "replaced_in"} for m in memories)
         assert {(m["status"], m["expires_at"], m["superseded_by"]) for m in memories} == {("current", None, None)}
         assert all(started <= m["created_at"] <= time.time() for m in memories)
         assert len({m["id"] for m in memories}) == 3
@@ -191,3 +191,39 @@ async def test_the_memories_of_one_namespace_are_forgotten_alone(serve: Callable
         gone = await served.client.delete("/v1/users/ivy/memories", params=params, headers=admin)
         assert gone.json() == {"user_id": "ivy", "deleted": 1}
         assert [m["text"] for m in await listed(served, "ivy")] == ["Our production cluster is prod-eu-1."]
+
+
+async def remembered(served: Served, user: str, namespace: str, text: str, *, key: str) -> list[str]:
+    body = {"namespace": namespace, "user_id": user, "messages": [{"role": "user", "content": text}]}
+    response = await call(served, "POST", "/v1/route", body, key=key)
+    assert response.status_code == 200, response.text
+    return [m["text"] for m in response.json()["memories"]]
+
+
+async def test_a_tenant_updates_and_forgets_shared_memories_for_itself_alone(serve: Callable[..., Any]) -> None:
+    async with keyed(serve) as served:
+        await say(served, "c0", "I live in Porto.", key=ADMIN, user_id="carol")
+        await say(served, "c1", "I am vegetarian.", key=ADMIN, user_id="carol")
+        await say(served, "c2", "We moved to Lisbon last month.", key=TRAVEL, user_id="carol", namespace="travel")
+        forgot = await call(
+            served,
+            "POST",
+            "/v1/sessions/c3/messages",
+            {
+                "namespace": "travel",
+                "user_id": "carol",
+                "messages": [{"role": "user", "content": "Forget that I am vegetarian."}],
+            },
+            key=TRAVEL,
+        )
+        assert forgot.json()["memories_forgotten"] == 1
+        question = "Where do I live, and what do I eat? Find me a restaurant near home."
+        # In travel, the update and the forget hold; devops keeps what it was told.
+        assert await remembered(served, "carol", "travel", question, key=TRAVEL) == ["We moved to Lisbon last month."]
+        kept = await remembered(served, "carol", "devops", question, key=DEVOPS)
+        assert set(kept) == {"I live in Porto.", "I am vegetarian."}
+        shared = {m["text"]: m for m in await listed(served, "carol", namespace="*")}
+        assert {text: m["replaced_in"] for text, m in shared.items()} == {
+            "I live in Porto.": ["travel"],
+            "I am vegetarian.": ["travel"],
+        }

@@ -73,9 +73,37 @@ def test_of_two_updates_in_one_run_the_later_is_current(store: MemoryStore) -> N
 
 
 def test_a_statement_in_one_namespace_replaces_none_of_another(store: MemoryStore) -> None:
-    store.add(SCOPE, ANY_NAMESPACE, ["I live in Porto."], vectors(0.0), session_id="a")
+    store.add(SCOPE, "devops", ["I live in Porto."], vectors(0.0), session_id="a")
     store.add(SCOPE, "travel", ["We moved to Lisbon."], vectors(1.0), session_id="b")
     assert current(store) == ["I live in Porto.", "We moved to Lisbon."]
+
+
+def recalled(store: MemoryStore, namespace: str) -> list[str]:
+    return store.rows(SCOPE, [namespace]).texts
+
+
+def test_a_memory_of_every_namespace_replaced_in_one_stays_in_the_others(store: MemoryStore) -> None:
+    store.add(SCOPE, ANY_NAMESPACE, ["I live in Porto."], vectors(0.0), session_id="a")
+    assert store.add(SCOPE, "travel", ["We moved to Lisbon."], vectors(1.0), session_id="b").updated == 1
+    # Both came back in travel; another tenant's namespace keeps what it was told.
+    assert recalled(store, "travel") == ["We moved to Lisbon."]
+    assert recalled(store, "devops") == ["I live in Porto."]
+    [porto] = [m for m in store.list(SCOPE) if m.namespace == ANY_NAMESPACE]
+    assert (porto.replaced_in, porto.superseded_by) == (("travel",), None)
+    # Said again in travel, it holds there again, as a memory of travel.
+    store.add(SCOPE, "travel", ["I live in Porto."], vectors(0.0), session_id="c")
+    assert recalled(store, "travel") == ["I live in Porto."]
+    # A memory said without a namespace replaces those of every namespace.
+    store.add(SCOPE, "devops", ["My manager is Sarah."], vectors(2.0), session_id="d")
+    assert store.add(SCOPE, ANY_NAMESPACE, ["My manager is Tom."], vectors(3.0), session_id="e").updated == 1
+    assert "My manager is Sarah." not in recalled(store, "devops")
+
+
+def test_a_memory_of_one_namespace_is_no_duplicate_of_one_for_every_namespace(store: MemoryStore) -> None:
+    store.add(SCOPE, "travel", ["I prefer aisle seats."], vectors(0.0), session_id="a")
+    assert store.add(SCOPE, ANY_NAMESPACE, ["I prefer aisle seats!"], vectors(0.0), session_id="b").added == 1
+    assert store.add(SCOPE, "devops", ["I prefer aisle seats."], vectors(0.0), session_id="c").added == 0
+    assert recalled(store, "devops") == ["I prefer aisle seats!"]
 
 
 def test_a_statement_in_one_namespace_expires_none_of_another(store: MemoryStore) -> None:
@@ -123,6 +151,12 @@ async def test_a_model_change_carries_what_happened_while_it_copied(tmp_path: Pa
             "I live in Porto.": True,
             "We moved to Lisbon.": False,
         }
+        # Where a memory for every namespace no longer holds is carried too.
+        old.add(SCOPE, ANY_NAMESPACE, ["My manager is Sarah."], vectors(2.0), session_id="c")
+        await reembed_memories(storage, source=("hand-made", 8), target=target)
+        old.add(SCOPE, "travel", ["My manager is Tom."], vectors(3.0), session_id="d")
+        await reembed_memories(storage, source=("hand-made", 8), target=target)
+        assert {m.text: m.replaced_in for m in new.list(SCOPE)}["My manager is Sarah."] == ("travel",)
     finally:
         storage.close()
 
@@ -156,8 +190,12 @@ def test_a_forget_in_a_namespace_deletes_its_own_memories_only(store: MemoryStor
     store.add(SCOPE, ANY_NAMESPACE, ["I live in Porto."], vectors(0.0), session_id="a")
     store.add(SCOPE, "travel", ["I am vegan."], vectors(1.0), session_id="a")
     store.add(SCOPE, "devops", ["I am vegan!"], vectors(2.0), session_id="a")
-    # Memories for every namespace, and another namespace's, are not this tenant's to delete.
-    assert len(store.drop(SCOPE, "travel", ["I live in Porto", "that I'm vegan"])) == 1
+    # Memories for every namespace, and another namespace's, are not this tenant's to delete: the one
+    # for every namespace no longer comes back in this one.
+    assert store.drop(SCOPE, "travel", ["I live in Porto", "that I'm vegan"]) == 2
     assert current(store) == ["I live in Porto.", "I am vegan!"]
-    assert len(store.drop(SCOPE, ANY_NAMESPACE, ["I live in Porto", "that I'm vegan"])) == 2
+    assert recalled(store, "travel") == []
+    assert recalled(store, "devops") == ["I live in Porto.", "I am vegan!"]
+    assert store.drop(SCOPE, "travel", ["I live in Porto"]) == 0, "forgotten there already"
+    assert store.drop(SCOPE, ANY_NAMESPACE, ["I live in Porto", "that I'm vegan"]) == 2
     assert current(store) == []
