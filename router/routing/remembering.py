@@ -31,6 +31,7 @@ from router.sessions.memory import MemoryStore
 from router.sessions.recall import RecallSettings, rank
 from router.sessions.records import ANY_NAMESPACE, Memory, MemoryChanges, MemoryRows
 from router.sessions.reembed import reembed_memories
+from router.sessions.slots import forgets, slot_of
 from router.storage.base import Storage
 
 log = logging.getLogger(__name__)
@@ -107,7 +108,10 @@ class Remembering:
         catch-up tries again (``Catalogs.memories_behind``).
         """
         index, mirror = catalogs.index, catalogs.multilingual
-        facts = await asyncio.to_thread(self._facts, messages)
+        facts, asked = await asyncio.to_thread(self._said, messages)
+        memories = await self.store(index)
+        # Before what the run states: "Forget my address. I live in Lisbon now." keeps Lisbon.
+        forgotten = await asyncio.to_thread(memories.drop, scope, namespace or ANY_NAMESPACE, asked)
         now = datetime.now(UTC)
         ends = [expires_at(fact, now=now) for fact in facts]
         # A statement about a time already past ("we met yesterday") holds nothing now.
@@ -115,15 +119,9 @@ class Remembering:
         texts, until = [fact for fact, _ in kept], [end for _, end in kept]
         # Without anything to keep, the scope's memories are still read: the answer says which expired.
         vectors = await index.embedder.embed(texts, kind="memory") if texts else np.zeros((0, index.embedder.dimension))
-        memories = await self.store(index)
         add = partial(memories.add, session_id=session_id, expires_at=until)
         changes = await asyncio.to_thread(add, scope, namespace or ANY_NAMESPACE, texts, vectors)
-        if mirror is not None and texts and not await self.mirrored(index, mirror):
-            catalogs.memories_behind = True
-        # After what the run states: "I love jazz. Actually, forget that I love jazz." keeps nothing.
-        asked = [request for text in memory_candidates(messages) for request in forget_requests(text)]
-        forgotten = await asyncio.to_thread(memories.drop, scope, namespace or ANY_NAMESPACE, asked)
-        if forgotten and mirror is not None and not await self.mirrored(index, mirror):
+        if mirror is not None and (texts or forgotten) and not await self.mirrored(index, mirror):
             catalogs.memories_behind = True
         return replace(changes, forgotten=forgotten)
 
@@ -140,6 +138,19 @@ class Remembering:
             return False
         return True
 
-    def _facts(self, messages: Sequence[Mapping[str, Any]]) -> list[str]:
+    def _said(self, messages: Sequence[Mapping[str, Any]]) -> tuple[list[str], list[str]]:
+        """What the user stated, and what they asked to forget, in order.
+
+        A request to forget also takes back what the run stated before it ("I love jazz. Actually,
+        forget that I love jazz." keeps nothing), not what follows it.
+        """
         # Off the event loop: a model-based extractor may take a while.
-        return list(dict.fromkeys(f for text in memory_candidates(messages) for f in self._extractor.extract(text)))
+        facts: list[str] = []
+        asked: list[str] = []
+        for text in memory_candidates(messages):
+            for before, request in forget_requests(text):
+                facts.extend(self._extractor.extract(before) if before.strip() else [])
+                if request is not None:
+                    asked.append(request)
+                    facts = [f for f in facts if not forgets(request, f, (slot_of(f) or (None,))[0])]
+        return list(dict.fromkeys(facts)), asked

@@ -40,12 +40,13 @@ _QUOTED = re.compile(
     re.MULTILINE | re.IGNORECASE,
 )
 
-# "Forget that I live in Porto", "please forget my address", "forget what I told you about peanuts":
-# what the user asks to be forgotten, when it is about them ("forget about the hotel" drops a task).
+# "Forget that I live in Porto", "actually, forget my address", "forget what I told you about peanuts":
+# what the user asks to be forgotten, when it is about them ("forget about the hotel" drops a task). It
+# ends with its clause: in "Forget that I'm vegan, I'm vegetarian now" the rest is a new statement.
 _FORGET = re.compile(
-    r"^(?:please[\s,]+)?(?:forget|disregard|stop remembering|unlearn)\s+(?:about\s+)?"
-    r"(?:(?:what|everything|anything|all)\s+(?:i|we)\s+(?:said|told you|mentioned|shared)\s+about\s+(?P<topic>.+)"
-    r"|(?:(?:that|the fact that|where|what|who|how)\s+)?(?P<said>(?:i|i'm|i've|i'd|we|we're|we've|my|our)\b.+))",
+    rf"{phrases.FORGET}\s+(?:about\s+)?"
+    r"(?:(?:what|everything|anything|all)\s+(?:i|we)\s+(?:said|told you|mentioned|shared)\s+about\s+(?P<topic>[^,;]+)"
+    r"|(?:(?:that|the fact that|where|what|who|how)\s+)?(?P<said>(?:i|i'm|i've|i'd|we|we're|we've|my|our)\b[^,;]+))",
     re.IGNORECASE,
 )
 
@@ -203,14 +204,23 @@ def _states_only(text: str) -> bool:
     return not asks and _states(text)
 
 
-def forget_requests(text: str) -> list[str]:
-    """What the user asks to be forgotten in ``text``: "Forget that I live in Porto." gives "I live in Porto"."""
-    found: list[str] = []
+def forget_requests(text: str) -> list[tuple[str, str | None]]:
+    """``text`` cut after each request to forget something: the text before it, and what it asks to forget.
+
+    "I love jazz. Forget that I love jazz. I like techno." gives ("I love jazz.", "I love jazz") and
+    ("I like techno.", None): what is said before a request may be forgotten by it, what follows not.
+    """
+    parts: list[tuple[str, str | None]] = []
+    before: list[str] = []
     for raw in phrases.SENTENCE.split(_QUOTED.sub("\n", text)):
-        asked = _FORGET.match(_clean(raw))
-        if asked is not None:
-            found.append((asked["topic"] or asked["said"]).strip(" .!;,"))
-    return found
+        sentence = _clean(raw)
+        asked = _FORGET.match(sentence)
+        if asked is None:
+            before.append(sentence)
+            continue
+        parts.append((" ".join(p for p in before if p), (asked["topic"] or asked["said"]).strip(" .!?")))
+        before = [sentence[asked.end() :].lstrip(" ,;")]  # a clause after the request is said as any other
+    return [*parts, (" ".join(p for p in before if p), None)]
 
 
 def memory_candidates(messages: Sequence[Mapping[str, Any]]) -> list[str]:

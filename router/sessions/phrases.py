@@ -180,6 +180,11 @@ TROUBLE = re.compile(
     r"away from (?:my|the|our) (?:desk|keyboard|computer))\b",
     FLAGS,
 )
+# How a sentence asking to forget opens: "Forget ...", "Actually, forget ...", "Can you forget ...".
+FORGET = (
+    r"^(?:(?:actually|oh|and|also|ok|okay|so|well|hey|hmm|please|can you|could you|would you|will you)[\s,]+)*"
+    r"(?:forget|disregard|stop remembering|unlearn)\b"
+)
 # Secrets are never kept, whoever asks; conditions, pasted data and what to forget are not facts about the user.
 NEVER = re.compile(
     r"\b(?:passwords?|passcodes?|passphrases?|pin(?: code)?|api keys?|tokens?|secrets?|credentials|"
@@ -195,7 +200,7 @@ NEVER = re.compile(
     r"|\b\d(?:[ -]?\d){12,18}\b|(?<![A-Za-z0-9])(?=[A-Za-z0-9]{16})(?=[A-Za-z]*\d)(?=\d*[A-Za-z])"
     r"|^(?:if|suppose|supposing|assuming|assume|imagine|let us say|say|here is|here are|given)\b"
     # "Forget that I live in Porto" asks for the opposite of keeping it.
-    r"|^(?:please[\s,]+)?(?:forget|disregard|stop remembering|unlearn)\b",
+    rf"|{FORGET}",
     FLAGS,
 )
 # Data handed over for one computation ("I have a list [1, 2, 3]") is not about the user.

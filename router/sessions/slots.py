@@ -172,10 +172,13 @@ def _within(few: list[str], many: list[str]) -> bool:
 def forgets(request: str, memory: str, slot: str | None) -> bool:
     """Whether forgetting ``request`` ("my address", "that I live in Porto") forgets ``memory``, which sets ``slot``.
 
-    It does when one holds every word of the other that says what, not how it was said, or when the
-    request names the memory's slot ("my address", "my diet").
+    It does when the memory holds every word of the request that says what, not how it was said,
+    denied alike ("forget that I'm not vegan" leaves "I'm vegan"), or when the request only names
+    the memory's slot ("my address", "my diet").
     """
-    if slot is not None and any(_SLOT_WORDS.get(w) == slot for w in _stance(request)[0].split()):
-        return True
     asked, held = _content(request), _content(memory)
-    return bool(asked and held) and (_within(asked, held) or _within(held, asked))
+    if not asked or _stance(request)[1] != _stance(memory)[1]:
+        return False
+    if slot is not None and all(_SLOT_WORDS.get(w) == slot for w in _stance(request)[0].split() if w not in _HOW_SAID):
+        return True
+    return _within(asked, held)

@@ -169,3 +169,13 @@ async def test_what_the_user_asks_to_forget_is_deleted_and_nothing_else(
             "memories_forgotten"
         ] == 0
         assert len(await listed(client, "forgetful")) == 3
+        # A forget takes back what the message said before it, never what it says after it.
+        stored = await say(client, "f", "forgetful", "Forget my seat preference. I prefer window seats now.")
+        assert (stored["memories_forgotten"], stored["memories_added"]) == (1, 1)
+        stored = await say(client, "g", "forgetful", "I love jazz. Actually, forget that I love jazz.")
+        assert (stored["memories_forgotten"], stored["memories_added"]) == (0, 0)
+        assert {m["text"] for m in await listed(client, "forgetful")} == {
+            "I live near the beach.",
+            "We moved to Lisbon last month.",
+            "I prefer window seats now.",
+        }

@@ -310,6 +310,11 @@ def test_asking_to_forget_something_does_not_store_it() -> None:
         ("Hi. Forget what I told you about peanuts.", ["peanuts"]),
         ("forget where I work", ["I work"]),
         ("Forget that I'm vegan.\nForget my seat preference!", ["I'm vegan", "my seat preference"]),
+        ("Actually, forget that I love jazz.", ["I love jazz"]),
+        ("Oh, and forget my address.", ["my address"]),
+        ("Can you forget that I live in Porto?", ["I live in Porto"]),
+        # the request ends with its clause: what follows is said as any statement
+        ("Forget that I'm vegan, I'm vegetarian now.", ["I'm vegan"]),
         # not about the user: a task dropped, or nothing named
         ("Forget about the hotel, book a flight instead.", []),
         ("Forget it.", []),
@@ -319,7 +324,20 @@ def test_asking_to_forget_something_does_not_store_it() -> None:
     ],
 )
 def test_what_the_user_asks_to_forget_is_read_from_their_words(text: str, asked: list[str]) -> None:
-    assert forget_requests(text) == asked
+    assert [request for _, request in forget_requests(text) if request is not None] == asked
+
+
+def test_a_text_is_cut_after_each_request_to_forget() -> None:
+    # What comes before a request may be forgotten by it; what follows is said after it.
+    assert forget_requests("I love jazz. Forget that I love jazz. I like techno.") == [
+        ("I love jazz.", "I love jazz"),
+        ("I like techno.", None),
+    ]
+    assert forget_requests("Forget that I'm vegan, I'm vegetarian now.") == [
+        ("", "I'm vegan"),
+        ("I'm vegetarian now.", None),
+    ]
+    assert StatementExtractor().extract("Actually, forget that I love jazz.") == []
 
 
 def test_a_reminder_or_trouble_after_remember_is_no_memory() -> None:
