@@ -70,10 +70,6 @@ def install(app: FastAPI) -> None:
 
     @app.exception_handler(StarletteHTTPException)
     async def http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
-        if exc.status_code == 404 and b"%2f" in request.scope.get("raw_path", b"").lower():
-            # "/v1/sessions/a%2Fb/messages" matched no route: say why rather than "Not Found".
-            detail = "path: a namespace, session, user or id holds '/' (%2F), which none may"
-            return _body(request, "ValidationError", detail, 422)
         kind = _KINDS.get(exc.status_code, "HTTPError")
         return _body(request, kind, str(exc.detail), exc.status_code, headers=exc.headers)
 

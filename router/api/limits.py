@@ -47,11 +47,17 @@ def body_limit(scope: Scope, limits: LimitSettings) -> tuple[int, str]:
     return limits.body_bytes, "ROUTER_LIMIT_BODY_BYTES"
 
 
-def _not_utf8_path(scope: Scope) -> str | None:
-    """Why a path's escapes are no UTF-8 (None when they are): decoded, "x%FEy" and "x%FFy" would name one id."""
-    raw = scope.get("raw_path") or b""
+def _path_problem(scope: Scope) -> str | None:
+    """Why a path's escapes name no id (None when they do).
+
+    Decoded, "x%FEy" and "x%FFy" would name one id, and "travel%2Fexamples" another route: routes
+    match the decoded path, so ``DELETE /v1/catalogs/travel%2Fexamples`` deleted travel's usage examples.
+    """
+    raw = (scope.get("raw_path") or b"").split(b"?", 1)[0]
+    if b"%2f" in raw.lower():
+        return "path: a namespace, session, user or id holds '/' (%2F), which none may"
     try:
-        unquote_to_bytes(raw.split(b"?", 1)[0]).decode("utf-8")
+        unquote_to_bytes(raw).decode("utf-8")
     except UnicodeDecodeError as bad:
         return f"path: its escapes are not UTF-8 (byte {bad.start} once decoded); escape each id's UTF-8 bytes"
     return None
@@ -68,7 +74,7 @@ class BodyLimitMiddleware:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        if problem := _not_utf8_path(scope):
+        if problem := _path_problem(scope):
             await drain(receive, budget=self.limits.drain_bytes)
             await error_response("InvalidRequest", problem, 422)(scope, receive, send)
             return

@@ -111,6 +111,8 @@ def read(call: Call[T], response: httpx.Response) -> T:
 def _segment(value: str) -> str:
     if not value:  # "/v1/catalogs/" is another path: the sidecar answered it with a redirect
         raise ValueError("a namespace, session, user or id in the path must not be empty")
+    if "/" in value:  # no id holds one: the sidecar refuses the path
+        raise ValueError(f"a namespace, session, user or id in the path must not hold '/': {value!r}")
     return quote(value, safe="")
 
 

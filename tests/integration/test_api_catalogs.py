@@ -344,9 +344,11 @@ async def test_unknown_namespaces_answer_404(client: httpx.AsyncClient) -> None:
     [
         ("GET", "/v1/nowhere", 404, "NotFound"),
         ("POST", "/v1/catalogs", 405, "MethodNotAllowed"),
-        # An id holding "/" matches no route: the answer says why.
-        ("POST", "/v1/sessions/a%2Fb/messages", 422, "ValidationError"),
-        ("DELETE", "/v1/users/u%2F1/memories", 422, "ValidationError"),
+        # An id holding "/" is refused, before it can match another route ("travel/examples").
+        ("POST", "/v1/sessions/a%2Fb/messages", 422, "InvalidRequest"),
+        ("DELETE", "/v1/users/u%2F1/memories", 422, "InvalidRequest"),
+        ("DELETE", "/v1/catalogs/travel%2Fexamples", 422, "InvalidRequest"),
+        ("GET", "/v1/catalogs/travel%2fmisses", 422, "InvalidRequest"),
     ],
 )
 async def test_unknown_paths_and_methods_answer_the_error_contract(

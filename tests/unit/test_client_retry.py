@@ -268,14 +268,14 @@ def test_an_unreadable_answer_is_an_invalid_response() -> None:
 
 
 def test_requests_carry_the_key_and_quote_path_segments() -> None:
-    stored = {"session_id": "a b/c", "stored": 1, "memories_added": 0}
+    stored = {"session_id": "a b?c", "stored": 1, "memories_added": 0}
     sidecar = Sidecar(httpx.Response(200, json=stored))
     with sidecar.client(api_key="secret", headers={"x-trace": "1"}) as client:
-        client.add_messages("a b/c", "I prefer aisle seats.", user_id="u-1")
+        client.add_messages("a b?c", "I prefer aisle seats.", user_id="u-1")
     request = sidecar.requests[0]
     assert request.headers["authorization"] == "Bearer secret"
     assert request.headers["x-trace"] == "1"
-    assert request.url.raw_path == b"/v1/sessions/a%20b%2Fc/messages"
+    assert request.url.raw_path == b"/v1/sessions/a%20b%3Fc/messages"
 
 
 def test_a_key_read_with_its_newline_is_sent_and_a_bad_one_is_refused_unquoted() -> None:
@@ -308,6 +308,8 @@ def test_an_empty_name_in_the_path_is_refused_before_sending() -> None:
         for call in (lambda: client.get_catalog(""), lambda: client.get_messages(""), lambda: client.list_memories("")):
             with pytest.raises(ValueError, match="must not be empty"):
                 call()
+        with pytest.raises(ValueError, match="must not hold '/'"):
+            client.delete_catalog("travel/examples")
     assert sidecar.requests == []
 
 
