@@ -206,7 +206,10 @@ class McpSource:
             result = await session.call_tool(name, dict(arguments), read_timeout_seconds=self.config.timeout_seconds)
         except MCPError as exc:
             # An HTTP upstream that restarted answers "session not found": the session is gone, not the call.
-            if exc.code == types.CONNECTION_CLOSED or not await self._answers(session):
+            # A call that timed out is not asked about: the server may still be busy with it.
+            if exc.code == types.CONNECTION_CLOSED or (
+                exc.code != types.REQUEST_TIMEOUT and not await self._answers(session)
+            ):
                 self._reconnect()
             return error_result(f"upstream {self.config.name!r} refused {name!r}: {exc.message}")
         except (anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStream) as exc:

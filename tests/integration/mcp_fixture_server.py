@@ -10,11 +10,13 @@ test can tell that a call went through.
     python tests/integration/mcp_fixture_server.py --label web    # forecasts end with "(from web)"
     python tests/integration/mcp_fixture_server.py --closable     # and close_desk, which removes every tool
     python tests/integration/mcp_fixture_server.py --empty        # no tools at all
+    python tests/integration/mcp_fixture_server.py --stalling     # and stall, which blocks the server a while
 """
 
 from __future__ import annotations
 
 import argparse
+import time
 
 from mcp.server.mcpserver import Context, MCPServer
 
@@ -65,6 +67,12 @@ async def close_desk(ctx: Context) -> str:
     return "Desk closed."
 
 
+async def stall(seconds: float) -> str:
+    """Block the whole server for a number of seconds, as a server busy in its event loop does."""
+    time.sleep(seconds)  # noqa: ASYNC251 - blocking is the point
+    return f"Stalled {seconds} s."
+
+
 def main() -> None:
     """Serve on stdio, or on streamable HTTP with ``--http PORT``."""
     parser = argparse.ArgumentParser(description=__doc__)
@@ -73,9 +81,12 @@ def main() -> None:
     parser.add_argument("--label", default="", help="sign forecasts with this label (which server answered)")
     parser.add_argument("--closable", action="store_true", help="add close_desk, which removes every tool")
     parser.add_argument("--empty", action="store_true", help="list no tools")
+    parser.add_argument("--stalling", action="store_true", help="add stall, which blocks the server a while")
     args = parser.parse_args()
     if args.closable:
         server.add_tool(close_desk)
+    if args.stalling:
+        server.add_tool(stall)
     for function in (get_forecast, convert_currency, translate_phrase, open_beta) if args.empty else ():
         server.remove_tool(function.__name__)
     global prefix, label

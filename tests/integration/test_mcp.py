@@ -365,10 +365,12 @@ def live_router(tmp_path: Path, travel: Path, embedders: EmbedderPool) -> Iterat
 
 
 @asynccontextmanager
-async def http_fixture(log: Path, *, prefix: str = "", port: int | None = None) -> AsyncIterator[str]:
+async def http_fixture(
+    log: Path, *, prefix: str = "", port: int | None = None, flags: Sequence[str] = ()
+) -> AsyncIterator[str]:
     """The fixture MCP server on streamable HTTP, its tools prefixed; yields its URL."""
     port = port or free_port()
-    argv = [sys.executable, str(FIXTURE), "--http", str(port), "--prefix", prefix]
+    argv = [sys.executable, str(FIXTURE), "--http", str(port), "--prefix", prefix, *flags]
     with log.open("w") as out:
         process = await asyncio.create_subprocess_exec(*argv, stdout=out, stderr=out)
     url = f"http://127.0.0.1:{port}/mcp"
@@ -463,15 +465,33 @@ async def test_an_http_upstream_that_restarts_is_called_again_at_once(tmp_path: 
         await backend.stop()
 
 
+async def test_a_call_that_times_out_keeps_the_upstream_session(tmp_path: Path) -> None:
+    # Pinging a server still busy with the call timed out too, and the upstream was reconnected.
+    sink = RefusingSink(refuse=False)
+    async with http_fixture(tmp_path / "web.log", flags=["--stalling"]) as url:
+        sources = McpSources([UpstreamConfig("web", url=url, timeout_seconds=1)], sink)
+        await sources.start()
+        (web,) = sources.sources
+        session = web._session
+        assert session is not None
+        assert (await web.call("stall", {"seconds": 3})).is_error
+        await asyncio.sleep(3)
+        assert (web._session, sink.attempts) == (session, 1)
+        await sources.stop()
+
+
 class RefusingSink:
     """A router that refuses every catalog (over its function limit, say), counting the attempts."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, refuse: bool = True) -> None:
         self.attempts = 0
+        self.refuse = refuse
 
     async def apply(self, namespace: str, functions: Sequence[FunctionDef], *, source: str) -> object:
         self.attempts += 1
-        raise CatalogInvalid(f"{namespace}: {len(functions)} functions, at most 2 ({source})")
+        if self.refuse:
+            raise CatalogInvalid(f"{namespace}: {len(functions)} functions, at most 2 ({source})")
+        return None
 
 
 async def test_an_upstream_whose_catalog_is_refused_is_tried_again_ever_later(tmp_path: Path) -> None:
