@@ -119,6 +119,7 @@ class DirectorySync:
             log.warning("catalog file empty", extra={"namespace": namespace, "detail": reason})
             self._service.log.kept(namespace, self._source, reason)
             self._reported[namespace] = file.fingerprint  # said once, until the file changes
+            self._seen.pop(namespace, None)  # restored as it was, it is applied again: the status says so
             return Outcome(namespace, skipped=reason)
         # Forgotten until the write succeeds: one cut short must not pass for the file seen before.
         self._seen.pop(namespace, None)

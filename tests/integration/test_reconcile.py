@@ -615,6 +615,10 @@ async def test_an_emptied_file_keeps_its_namespace(
     last = worker_service.log.results["tools"]
     assert (last.outcome, last.detail) == ("kept", outcome.skipped)
     assert (await worker.run_once()).outcomes == []
+    # Put back as it was, the file is the catalog's source again, and the status says so.
+    write_catalog(catalog_dir, "tools", GOOD)
+    assert [o.summary.counts()["unchanged"] for o in (await worker.run_once()).outcomes if o.summary] == [3]
+    assert worker_service.log.results["tools"].outcome == "unchanged"
 
 
 async def test_an_emptied_file_deletes_its_namespace_with_allow_delete(
