@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from agent_framework import ChatContext, ChatMiddleware, Content, FunctionTool, Message
 
-from router.client import RouterClientError, TransportError, UnavailableError
+from router.client import RouterClientError, ToolSearchResult, TransportError, UnavailableError
 
 if TYPE_CHECKING:
     from router.integrations.agent_framework import RouterContextProvider
@@ -32,8 +32,6 @@ def trouble(exc: RouterClientError) -> str:
 SEARCH_TOOL = "tool_search"
 # The most functions a route may answer: how far to look for an agent's own tools.
 WIDEST = 128
-# Functions one search loads when the provider does not say: the sidecar's default.
-SEARCHED = 3
 PARAMETERS = {
     "type": "object",
     "properties": {
@@ -53,22 +51,28 @@ async def search_tool(
     user of the session.
     """
 
+    async def search(query: str, max_functions: int | None) -> ToolSearchResult:
+        return await provider.client.tool_search(
+            provider.namespace,
+            query,
+            format="plain",
+            max_functions=max_functions,
+            session_id=session_id,
+            user_id=user_id or provider.user_id,
+        )
+
     async def tool_search(query: str) -> str:
         # The model calls this after a request went through the middleware, which saw the agent's tools.
         held = middleware.offered if not middleware.known <= middleware.offered else set()
         try:
-            found = await provider.client.tool_search(
-                provider.namespace,
-                query,
-                format="plain",
-                max_functions=WIDEST if held else provider.search_functions,
-                session_id=session_id,
-                user_id=user_id or provider.user_id,
-            )
+            found = await search(query, provider.search_functions)
+            wanted = provider.search_functions or len(found.functions)  # the sidecar's default when unset
+            kept = [f for f in found.functions if not held or f.name in held]
+            if len(kept) < wanted == len(found.functions):  # the agent lacks some: the search reaches further
+                kept = [f for f in (await search(query, WIDEST)).functions if f.name in held][:wanted]
         except RouterClientError as exc:
             log.warning("%s, the search found nothing: %s", trouble(exc), exc)
             return json.dumps({"error": f"the tool search is unavailable: {exc}"})
-        kept = [f for f in found.functions if not held or f.name in held][: provider.search_functions or SEARCHED]
         middleware.routed.update(f.name for f in kept)
         functions = [{"name": f.name, "description": f.description} for f in kept]
         return json.dumps({"loaded": functions, "note": "these functions can be called now"}, ensure_ascii=False)

@@ -81,7 +81,7 @@ class RouterContextProvider(ContextProvider):
         search_tool: also give the run a ``tool_search`` tool whose calls go to the router's
             search: the functions it finds are advertised from the next model call of the run
             on, so the model starts with the routed functions and can still reach the rest.
-        search_functions: functions one search loads (3 by default), among those the agent has.
+        search_functions: functions one search loads (the sidecar's default is 3), among those the agent has.
     """
 
     DEFAULT_SOURCE_ID: ClassVar[str] = "tool_router"

@@ -371,7 +371,10 @@ def test_the_documented_example_runs(live: LiveServer, capsys: pytest.CaptureFix
     assert len(tools) == 3
 
 
-async def test_a_search_loads_only_functions_the_agent_has(router: AsyncRouterClient) -> None:
+@pytest.mark.parametrize(("search_functions", "loads"), [(2, 2), (None, 3)])  # None: the sidecar's default, 3
+async def test_a_search_loads_only_functions_the_agent_has(
+    router: AsyncRouterClient, search_functions: int | None, loads: int
+) -> None:
     # The catalog is shared with agents that have more tools: what this one lacks is never said to be loaded.
     chat, tools = (
         ScriptedChatClient(
@@ -381,12 +384,14 @@ async def test_a_search_loads_only_functions_the_agent_has(router: AsyncRouterCl
         Tools(),
     )
     tools.all = [t for t in tools.all if t.name != "convert_currency"]
-    provider = RouterContextProvider(router, namespace="travel", max_functions=1, search_tool=True, search_functions=2)
+    provider = RouterContextProvider(
+        router, namespace="travel", max_functions=1, search_tool=True, search_functions=search_functions
+    )
     agent = agent_with(chat, provider, tools)
     await agent.run(FLIGHT, session=agent.create_session(session_id=session_id()))
     (result,) = [c.result for m in chat.requests[1].messages for c in m.contents if c.type == "function_result"]
     loaded = [f["name"] for f in json.loads(str(result))["loaded"]]
-    assert len(loaded) == 2
+    assert len(loaded) == loads
     assert "convert_currency" not in loaded
     assert set(loaded) <= {t.name for t in tools.all}
     assert set(chat.requests[1].tools) == {"search_flights", "escalate_to_human", "tool_search", *loaded}
