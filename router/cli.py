@@ -161,7 +161,7 @@ def serve(settings: Settings) -> int:
         sockets = listen.bind(settings.server.host, settings.server.port)
     except listen.ListenError as exc:
         print(f"router serve: {exc}", file=sys.stderr)
-        return 2 if exc.argument else 3
+        return exc.exit_code
     log.log(logging.WARNING if exposed else logging.INFO, summary)
 
     from router.app import create_app

@@ -210,7 +210,7 @@ def run(args: argparse.Namespace) -> int:
             opts.sockets = listen.bind(opts.host, opts.port)
         except listen.ListenError as exc:
             print(f"router mcp: {exc}", file=sys.stderr)  # noqa: T201
-            return 2 if exc.argument else 3
+            return exc.exit_code
     logs.configure(opts.settings.server.log_level, opts.settings.server.log_format)
     try:
         return asyncio.run(serve(opts))

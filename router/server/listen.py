@@ -23,6 +23,11 @@ class ListenError(Exception):
         super().__init__(message)
         self.argument = argument
 
+    @property
+    def exit_code(self) -> int:
+        """The command's exit status: 2 for a bad ``--host``, 3 for an address that cannot be used."""
+        return 2 if self.argument else 3
+
 
 def bind(host: str, port: int) -> list[socket.socket]:
     """Sockets bound to every address ``host`` resolves to, as asyncio's ``create_server`` binds them.
