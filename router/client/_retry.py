@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import random
 import time
 from collections.abc import Callable
@@ -98,6 +99,8 @@ class Attempts:
             retry_after: float | None = float(response.headers["retry-after"])
         except (KeyError, ValueError):
             retry_after = None  # absent, or an HTTP date (rare from a sidecar): the computed backoff is used
+        if retry_after is not None and not math.isfinite(retry_after):  # "nan" would sleep NaN seconds: an error
+            retry_after = None
         return self._next(retry_after)
 
     def _next(self, retry_after: float | None) -> float | None:

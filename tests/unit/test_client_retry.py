@@ -206,6 +206,15 @@ def test_a_throttled_request_waits_as_long_as_it_is_told_within_max_elapsed() ->
     assert len(sidecar.requests) == 2
 
 
+@pytest.mark.parametrize("value", ["nan", "inf", "-inf"])
+def test_a_retry_after_that_is_no_number_of_seconds_waits_the_backoff(value: str) -> None:
+    # float() reads "nan": the client then slept NaN seconds, which raised ValueError.
+    busy = httpx.Response(503, headers={"retry-after": value}, json={"error": "Unavailable", "detail": "busy"})
+    wait = Attempts(RetryPolicy(backoff=0.5, max_backoff=0.5), clock=lambda: 0.0).after_response(busy)
+    assert wait is not None
+    assert 0.25 <= wait <= 0.5
+
+
 def test_retry_after_is_honoured() -> None:
     busy = httpx.Response(503, headers={"retry-after": "0"}, json={"error": "Unavailable", "detail": "busy"})
     sidecar = Sidecar(busy, ok())
