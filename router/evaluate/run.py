@@ -152,7 +152,8 @@ async def _runtime(
     with contextlib.ExitStack() as stack:
         if storage is None:
             data = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="router-eval-")))
-            storage = StorageSettings(data=data)
+            # The throwaway store's own settings: a Qdrant server's set in the environment is not it.
+            storage = StorageSettings.model_construct(data=data)
         own = Settings(embedding=settings.embedding, storage=storage, route=settings.route, limits=settings.limits)
         runtime = Runtime(own, embedders=pool, progress=progress, extractor=_NoMemories())
         await runtime.start()

@@ -173,9 +173,11 @@ async def test_a_case_expecting_a_function_the_catalog_lacks_is_refused(
         await evaluate_cases(Settings(), embedders, options)
 
 
-async def test_one_catalog_file_and_the_cases_ranks(embedders: EmbedderPool) -> None:
+async def test_one_catalog_file_and_the_cases_ranks(embedders: EmbedderPool, monkeypatch: pytest.MonkeyPatch) -> None:
     cases = [c for c in load_cases(CASES) if "rollback_deployment" in c.expected]
     options = Options(cases, catalog=EXAMPLES / "devops.json")
+    # The catalog goes to a throwaway directory, whatever server the environment names for the sidecar.
+    monkeypatch.setenv("ROUTER_STORAGE_QDRANT_URL", "http://127.0.0.1:9")
 
     evaluation = await evaluate_cases(Settings(), embedders, options)
 
