@@ -23,3 +23,14 @@ def not_a_directory(path: Path) -> str | None:
     if path.is_dir():
         return None
     return "is not a directory" if path.exists() else "does not exist"
+
+
+def port(value: str) -> int:
+    """A TCP port, 1 to 65535: the address lookup reads 99999 as another port, and -1 as a bad host."""
+    try:
+        number = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a port number") from None
+    if not 1 <= number <= 65535:
+        raise argparse.ArgumentTypeError(f"{number} is not a port: give 1 to 65535")
+    return number

@@ -68,7 +68,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
     serving = parser.add_argument_group("serving")
     serving.add_argument("--http", action="store_true", help="serve streamable HTTP at /mcp instead of stdio")
     serving.add_argument("--host", type=arguments.text, default="127.0.0.1", help="HTTP host (default 127.0.0.1)")
-    serving.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"HTTP port (default {DEFAULT_PORT})")
+    serving.add_argument(
+        "--port", type=arguments.port, default=DEFAULT_PORT, help=f"HTTP port (default {DEFAULT_PORT})"
+    )
     serving.add_argument("--max-functions", type=int, metavar="N", help="functions find_tools returns by default")
     serving.add_argument("--working-set", type=int, default=20, metavar="N", help="found tools a session keeps")
     logs.add_flags(serving)
@@ -177,7 +179,7 @@ async def serve(opts: argparse.Namespace) -> int:
             if isinstance(exc, StorageUnavailable) and opts.url is None:  # most often a router serve holds it
                 detail += "; to search through the router that holds it, give router mcp its --url"
             log.error("cannot start the router", extra={"detail": detail})
-            return 1
+            return 3
         if sources is not None:
             stack.push_async_callback(sources.stop)
             await sources.start()
@@ -218,3 +220,6 @@ def run(args: argparse.Namespace) -> int:
         return 130
     except asyncio.CancelledError:  # SIGTERM
         return 0
+    finally:
+        for sock in opts.sockets or ():  # a start that failed never served on them
+            sock.close()

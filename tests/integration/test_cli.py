@@ -226,7 +226,7 @@ def test_a_multilingual_model_that_is_not_here_is_said_in_one_line(
 def test_mcp_on_a_data_directory_in_use_points_to_the_router_holding_it(locked: Path) -> None:
     result = router("mcp", "--namespace", "travel", "--data", locked, timeout=60)
 
-    assert result.returncode == 1
+    assert result.returncode == 3
     assert f"data directory {locked} is in use by pid {os.getpid()}" in result.stderr
     assert "to search through the router that holds it, give router mcp its --url" in result.stderr
     assert "Traceback" not in result.stderr

@@ -764,6 +764,21 @@ def test_bad_flags_stop_before_anything_starts(
     assert message in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("port", ["99999", "-1", "http"])
+def test_a_port_that_is_none_is_refused(port: str, capsys: pytest.CaptureFixture[str]) -> None:
+    # The address lookup read 99999 as port 34463, and -1 as a host it could not resolve.
+    with pytest.raises(SystemExit) as exited:
+        cli_main(["mcp", "--namespace", "x", "--http", "--port", port])
+    assert exited.value.code == 2
+    assert "argument --port:" in capsys.readouterr().err
+
+
+def test_a_router_that_cannot_be_reached_stops_start_up_with_exit_3(capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["mcp", "--url", f"http://127.0.0.1:{free_port()}", "--namespace", "travel", "--http"]
+    assert cli_main([*argv, "--port", str(free_port())]) == 3
+    assert "cannot start the router" in capsys.readouterr().err
+
+
 def test_http_on_a_port_in_use_says_so_before_anything_starts(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
