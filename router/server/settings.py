@@ -76,18 +76,19 @@ class StorageSettings(BaseSettings):
             raise ValueError(f"ROUTER_STORAGE_QDRANT_URL={url!r}: Qdrant is reached over http:// or https://")
         if isinstance(self.read_consistency, int) and self.read_consistency < 1:
             raise ValueError(f"ROUTER_STORAGE_READ_CONSISTENCY={self.read_consistency} must be at least 1")
-        factor, replicas = self.write_consistency_factor, self.replication_factor or 1
-        if factor is not None and factor > replicas:
-            raise ValueError(
-                f"ROUTER_STORAGE_WRITE_CONSISTENCY_FACTOR={factor} exceeds the replication factor {replicas}; "
-                "set ROUTER_STORAGE_REPLICATION_FACTOR to at least as much"
-            )
+        # Said first: the advice on the factors below would lead to a second refusal in embedded mode.
         given = self._cluster_settings()
         if self.qdrant_url is None and given:
             verb, them = ("applies", "it") if len(given) == 1 else ("apply", "them")
             raise ValueError(
                 f"{', '.join(given)} only {verb} to a Qdrant server; "
                 f"set ROUTER_STORAGE_QDRANT_URL (--qdrant-url) or remove {them}"
+            )
+        factor, replicas = self.write_consistency_factor, self.replication_factor or 1
+        if factor is not None and factor > replicas:
+            raise ValueError(
+                f"ROUTER_STORAGE_WRITE_CONSISTENCY_FACTOR={factor} exceeds the replication factor {replicas}; "
+                "set ROUTER_STORAGE_REPLICATION_FACTOR to at least as much"
             )
         return self
 

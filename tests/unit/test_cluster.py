@@ -126,6 +126,9 @@ def test_impossible_settings_are_refused_at_start_up(values: dict[str, object], 
 def test_cluster_settings_without_a_server_are_refused(tmp_path: Path) -> None:
     with pytest.raises(ValidationError, match=r"ROUTER_STORAGE_REPLICATION_FACTOR, .*_WRITE_ORDERING only apply"):
         StorageSettings(data=tmp_path, replication_factor=2, write_ordering="medium")
+    # Not "set the replication factor", which would be refused in turn.
+    with pytest.raises(ValidationError, match=r"WRITE_CONSISTENCY_FACTOR only applies to a Qdrant server"):
+        StorageSettings(data=tmp_path, write_consistency_factor=2)
 
 
 def test_the_command_line_says_what_to_change(
