@@ -67,7 +67,7 @@ def parser() -> argparse.ArgumentParser:
     )
     _common(serve)
     sync = commands.add_parser("sync", help="reconcile a catalog directory into storage")
-    sync.add_argument("--catalog", type=arguments.path, required=True, help="catalog directory")
+    sync.add_argument("--catalog", type=arguments.path, help="catalog directory (ROUTER_SYNC_CATALOG)")
     sync.add_argument("--watch", action="store_true", help="keep running and apply every change")
     sync.add_argument(
         "--ready-file",

@@ -85,8 +85,10 @@ async def sync(
     from sync.worker import DirectorySync
 
     catalog = settings.sync.catalog
-    problem = "does not exist" if catalog is None else arguments.not_a_directory(catalog)
-    if catalog is None or problem is not None:
+    if catalog is None:
+        print("router sync: give the catalog directory: --catalog DIR or ROUTER_SYNC_CATALOG", file=sys.stderr)
+        return 2
+    if (problem := arguments.not_a_directory(catalog)) is not None:
         print(f"router sync: catalog directory {catalog} {problem}", file=sys.stderr)
         return 2
     # The runtime's own directory watcher stays off: this command drives the worker itself.

@@ -33,6 +33,7 @@ from conftest import (
     write_catalog,
 )
 
+from router import cli
 from router.catalog.records import MetaStore
 from router.client import AuthenticationError, PermissionDeniedError, RetryPolicy, RouterClient
 from router.retrieval.index import FunctionStore
@@ -121,6 +122,19 @@ def test_sync_of_a_missing_directory_exits_2(tmp_path: Path) -> None:
 
     assert result.returncode == 2
     assert "does not exist" in result.stderr
+    assert not (tmp_path / "data").exists()
+
+
+def test_sync_takes_its_directory_from_the_environment_too(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # ROUTER_SYNC_CATALOG was documented for both commands, but router sync required --catalog.
+    monkeypatch.setenv("ROUTER_SYNC_CATALOG", str(tmp_path / "nowhere"))
+    assert cli.main(["sync", "--data", str(tmp_path / "data")]) == 2
+    assert f"catalog directory {tmp_path / 'nowhere'} does not exist" in capsys.readouterr().err
+    monkeypatch.delenv("ROUTER_SYNC_CATALOG")
+    assert cli.main(["sync", "--data", str(tmp_path / "data")]) == 2
+    assert "--catalog DIR or ROUTER_SYNC_CATALOG" in capsys.readouterr().err
     assert not (tmp_path / "data").exists()
 
 

@@ -144,7 +144,6 @@ def test_sync_flags(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     "argv",
     [
-        ["sync", "--data", "d"],
         ["sync", "--catalog", "c", "--data", "d", "--qdrant-url", "http://q"],
         ["serve", "--port", "eighty"],
         ["index"],
