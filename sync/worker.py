@@ -115,7 +115,9 @@ class DirectorySync:
         if file.error is not None:
             return self._rejected(namespace, file.error)
         if file.empty and not self._allow_delete:
-            reason = f"{file.path} lists no function; kept the stored catalog (allow deletion to empty it)"
+            stored = namespace in await self._service.catalogs.records()
+            kept = "kept the stored catalog (allow deletion to empty it)" if stored else "no catalog is stored for it"
+            reason = f"{file.path} lists no function; {kept}"
             log.warning("catalog file empty", extra={"namespace": namespace, "detail": reason})
             self._service.log.kept(namespace, self._source, reason)
             self._reported[namespace] = file.fingerprint  # said once, until the file changes

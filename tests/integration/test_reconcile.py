@@ -621,6 +621,15 @@ async def test_an_emptied_file_keeps_its_namespace(
     assert worker_service.log.results["tools"].outcome == "unchanged"
 
 
+async def test_a_new_empty_file_says_no_catalog_is_stored(worker_service: CatalogService, catalog_dir: Path) -> None:
+    (catalog_dir / "empty.json").write_text("[]")
+
+    [outcome] = (await DirectorySync(worker_service, catalog_dir).run_once()).outcomes
+
+    assert outcome.skipped == f"{catalog_dir / 'empty.json'} lists no function; no catalog is stored for it"
+    assert "empty" not in await worker_service.catalogs.records()
+
+
 async def test_an_emptied_file_deletes_its_namespace_with_allow_delete(
     worker_service: CatalogService, catalog_dir: Path
 ) -> None:
