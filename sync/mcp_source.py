@@ -218,7 +218,10 @@ class McpSource:
         except Exception as exc:
             return error_result(f"upstream {self.config.name!r} failed on {name!r}: {exc!r}")
         return types.CallToolResult(
-            content=result.content, structured_content=result.structured_content, is_error=result.is_error
+            meta=result.meta,
+            content=result.content,
+            structured_content=result.structured_content,
+            is_error=result.is_error,
         )
 
     async def _answers(self, session: ClientSession) -> bool:

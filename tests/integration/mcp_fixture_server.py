@@ -11,6 +11,7 @@ test can tell that a call went through.
     python tests/integration/mcp_fixture_server.py --closable     # and close_desk, which removes every tool
     python tests/integration/mcp_fixture_server.py --empty        # no tools at all
     python tests/integration/mcp_fixture_server.py --stalling     # and stall, which blocks the server a while
+    python tests/integration/mcp_fixture_server.py --traced       # and traced, whose result carries _meta
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import argparse
 import time
 
 from mcp.server.mcpserver import Context, MCPServer
+from mcp.types import CallToolResult, TextContent
 
 server = MCPServer("travel-desk", instructions="Weather, money and phrases for travellers.")
 prefix = ""
@@ -73,6 +75,11 @@ async def stall(seconds: float) -> str:
     return f"Stalled {seconds} s."
 
 
+def traced(trace: str) -> CallToolResult:
+    """Answer with the trace id in the result's _meta, as servers pass data for the client beside the content."""
+    return CallToolResult(content=[TextContent(text="traced")], _meta={"example/trace": trace})
+
+
 def main() -> None:
     """Serve on stdio, or on streamable HTTP with ``--http PORT``."""
     parser = argparse.ArgumentParser(description=__doc__)
@@ -82,11 +89,14 @@ def main() -> None:
     parser.add_argument("--closable", action="store_true", help="add close_desk, which removes every tool")
     parser.add_argument("--empty", action="store_true", help="list no tools")
     parser.add_argument("--stalling", action="store_true", help="add stall, which blocks the server a while")
+    parser.add_argument("--traced", action="store_true", help="add traced, whose result carries _meta")
     args = parser.parse_args()
     if args.closable:
         server.add_tool(close_desk)
     if args.stalling:
         server.add_tool(stall)
+    if args.traced:
+        server.add_tool(traced)
     for function in (get_forecast, convert_currency, translate_phrase, open_beta) if args.empty else ():
         server.remove_tool(function.__name__)
     global prefix, label

@@ -480,6 +480,16 @@ async def test_a_call_that_times_out_keeps_the_upstream_session(tmp_path: Path) 
         await sources.stop()
 
 
+async def test_a_forwarded_result_keeps_its_meta(tmp_path: Path) -> None:
+    sink = RefusingSink(refuse=False)
+    async with http_fixture(tmp_path / "web.log", flags=["--traced"]) as url:
+        sources = McpSources([UpstreamConfig("web", url=url)], sink)
+        await sources.start()
+        result = await sources.sources[0].call("traced", {"trace": "t-42"})
+        await sources.stop()
+    assert (text(result), result.meta) == ("traced", {"example/trace": "t-42"})
+
+
 class RefusingSink:
     """A router that refuses every catalog (over its function limit, say), counting the attempts."""
 
