@@ -85,7 +85,18 @@ class WorkingSet:
         found = list(reversed(self._entries.values()))
         shared = {name for name, count in Counter(f.name for f in found).items() if count > 1}
         taken = {qualified(f) for f in found if f.name in shared}
-        return [(qualified(f) if f.name in shared or f.name in taken else f.name, f) for f in found]
+        named: list[tuple[str, Found]] = []
+        used: set[str] = set()
+        for f in found:
+            name = base = qualified(f) if f.name in shared or f.name in taken else f.name
+            # "a__b"'s "c" and "a"'s "b__c" both qualify as "a__b__c": the later found is numbered.
+            number = 1
+            while name in used:
+                number += 1
+                name = f"{base}_{number}"
+            used.add(name)
+            named.append((name, f))
+        return named
 
     def get(self, name: str) -> Found | None:
         """The function whose tool name, or qualified name, is ``name``, if the session found it."""

@@ -713,6 +713,21 @@ def test_a_name_that_is_another_functions_qualified_name_is_qualified_too() -> N
     assert tools.get("a__c") == found("a__c", 0.9, "x")
 
 
+def test_two_functions_whose_qualified_names_meet_keep_two_tools() -> None:
+    # Namespaces may hold "__": a's b__c and a__b's c both qualify as a__b__c.
+    tools = WorkingSet(4)
+    tools.add([found("b__c", 0.9, "a"), found("b__c", 0.8, "z"), found("c", 0.7, "a__b"), found("c", 0.6, "x")])
+    names = tools.names()
+    assert sorted(names) == ["a__b__c", "a__b__c_2", "x__c", "z__b__c"]
+    reached = [tools.get(name) for name in names]
+    assert sorted((f.namespace, f.name) for f in reached if f is not None) == [
+        ("a", "b__c"),
+        ("a__b", "c"),
+        ("x", "c"),
+        ("z", "b__c"),
+    ]
+
+
 def test_upstreams_from_flags_and_files(tmp_path: Path) -> None:
     desk = parse_upstream("desk=python 'my server.py' --verbose", resync_seconds=5)
     assert (desk.command, desk.args, desk.target, desk.resync_seconds) == (
