@@ -42,11 +42,14 @@ _QUOTED = re.compile(
 
 # "Forget that I live in Porto", "actually, forget my address", "forget what I told you about peanuts":
 # what the user asks to be forgotten, when it is about them ("forget about the hotel" drops a task). It
-# ends with its clause: in "Forget that I'm vegan, I'm vegetarian now" the rest is a new statement.
+# ends with its clause: in "Forget that I'm vegan, I'm vegetarian now" the rest is a new statement (a
+# comma without a space after it, as in "1,500", ends nothing).
 _FORGET = re.compile(
     rf"{phrases.FORGET}\s+(?:about\s+)?"
-    r"(?:(?:what|everything|anything|all)\s+(?:i|we)\s+(?:said|told you|mentioned|shared)\s+about\s+(?P<topic>[^,;]+)"
-    r"|(?:(?:that|the fact that|where|what|who|how)\s+)?(?P<said>(?:i|i'm|i've|i'd|we|we're|we've|my|our)\b[^,;]+))",
+    r"(?:(?:what|everything|anything|all)\s+(?:i|we)\s+(?:said|told you|mentioned|shared)\s+about\s+"
+    r"(?P<topic>(?:[^,;]|,(?=\S))+)"
+    r"|(?:(?:that|the fact that|where|what|who|how)\s+)?(?P<said>(?:i|i'm|i've|i'd|we|we're|we've|my|our)\b"
+    r"(?:[^,;]|,(?=\S))+))",
     re.IGNORECASE,
 )
 
@@ -218,9 +221,12 @@ def forget_requests(text: str) -> list[tuple[str, str | None]]:
         if asked is None:
             before.append(sentence)
             continue
-        parts.append((" ".join(p for p in before if p), (asked["topic"] or asked["said"]).strip(" .!?")))
+        # One sentence a line: lines without a full stop ("I live in Porto\nI'm vegan") stay apart.
+        parts.append(("\n".join(p for p in before if p), (asked["topic"] or asked["said"]).strip(" .!?")))
         before = [sentence[asked.end() :].lstrip(" ,;")]  # a clause after the request is said as any other
-    return [*parts, (" ".join(p for p in before if p), None)]
+    if not parts:
+        return [(text, None)]  # read as it was written
+    return [*parts, ("\n".join(p for p in before if p), None)]
 
 
 def memory_candidates(messages: Sequence[Mapping[str, Any]]) -> list[str]:

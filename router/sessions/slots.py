@@ -143,7 +143,7 @@ def contradicts(older: str, newer: str) -> bool:
 _HOW_SAID = frozenset({
     "i", "we", "my", "our", "me", "us", "am", "are", "is", "was", "were", "be", "been", "have", "has", "had", "said",
     "told", "mentioned", "shared", "you", "about", "that", "what", "all", "everything", "anything", "the", "a", "an",
-    "of", "to", "in", "on", "at", "for",
+    "of", "to", "in", "on", "at", "for", "asked", "ask", "it", "this", "something",
 })  # fmt: skip
 # A slot named by a word of its own: "forget my address" forgets "I live in Porto".
 _SLOT_WORDS = {"address": "home", "home": "home", "diet": "diet", "job": "employer", "employer": "employer"}
@@ -172,13 +172,37 @@ def _within(few: list[str], many: list[str]) -> bool:
 def forgets(request: str, memory: str, slot: str | None) -> bool:
     """Whether forgetting ``request`` ("my address", "that I live in Porto") forgets ``memory``, which sets ``slot``.
 
-    It does when the memory holds every word of the request that says what, not how it was said,
-    denied alike ("forget that I'm not vegan" leaves "I'm vegan"), or when the request only names
-    the memory's slot ("my address", "my diet").
+    It does when the memory holds every word of the request that says what, not how it was said
+    ("forget that I'm not vegan" leaves "I'm vegan"), or when the request only names the memory's
+    slot ("my address", "my diet"). A request of several ("my address and my diet", "that I live
+    in Porto and work at Acme") forgets what each of its parts does, a part that names no more
+    than a person aside ("that my wife and I are vegan" forgets no wife).
     """
-    asked, held = _content(request), _content(memory)
-    if not asked or _stance(request)[1] != _stance(memory)[1]:
+    parts = _AND.split(request)
+    asked = [request] if len(parts) == 1 else [request, *(p for p in parts if _own(p))]
+    return any(_forgets(one, memory, slot) for one in asked)
+
+
+# "and" between two things asked to be forgotten.
+_AND = re.compile(r"\s+and\s+|\s*&\s*", _FLAGS)
+_FIRST_PERSON = re.compile(r"^(?:i|i'm|i've|i'd|we|we're|we've)\b", _FLAGS)
+
+
+def _own(part: str) -> bool:
+    """Whether a part of a request says something of its own: a statement, a slot, or two words at least."""
+    words = [w for w in _stance(part)[0].split() if w not in _HOW_SAID]
+    return (
+        bool(_FIRST_PERSON.match(part.strip()))
+        or len(words) >= 2
+        or (bool(words) and all(w in _SLOT_WORDS for w in words))
+    )
+
+
+def _forgets(request: str, memory: str, slot: str | None) -> bool:
+    asked = _content(request)
+    # A denial asked to be forgotten is not its statement; a statement or a topic reaches both.
+    if not asked or (_stance(request)[1] and not _stance(memory)[1]):
         return False
     if slot is not None and all(_SLOT_WORDS.get(w) == slot for w in _stance(request)[0].split() if w not in _HOW_SAID):
         return True
-    return _within(asked, held)
+    return _within(asked, _content(memory))

@@ -338,6 +338,15 @@ def test_a_text_is_cut_after_each_request_to_forget() -> None:
         ("I'm vegetarian now.", None),
     ]
     assert StatementExtractor().extract("Actually, forget that I love jazz.") == []
+    # A text that asks nothing to be forgotten is read as written: its lines stay apart.
+    lines = "I live in Porto\nI'm vegan\nI work at Acme"
+    assert forget_requests(lines) == [(lines, None)]
+    assert forget_requests("I live in Porto\nForget that I'm vegan\nI work at Acme") == [
+        ("I live in Porto", "I'm vegan"),
+        ("I work at Acme", None),
+    ]
+    # A comma inside a number ends nothing.
+    assert forget_requests("Forget that my budget is 1,500 euros.")[0][1] == "my budget is 1,500 euros"
 
 
 def test_a_reminder_or_trouble_after_remember_is_no_memory() -> None:

@@ -156,6 +156,8 @@ def test_a_change_word_does_not_keep_a_time_bound_statement_for_good(statement: 
 
 MEMORIES = [
     "I live in Porto.",
+    "I'm not allergic to shellfish any more.",
+    "Always ask me before booking anything.",
     "I live near the beach.",
     "I'm allergic to peanuts.",
     "I prefer aisle seats.",
@@ -180,11 +182,18 @@ MEMORIES = [
         ("I live in Lisbon", set()),
         ("my dog", set()),
         # what the request does not say of the user, or says denied, or names beside a slot word
-        ("I like jazz and techno", set()),
         ("my wife is allergic to peanuts", set()),
         ("I'm not vegetarian", set()),
         ("my email address", set()),
         ("my old job", set()),
+        # several things at once, each part that says something of its own
+        ("I live in Porto and work at Contoso", {"I live in Porto.", "I work at Contoso."}),
+        ("my address and my diet", {"I live in Porto.", "I'm vegetarian."}),
+        ("I like jazz and techno", {"I like jazz."}),
+        # a topic reaches a denial too; "never mind" phrasings name nothing
+        ("shellfish", {"I'm not allergic to shellfish any more."}),
+        ("I asked", set()),
+        ("I mentioned it", set()),
     ],
 )
 def test_a_forget_request_names_the_memories_it_holds_or_that_hold_it(request_text: str, forgotten: set[str]) -> None:
