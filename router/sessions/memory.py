@@ -14,8 +14,10 @@ superseded.
 from __future__ import annotations
 
 import builtins
+import threading
 import time
 import uuid
+import zlib
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -43,6 +45,7 @@ SCAN_LIMIT = 256
 # A new memory this similar to a stored one is the same memory.
 DUPLICATE_SCORE = 0.95
 REEMBED_BATCH = 256
+_STRIPES = 64
 _FIELDS = ("text", "namespace", "created_at", "session_id", "vector", "expires_at", "superseded_by", "replaced_in")
 # What a route reads of each memory, and what deciding whether it still holds reads.
 _ROW_FIELDS = ("text", "vector")
@@ -69,6 +72,12 @@ class MemoryStore:
     def __init__(self, collection: Collection) -> None:
         self._collection = collection
         self._dimension = collection.spec.dense_size or 0
+        # A scope's writes read its memories, then write changes on what they read: two runs at once would
+        # each write its own replaced_in, the later losing the other's. Striped by scope, not one per user.
+        self._writing = [threading.Lock() for _ in range(_STRIPES)]
+
+    def _lock(self, scope: str) -> threading.Lock:
+        return self._writing[zlib.crc32(scope.encode()) % _STRIPES]
 
     @classmethod
     def open(cls, storage: Storage, *, model: str, dimension: int) -> MemoryStore:
@@ -96,6 +105,19 @@ class MemoryStore:
         was said in (a retry) changes nothing; said again in another session ("we moved back to
         Porto"), it is current again.
         """
+        with self._lock(scope):
+            return self._add(scope, namespace, texts, vectors, session_id=session_id, expires_at=expires_at)
+
+    def _add(
+        self,
+        scope: str,
+        namespace: str,
+        texts: Sequence[str],
+        vectors: Vectors,
+        *,
+        session_id: str | None,
+        expires_at: Sequence[float | None] | None = None,
+    ) -> MemoryChanges:
         now = time.time()
         where, here = _reach(scope, namespace), [namespace]
         state = list(self._collection.scroll(where, fields=_STATE_FIELDS))
@@ -122,6 +144,7 @@ class MemoryStore:
                 h.score >= DUPLICATE_SCORE
                 and h.payload.get("namespace") in (namespace, ANY_NAMESPACE)  # held wherever this one would be
                 and holds(h.payload, now, here)
+                and not (namespace == ANY_NAMESPACE and h.payload.get("replaced_in"))
                 and not _replaces(h.payload, slot, text)
                 for h in hits
             ):
@@ -165,8 +188,10 @@ class MemoryStore:
         current = [r for r in times if holds(r.payload, now, namespaces)]
         newest = sorted(current, key=lambda r: r.payload.get("created_at", 0.0))[-limit:]
         records = self._collection.retrieve([r.id for r in newest], fields=_ROW_FIELDS) if newest else []
-        # Memories stored before their vector was kept in the payload are listed, never recalled.
-        kept = [r for r in records if "vector" in r.payload]
+        # Memories stored before their vector was kept in the payload are listed, never recalled; one said
+        # in the namespace and again for every namespace comes back once.
+        said: dict[str, Record] = {" ".join(r.payload["text"].lower().split()): r for r in records}
+        kept = [r for r in said.values() if "vector" in r.payload]
         vectors = [unpack(r.payload["vector"], "<f4", self._dimension) for r in kept]
         matrix = np.concatenate(vectors) if vectors else np.zeros((0, self._dimension), dtype=np.float32)
         return MemoryRows([r.payload["text"] for r in kept], matrix)
@@ -204,6 +229,10 @@ class MemoryStore:
         A memory held in every namespace (``*``) is not a namespace's to delete: it is no longer
         held in that namespace (``replaced_in``), and stays in the others.
         """
+        with self._lock(scope):
+            return self._drop(scope, namespace, requests)
+
+    def _drop(self, scope: str, namespace: str, requests: Sequence[str]) -> int:
         where = _reach(scope, namespace)
         records = (
             self._collection.scroll(where, fields=("text", "slot", "namespace", "replaced_in")) if requests else []

@@ -6,6 +6,7 @@ Vectors are chosen, not embedded: these tests are about the rules of ``MemorySto
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -97,6 +98,46 @@ def test_a_memory_of_every_namespace_replaced_in_one_stays_in_the_others(store: 
     store.add(SCOPE, "devops", ["My manager is Sarah."], vectors(2.0), session_id="d")
     assert store.add(SCOPE, ANY_NAMESPACE, ["My manager is Tom."], vectors(3.0), session_id="e").updated == 1
     assert "My manager is Sarah." not in recalled(store, "devops")
+
+
+def test_said_again_for_every_namespace_a_memory_holds_again_where_it_was_replaced(store: MemoryStore) -> None:
+    store.add(SCOPE, ANY_NAMESPACE, ["I live in Porto."], vectors(0.0), session_id="a")
+    store.add(SCOPE, "travel", ["We moved to Lisbon."], vectors(1.0), session_id="b")
+    assert store.add(SCOPE, ANY_NAMESPACE, ["I live in Porto."], vectors(0.0), session_id="c").added == 1
+    assert recalled(store, "travel") == ["I live in Porto."]
+
+
+def test_a_memory_said_in_a_namespace_and_for_every_one_comes_back_once(store: MemoryStore) -> None:
+    store.add(SCOPE, "travel", ["I'm vegan."], vectors(0.0), session_id="a")
+    store.add(SCOPE, ANY_NAMESPACE, ["I'm vegan."], vectors(0.0), session_id="b")
+    assert recalled(store, "travel") == ["I'm vegan."]
+
+
+def test_runs_of_two_namespaces_at_once_both_replace_a_shared_memory(
+    store: MemoryStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Both read the memory before either wrote: the later write kept its namespace only.
+    store.add(SCOPE, ANY_NAMESPACE, ["I live in Porto."], vectors(0.0), session_id="a")
+    collection = store._collection
+    scroll = collection.scroll
+
+    def slow(*args: Any, **kwargs: Any) -> Any:
+        found = list(scroll(*args, **kwargs))
+        time.sleep(0.3)
+        return iter(found)
+
+    monkeypatch.setattr(collection, "scroll", slow)
+    runs = [
+        threading.Thread(target=store.add, args=(SCOPE, ns, [text], vectors(angle)), kwargs={"session_id": ns})
+        for ns, text, angle in (("travel", "We moved to Lisbon.", 1.0), ("shop", "We moved to Berlin.", 2.0))
+    ]
+    for run in runs:
+        run.start()
+    for run in runs:
+        run.join()
+    monkeypatch.undo()
+    [porto] = [m for m in store.list(SCOPE) if m.text == "I live in Porto."]
+    assert sorted(porto.replaced_in) == ["shop", "travel"]
 
 
 def test_a_memory_of_one_namespace_is_no_duplicate_of_one_for_every_namespace(store: MemoryStore) -> None:
