@@ -86,7 +86,8 @@ class DirectorySync:
         if not self._directory.is_dir():
             raise FileNotFoundError(f"catalog directory {self._directory} does not exist")
         files = await asyncio.to_thread(scan, self._directory, seen=dict(self._seen))
-        for gone in set(self._reported) - set(files):  # back with the same fault, it is said again
+        said = set(self._reported) - set(files)
+        for gone in said:  # back with the same fault, it is said again
             del self._reported[gone]
         report = Report()
         broken: Exception | None = None
@@ -104,7 +105,7 @@ class DirectorySync:
                 # One namespace's failure must not hold back the others' files; the pass fails and is retried.
                 log.exception("catalog file not applied", extra={"namespace": namespace})
                 broken = broken or exc
-        await self._vanished(set(files), report)
+        await self._vanished(set(files), report, said=said)
         if broken is not None:
             raise broken
         self.first_pass_done.set()
@@ -147,13 +148,14 @@ class DirectorySync:
         self._reported[namespace] = detail
         return Outcome(namespace, error=detail)
 
-    async def _vanished(self, present: set[str], report: Report) -> None:
+    async def _vanished(self, present: set[str], report: Report, *, said: set[str]) -> None:
         catalogs = await self._service.catalogs.records()
         for namespace, record in catalogs.items():
             if record.source != self._source or namespace in present:
                 continue
             if not self._allow_delete:
-                if namespace in self._seen or not self.first_pass_done.is_set():
+                # Applied, or emptied (and said kept) before: its file going is said once.
+                if namespace in self._seen or namespace in said or not self.first_pass_done.is_set():
                     reason = f"the file of {namespace!r} is gone; kept the stored catalog (allow deletion to remove it)"
                     log.warning("catalog file missing", extra={"namespace": namespace, "detail": reason})
                     self._service.log.kept(namespace, self._source, reason)

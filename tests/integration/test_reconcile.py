@@ -619,6 +619,13 @@ async def test_an_emptied_file_keeps_its_namespace(
     write_catalog(catalog_dir, "tools", GOOD)
     assert [o.summary.counts()["unchanged"] for o in (await worker.run_once()).outcomes if o.summary] == [3]
     assert worker_service.log.results["tools"].outcome == "unchanged"
+    # Emptied, then removed: its going is said too.
+    (catalog_dir / "tools.json").write_text(content)
+    await worker.run_once()
+    (catalog_dir / "tools.json").unlink()
+    [gone] = (await worker.run_once()).outcomes
+    assert gone.skipped is not None
+    assert "is gone" in gone.skipped
 
 
 async def test_a_new_empty_file_says_no_catalog_is_stored(worker_service: CatalogService, catalog_dir: Path) -> None:
