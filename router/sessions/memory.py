@@ -106,61 +106,49 @@ class MemoryStore:
         Porto"), it is current again.
         """
         with self._lock(scope):
-            return self._add(scope, namespace, texts, vectors, session_id=session_id, expires_at=expires_at)
-
-    def _add(
-        self,
-        scope: str,
-        namespace: str,
-        texts: Sequence[str],
-        vectors: Vectors,
-        *,
-        session_id: str | None,
-        expires_at: Sequence[float | None] | None = None,
-    ) -> MemoryChanges:
-        now = time.time()
-        where, here = _reach(scope, namespace), [namespace]
-        state = list(self._collection.scroll(where, fields=_STATE_FIELDS))
-        # Another namespace's memories, and those of every namespace, are not expired nor counted here.
-        own = [r for r in state if r.payload.get("namespace") == namespace]
-        expired = [r for r in own if r.payload.get("expires_at") and not r.payload.get("expired")]
-        expired = [r for r in expired if not holds(r.payload, now)]
-        changed: dict[str, dict[str, Any]] = {r.id: {"expired": True} for r in expired}
-        said = {r.id: r.payload.get("session_id") for r in own}
-        current = [r for r in state if holds(r.payload, now, here)]
-        points: list[PointData] = []
-        updated: set[str] = set()
-        for position, (text, vector) in enumerate(zip(texts, vectors, strict=True)):
-            key = f"{scope}\x00{namespace}\x00{' '.join(text.lower().split())}"
-            end = expires_at[position] if expires_at is not None else None
-            memory = StoredMemory(str(uuid.uuid5(_IDS, key)), text, namespace, now, session_id, end)
-            if memory.id in said and said[memory.id] == session_id:
-                continue
-            point = to_point(scope, memory, vector)
-            slot = (point.payload.get("slot"), point.payload.get("value"))
-            hits = self._collection.search(dense=vector.tolist(), match=where, limit=3, fields=_STATE_FIELDS)
-            # "My hotel budget is 120 euros" is near "... 150 euros" in meaning, but updates it.
-            if any(
-                h.score >= DUPLICATE_SCORE
-                and h.payload.get("namespace") in (namespace, ANY_NAMESPACE)  # held wherever this one would be
-                and holds(h.payload, now, here)
-                and not (namespace == ANY_NAMESPACE and h.payload.get("replaced_in"))
-                and not _replaces(h.payload, slot, text)
-                for h in hits
-            ):
-                continue
-            for old in current if end is None else []:
-                if old.id != memory.id and _replaces(old.payload, slot, text):
-                    changed[old.id] = replaced(old.payload, memory.id, namespace, now)
-                    updated.add(old.id)
-            current.append(Record(point.id, dict(point.payload)))
-            points.append(point)
-        # A memory of this run that a later one of it replaced is written replaced.
-        points = [PointData(p.id, {**p.payload, **changed.pop(p.id, {})}, dense=p.dense) for p in points]
-        self.restate(changed)
-        if points:
-            self._collection.upsert(points)
-        return MemoryChanges(added=len(points), updated=len(updated), expired=len(expired))
+            now = time.time()
+            where, here = _reach(scope, namespace), [namespace]
+            state = list(self._collection.scroll(where, fields=_STATE_FIELDS))
+            # Another namespace's memories, and those of every namespace, are not expired nor counted here.
+            own = [r for r in state if r.payload.get("namespace") == namespace]
+            expired = [r for r in own if r.payload.get("expires_at") and not r.payload.get("expired")]
+            expired = [r for r in expired if not holds(r.payload, now)]
+            changed: dict[str, dict[str, Any]] = {r.id: {"expired": True} for r in expired}
+            said = {r.id: r.payload.get("session_id") for r in own}
+            current = [r for r in state if holds(r.payload, now, here)]
+            points: list[PointData] = []
+            updated: set[str] = set()
+            for position, (text, vector) in enumerate(zip(texts, vectors, strict=True)):
+                key = f"{scope}\x00{namespace}\x00{' '.join(text.lower().split())}"
+                end = expires_at[position] if expires_at is not None else None
+                memory = StoredMemory(str(uuid.uuid5(_IDS, key)), text, namespace, now, session_id, end)
+                if memory.id in said and said[memory.id] == session_id:
+                    continue
+                point = to_point(scope, memory, vector)
+                slot = (point.payload.get("slot"), point.payload.get("value"))
+                hits = self._collection.search(dense=vector.tolist(), match=where, limit=3, fields=_STATE_FIELDS)
+                # "My hotel budget is 120 euros" is near "... 150 euros" in meaning, but updates it.
+                if any(
+                    h.score >= DUPLICATE_SCORE
+                    and h.payload.get("namespace") in (namespace, ANY_NAMESPACE)  # held wherever this one would be
+                    and holds(h.payload, now, here)
+                    and not (namespace == ANY_NAMESPACE and h.payload.get("replaced_in"))
+                    and not _replaces(h.payload, slot, text)
+                    for h in hits
+                ):
+                    continue
+                for old in current if end is None else []:
+                    if old.id != memory.id and _replaces(old.payload, slot, text):
+                        changed[old.id] = replaced(old.payload, memory.id, namespace, now)
+                        updated.add(old.id)
+                current.append(Record(point.id, dict(point.payload)))
+                points.append(point)
+            # A memory of this run that a later one of it replaced is written replaced.
+            points = [PointData(p.id, {**p.payload, **changed.pop(p.id, {})}, dense=p.dense) for p in points]
+            self.restate(changed)
+            if points:
+                self._collection.upsert(points)
+            return MemoryChanges(added=len(points), updated=len(updated), expired=len(expired))
 
     def copy(self, scope: str, memories: Sequence[StoredMemory], vectors: Vectors) -> None:
         """Store memories of another model as they were (times, expiry and what replaced them)."""
@@ -230,27 +218,26 @@ class MemoryStore:
         held in that namespace (``replaced_in``), and stays in the others.
         """
         with self._lock(scope):
-            return self._drop(scope, namespace, requests)
-
-    def _drop(self, scope: str, namespace: str, requests: Sequence[str]) -> int:
-        where = _reach(scope, namespace)
-        records = (
-            self._collection.scroll(where, fields=("text", "slot", "namespace", "replaced_in")) if requests else []
-        )
-        named = [
-            r
-            for r in records
-            if namespace not in r.payload.get("replaced_in", ())
-            and any(forgets(q, r.payload["text"], r.payload.get("slot")) for q in requests)
-        ]
-        shared = namespace != ANY_NAMESPACE
-        hidden = {
-            r.id: replaced(r.payload, "", namespace, 0) for r in named if shared and r.payload["namespace"] != namespace
-        }
-        self.restate(hidden)
-        if gone := [r.id for r in named if r.id not in hidden]:
-            self.delete_ids(gone)
-        return len(named)
+            where = _reach(scope, namespace)
+            records = (
+                self._collection.scroll(where, fields=("text", "slot", "namespace", "replaced_in")) if requests else []
+            )
+            named = [
+                r
+                for r in records
+                if namespace not in r.payload.get("replaced_in", ())
+                and any(forgets(q, r.payload["text"], r.payload.get("slot")) for q in requests)
+            ]
+            shared = namespace != ANY_NAMESPACE
+            hidden = {
+                r.id: replaced(r.payload, "", namespace, 0)
+                for r in named
+                if shared and r.payload["namespace"] != namespace
+            }
+            self.restate(hidden)
+            if gone := [r.id for r in named if r.id not in hidden]:
+                self.delete_ids(gone)
+            return len(named)
 
     def delete_ids(self, ids: Sequence[str]) -> None:
         """Delete memories by id, whatever their scope (unknown ids are ignored)."""
