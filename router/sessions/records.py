@@ -63,7 +63,7 @@ class StoredMemory:
 
     def current(self, now: float) -> bool:
         """Whether it still holds: neither replaced nor past its end."""
-        return self.superseded_by is None and (self.expires_at is None or self.expires_at > now)
+        return holds(vars(self), now)
 
 
 @dataclass(frozen=True)
