@@ -21,6 +21,7 @@ PEOPLE = [
     "My partner doesn't eat pork.",
     "My assistant Julia handles my calendar.",
     "My dad's birthday is on October 3rd.",
+    "My partner, Alex, is vegan.",
 ]
 
 ROLES = [
@@ -85,6 +86,8 @@ PREFERENCES = [
     "I like jazz.",
     "Spicy food is too much for me.",
     "I'm gluten intolerant.",
+    "I need wheelchair access.",
+    "I don't work on Fridays.",
 ]
 
 KEPT = {
@@ -152,6 +155,12 @@ NOT_KEPT = [
     "Don't call me, I'm busy right now.",
     "Never mind, find me the fastest flight.",
     "Never mind the budget.",
+    "I need access to the staging cluster.",
+    "I need a wheelchair taxi to the airport.",
+    "I need a wheelchair ramp installed at the office.",
+    "We need level access to the roof for the maintenance crew.",
+    "I need wheelchair access, and a taxi to the hotel tonight.",
+    "I urgently need wheelchair assistance.",
 ]
 
 # Trouble and passing states: they ask for help now, and are not who the user is. Never kept.
@@ -201,6 +210,9 @@ TROUBLE = [
     "I'm on my way.",
     "I'm on the train.",
     "I'm currently on a call.",
+    "My laptop doesn't work.",
+    "My headphones really don't work.",
+    "We didn't work today because the power is out.",
 ]
 
 # A newer statement that replaces an older one: the same slot, or the same subject, with a new value.

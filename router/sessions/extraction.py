@@ -105,7 +105,8 @@ def _states(text: str) -> bool:
         )
     reason = phrases.REASON.search(text) and not re.search(r"\byou\b", text, phrases.FLAGS)
     lasting = phrases.STANDING.search(text)
-    if phrases.ASKING.search(text) and not (lasting or reason or phrases.FIRM.search(text)):
+    # "I need wheelchair access" asks nothing of the assistant; a request beside it still does.
+    if phrases.ASKING.search(phrases.NEEDS.sub(" ", text)) and not (lasting or reason or phrases.FIRM.search(text)):
         return False
     return bool(phrases.SELF.search(text) and phrases.STATEMENT.search(text))
 

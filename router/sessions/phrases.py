@@ -92,6 +92,13 @@ ORDER = re.compile(
     r"\b(?:always|from now on|going forward|in the future|by default|every time|each time|at all times|ever)\b",
     FLAGS,
 )
+# A need of the body lasts, though "I need" asks: "I need wheelchair access", "we need step-free access".
+NEEDS = re.compile(
+    r"\b(?:i|we)\s+(?:(?:really|also|always|still)\s+)?need\s+"
+    r"(?:(?:wheelchair|step-free|step free|level|barrier-free)\s+(?:access|assistance)|a wheelchair|a hearing loop|"
+    r"a sign language interpreter)(?=\s*(?:[.;!]|$))",  # the need ends the sentence: no request follows it
+    FLAGS,
+)
 # A reason makes a need lasting: "due to my allergies, I need ...".
 REASON = re.compile(r"\b(?:due to|because|since i|since we|as i|as we|so i|so we|given my|given our)\b", FLAGS)
 # A clause of refusal or preference keeps a sentence that also asks ("..., but I despise hybrids").
@@ -126,7 +133,7 @@ PREFERS = re.compile(
     r"refuse|never|always|(?:am|are) (?:\w+ )?(?:allergic|intolerant)|can not (?:eat|drink|stand)|"
     # what a person needs from every service, said beside a request: "..., I use a wheelchair"
     r"(?:am|are) (?:a )?(?:celiac|coeliac|diabetic|pregnant|deaf|blind|wheelchair user|in recovery)|"
-    r"use (?:a )?(?:wheelchair|cane|walker|mobility scooter|hearing aids?|guide dog))\b",
+    rf"use (?:a )?(?:wheelchair|cane|walker|mobility scooter|hearing aids?|guide dog))\b|{NEEDS.pattern}",
     FLAGS,
 )
 # Words that open what is said without adding to it: "Btw I live in Porto" keeps "I live in Porto".
@@ -158,8 +165,12 @@ TROUBLE = re.compile(
     r"double charged|lost|stolen|damaged|broken|cracked|hacked|compromised|suspended|blocked|locked out|frozen|"
     r"stuck(?! with)|missing|offline|unavailable|failed|failing|crashing|dropping|jammed|leaking|flat|"
     r"stopped working|not working|overdue)\b|(?:locked|(?:running )?late|down)" + PHRASE_END + r")"
-    r"|\b(?:has|have|did|does|do|will|would) not (?:arrive|arrived|come|work|worked|load|start|turn on|respond|ship|"
-    r"shipped)\b|\bnever (?:received|arrived|came|got)\b"
+    r"|\b(?:has|have|did|does|will|would) not (?:arrive|arrived|come|work|worked|load|start|turn on|respond|ship|"
+    r"shipped)\b"
+    # "My headphones do not work" is trouble; "I (really) do not work on Fridays" is the user's week.
+    r"|\b(?!(?:i|we|still|also|just|\w+ly)\b)[\w-]+\s+(?:(?:\w+ly|still|also|just)\s+)?do not (?:arrive|come|work|load|"
+    r"start|turn on|respond|ship)\b"
+    r"|\bnever (?:received|arrived|came|got)\b"
     r"|\b(?:can not|could not|am unable to|are unable to) (?:log|sign|access|connect|open|load|reach|pay|download|"
     r"upload|print|install|reset|find|get in)\b"
     r"|\b(?:i|we)\s+(?:just\s+)?(?:lost(?! my (?:sense|hearing|sight|voice|job|father|mother|dad|mum|mom|husband|"
@@ -208,8 +219,9 @@ DATA = re.compile(r"[\[\]{}=<>`|\\]|\b\d+(?:\.\d+)?\s*[-+*/^]\s*\d|(?:\d[\d.,]*\
 # A statement about the user: "I <verb>" (after requests are ruled out), "my X is ...", "X is my Y".
 STATEMENT = re.compile(
     r"\b(?:i|we)\s+(?:\w+ly\s+){0,2}(?!\w+ly\b)\w+"
-    r"|\b(?:my|our)\s+[\w-]+(?:\s+[\w-]+){0,5}\s+(?:is|are|was|were|has|have|had|\w+s|can not|cannot|"
-    r"does not|do not)\b"
+    # "My partner, Alex, is vegan": a name between commas
+    r"|\b(?:my|our)\s+[\w-]+(?:\s+[\w-]+){0,5}(?:,\s*[\w-]+(?:\s+[\w-]+){0,2},(?:\s+\w+ly|\s+never)?)?\s+"
+    r"(?:is|are|was|were|has|have|had|\w+s|can not|cannot|does not|do not)\b"
     r"|\b(?:is|are)\s+(?:my|our|mine|ours)\b|\b(?:is|are)\s+(?:not\s+)?(?:\w+\s+){0,3}(?:for|to)\s+(?:me|us)\b"
     r"|\bcall me\b|^(?:as|being|having)\s+(?:a|an|someone|somebody)\b",
     FLAGS,

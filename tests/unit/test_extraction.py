@@ -31,11 +31,14 @@ DURABLE = [
     "My budget is 300 euros per night.",
     "We never spend more than 2000 dollars on a holiday.",
     "I use a wheelchair, so step-free access matters to me.",
+    "I need wheelchair access.",
     "I get motion sick on boats.",
     "Due to a back injury, I need to avoid heavy lifting.",
     # people and relations
     "My wife is called Ana.",
     "Ana is my manager.",
+    "My partner, Alex, is vegan.",
+    "My partner, Alex, never eats meat.",
     "My daughter Lea is seven.",
     "We have two kids and a dog.",
     "I have a golden retriever named Max.",
@@ -43,6 +46,8 @@ DURABLE = [
     "I live in Lyon.",
     "Our office is in Berlin, near Alexanderplatz.",
     "I work from home on Fridays.",
+    "I don't work on Fridays.",
+    "I really don't work on Fridays.",
     # identifiers
     "Our production cluster is prod-eu-1.",
     "My employee number is 44871.",
@@ -124,6 +129,7 @@ CLAUSES = {
     "I'm vegetarian, any good places near the office?": ["I'm vegetarian."],
     "I'm lactose intolerant, can you find oat milk?": ["I'm lactose intolerant."],
     "My budget for the new laptop is 1200 euros, what do you have?": ["My budget for the new laptop is 1200 euros."],
+    "Book me a hotel in Rome, I need wheelchair access.": ["I need wheelchair access."],
     "If I live in Porto, what is the best airport?": [],
     # a clause that sets up the request, a condition, a passing plan: nothing
     "I have an audio file, and I would like to find its beats.": [],
