@@ -9,16 +9,16 @@ tool list loads them from the start. The bodies of the tool search endpoints are
 from __future__ import annotations
 
 import asyncio
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from fastapi import Depends
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from fastapi.exceptions import RequestValidationError
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, field_validator
 
 from router.api.auth import AccessDep, RuntimeDep, TurnRouterDep, check_session, get_access
 from router.api.errors import responses
 from router.api.limits import body_router
-from router.api.schemas import IDENTIFIER, LeftOutOut
-from router.catalog.functions import validate_namespace
+from router.api.schemas import IDENTIFIER, NAMESPACE, LeftOutOut
 from router.common.errors import InvalidRequest
 from router.retrieval.catalogs import Catalogs
 from router.retrieval.scored import ScoredFunction
@@ -28,6 +28,11 @@ from router.tools import CALL_ID_REQUIRED, search_item
 from router.tools.limits import MAX_DEFERRED, unsearchable
 
 MAX_FUNCTIONS = 128
+MAX_NAMESPACES = 16
+_NAMESPACE = TypeAdapter(Annotated[str, Field(pattern=NAMESPACE)])
+_NAMESPACES = TypeAdapter(
+    Annotated[list[Annotated[str, Field(pattern=NAMESPACE)]], Field(min_length=1, max_length=MAX_NAMESPACES)]
+)
 
 
 class ToolSearchIn(BaseModel):
@@ -46,7 +51,9 @@ class ToolSearchIn(BaseModel):
     )  # fmt: skip
 
     namespace: str | list[str] = Field(
-        "default", description="the catalog to search, or a list of catalogs searched together (up to 16)"
+        "default",
+        description="the catalog to search, or a list of catalogs searched together (up to 16)",
+        json_schema_extra={"anyOf": [_NAMESPACE.json_schema(), _NAMESPACES.json_schema()]},
     )
     query: str = Field(min_length=1, max_length=10_000, description="what the model searched for")
     max_functions: int | None = Field(None, ge=1, le=MAX_FUNCTIONS, description="functions to find (default 3)")
@@ -169,17 +176,17 @@ class CatalogToolsOut(BaseModel):
 
 
 router = body_router("/v1", ["tool search"], Depends(get_access))
-MAX_NAMESPACES = 16
 
 
 def namespaces_of(body: ToolSearchIn) -> list[str]:
-    """The request's namespaces, validated, without repeats."""
-    given = [body.namespace] if isinstance(body.namespace, str) else body.namespace
-    if not given or len(given) > MAX_NAMESPACES:
-        raise InvalidRequest(f"namespace: give one namespace or a list of 1 to {MAX_NAMESPACES}", field="namespace")
-    for position, namespace in enumerate(given):
-        where = "namespace" if isinstance(body.namespace, str) else f"namespace[{position}]"
-        validate_namespace(namespace, source=where)
+    """The request's namespaces without repeats, refused as a route's ``namespace`` is when one is no name."""
+    try:
+        if isinstance(body.namespace, str):
+            given = [_NAMESPACE.validate_python(body.namespace)]
+        else:
+            given = _NAMESPACES.validate_python(body.namespace)
+    except ValidationError as exc:
+        raise RequestValidationError([{**e, "loc": ("body", "namespace", *e["loc"])} for e in exc.errors()]) from None
     return list(dict.fromkeys(given))
 
 

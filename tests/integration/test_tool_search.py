@@ -171,6 +171,14 @@ async def test_bad_searches_are_refused_naming_the_field(served: Served) -> None
         await client.post("/v1/tool_search", json={**body, "namespace": ["travel", "x y"]}), 422
     )
     assert "namespace" in error(await client.post("/v1/tool_search", json={**body, "namespace": []}), 422)
+    # A namespace that is no name is refused as a route refuses it: the same kind and words.
+    searched = await client.post("/v1/tool_search", json={**body, "namespace": "a/b"})
+    routed = await client.post(
+        "/v1/route", json={"namespace": "a/b", "messages": [{"role": "user", "content": FLIGHT}]}
+    )
+    assert searched.status_code == routed.status_code == 422
+    assert searched.json()["error"] == routed.json()["error"] == "ValidationError"
+    assert searched.json()["detail"] == routed.json()["detail"]
     assert "query" in error(await client.post("/v1/tool_search", json={**body, "query": ""}), 422)
     blank = await client.post("/v1/tool_search", json={**body, "query": "  \n "})
     assert error(blank, 422) == "query: Value error, holds no text"
@@ -304,3 +312,7 @@ async def test_the_openapi_document_describes_the_tool_search_endpoints(served: 
     assert listed["$ref"].endswith("/CatalogToolsOut")
     assert {p["name"] for p in listing["parameters"]} >= {"namespace", "format", "load"}
     assert "defer_rest" in schemas["RouteIn"]["properties"]
+    one, several = schemas["ToolSearchIn"]["properties"]["namespace"]["anyOf"]
+    pattern = schemas["RouteIn"]["properties"]["namespace"]["pattern"]
+    assert one["pattern"] == several["items"]["pattern"] == pattern
+    assert (several["minItems"], several["maxItems"]) == (1, 16)
