@@ -40,13 +40,21 @@ async def healthz() -> HealthOut:
     return HealthOut(status="ok")
 
 
-@health_router.get("/readyz", responses={503: {"model": HealthOut, "description": "Not ready yet"}})
+@health_router.get(
+    "/readyz",
+    responses={503: {"model": HealthOut, "description": "Not ready: starting, or an embedding service failing"}},
+)
 async def readyz(runtime: RuntimeDep) -> JSONResponse:
-    """Model loaded, storage open, first catalog sync done, and an embedding service answering (when one is set)."""
+    """Model loaded, storage open, first catalog sync done, and an embedding service answering (when one is set).
+
+    Not ready, it says ``starting`` until the process has started, and ``unavailable`` after (an
+    embedding service failing): an operator tells a slow start from an outage.
+    """
     await runtime.check_embedding()
     checks = runtime.readiness()
     ready = runtime.ready(checks)
-    body = HealthOut(status="ready" if ready else "starting", checks=checks)
+    started = all(held for name, held in checks.items() if name != "embedding")
+    body = HealthOut(status="ready" if ready else "unavailable" if started else "starting", checks=checks)
     return JSONResponse(body.model_dump(), status_code=200 if ready else 503)
 
 

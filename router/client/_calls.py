@@ -293,5 +293,5 @@ def health() -> Call[Health]:
 
 
 def readiness() -> Call[Health]:
-    """``GET /readyz``: a 503 answer is the "starting" state, not an error, and is not retried."""
+    """``GET /readyz``: a 503 answer ("starting" or "unavailable") is a state, not an error, and is not retried."""
     return Call("GET", "/readyz", Health.from_json, retry=False, accept=frozenset({503}))

@@ -110,7 +110,7 @@ class Connection(_Connection[httpx.Client]):
         return self._send(calls.health())
 
     def readiness(self) -> Health:
-        """Readiness (model loaded, storage open, first sync done); never raises for "starting"."""
+        """Readiness (model loaded, storage open, first sync done); never raises when not ready."""
         return self._send(calls.readiness())
 
     def status(self) -> dict[str, Any]:
@@ -172,7 +172,7 @@ class AsyncConnection(_Connection[httpx.AsyncClient]):
         return await self._send(calls.health())
 
     async def readiness(self) -> Health:
-        """Readiness (model loaded, storage open, first sync done); never raises for "starting"."""
+        """Readiness (model loaded, storage open, first sync done); never raises when not ready."""
         return await self._send(calls.readiness())
 
     async def status(self) -> dict[str, Any]:

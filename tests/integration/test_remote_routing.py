@@ -179,6 +179,7 @@ async def test_the_service_down_fails_the_sync_and_routes_clearly_and_both_recov
         assert embedding_server.url in refused.json()["detail"]
         ready = await client.get("/readyz")
         assert ready.status_code == 503
+        assert ready.json()["status"] == "unavailable"  # started: not "starting"
         assert ready.json()["checks"] == {"storage": True, "model": True, "first_sync": True, "embedding": False}
 
         embedding_server.start()
