@@ -21,9 +21,10 @@ from router.common.errors import RouterError
 from router.embedding import Progress, missing_model
 from router.evaluate import command as eval_cli
 from router.mcp import cli as mcp_cli
+from router.retrieval.texts import TEMPLATES
 from router.server import listen, logs, sync_command
 from router.server.embedding_settings import EmbeddingSettings
-from router.server.settings import ServerSettings, Settings, StorageSettings, SyncSettings, problems
+from router.server.settings import ServerSettings, Settings, StorageSettings, SyncSettings, problems, variable
 from router.storage.base import StorageUnavailable
 
 log = logging.getLogger("router.cli")
@@ -33,6 +34,27 @@ def _given(args: argparse.Namespace, *flags: str) -> dict[str, Any]:
     """Only the ``flags`` that were given, so unset flags leave environment settings alone."""
     values = {flag: getattr(args, flag, None) for flag in flags}
     return {k: v for k, v in values.items() if v not in (None, False)}
+
+
+# The settings each flag sets, so that an error names the flag the user typed, not its variable.
+_SECTIONS: dict[str, type[Any]] = {
+    "data": StorageSettings,
+    "qdrant_url": StorageSettings,
+    "model": EmbeddingSettings,
+    "text": EmbeddingSettings,
+    "catalog": SyncSettings,
+    "allow_delete": SyncSettings,
+    "allow_unauthenticated": AuthSettings,
+    "host": ServerSettings,
+    "port": ServerSettings,
+    "log_level": ServerSettings,
+    "log_format": ServerSettings,
+}
+
+
+def _flags(args: argparse.Namespace) -> dict[str, str]:
+    """The variables the given flags set, each with its flag (``ROUTER_PORT`` -> ``--port``)."""
+    return {variable(_SECTIONS[f], f): f"--{f.replace('_', '-')}" for f in _given(args, *_SECTIONS)}
 
 
 def _common(parser: argparse.ArgumentParser) -> None:
@@ -46,7 +68,8 @@ def _common(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--text",
-        help="function text template: readable_schema (default), name_description, name_description_parameters",
+        choices=sorted(TEMPLATES),
+        help="function text template (default readable_schema)",
     )
     parser.add_argument("--allow-delete", action="store_true", help="let an emptied or removed file delete its catalog")
     logs.add_flags(parser)
@@ -200,7 +223,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         settings = settings_from(args)
     except (ValidationError, SettingsError) as exc:
-        print(f"router: invalid settings: {problems(exc)}", file=sys.stderr)
+        print(f"router: invalid settings: {problems(exc, flags=_flags(args))}", file=sys.stderr)
         return 2
     # A report's own output is what matters: its routine logs stay quiet unless asked for.
     quiet = args.command == "eval" and args.log_level is None

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 from router.common import arguments
 from router.evaluate.metrics import DEPTH
+from router.retrieval.texts import TEMPLATES
 from router.server import logs
 from router.server.settings import Settings
 
@@ -60,7 +61,7 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "--qdrant-url", type=arguments.text, help="Qdrant server: evaluated in place, or read for --from-sessions"
     )
     command.add_argument("--model", type=arguments.text, help="sentence-transformers model name or path")
-    command.add_argument("--text", help="function text template (as for serve)")
+    command.add_argument("--text", choices=sorted(TEMPLATES), help="function text template (as for serve)")
     command.add_argument("--json", action="store_true", help="print the report as JSON")
     command.add_argument(
         "--min-recall", type=float, metavar="X", help="exit 1 when the router's R@K is below X (0 to 1)"

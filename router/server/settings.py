@@ -8,6 +8,7 @@ the embedding ones in ``router.server.embedding_settings``; all are gathered her
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Literal
 
@@ -138,8 +139,13 @@ class ServerSettings(BaseSettings):
     log_format: Literal["json", "text"] = "json"
 
 
-def problems(exc: ValidationError | SettingsError) -> str:
-    """What is wrong with the settings, in one line, naming each variable at fault."""
+def problems(exc: ValidationError | SettingsError, *, flags: Mapping[str, str] | None = None) -> str:
+    """What is wrong with the settings, in one line, naming each variable at fault.
+
+    ``flags`` names the command-line flag that set a variable, named in its place (in the
+    messages of checks across fields too: "ROUTER_STORAGE_QDRANT_URL='ftp://x': ...").
+    """
+    flags = flags or {}
     if isinstance(exc, SettingsError):  # a variable that holds JSON could not be parsed
         field = re.search(r'field "(\w+)"', str(exc))
         owner = next((c for c in _CLASSES if field and field[1] in c.model_fields), None)
@@ -148,8 +154,10 @@ def problems(exc: ValidationError | SettingsError) -> str:
     said: dict[str, list[str]] = {}
     for error in exc.errors():
         loc, message = error["loc"], str(error["msg"]).removeprefix("Value error, ")
+        for set_by, flag in flags.items():
+            message = re.sub(rf"\b{set_by}\b", flag, message)
         name = variable(model, loc[0]) if model and loc and isinstance(loc[0], str) else ""
-        said.setdefault(name, []).append(message)
+        said.setdefault(flags.get(name, name), []).append(message)
     return "; ".join(f"{name}: {' or '.join(m)}" if name else "; ".join(m) for name, m in said.items())
 
 

@@ -173,10 +173,43 @@ def test_conflicting_environment_and_flag_exit_2_with_a_clear_message(
 
 
 def test_unknown_template_flag_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    code = cli.main(["sync", "--catalog", str(tmp_path), "--text", "raw"])
+    with pytest.raises(SystemExit) as exited:
+        cli.main(["sync", "--catalog", str(tmp_path), "--text", "raw"])
+
+    assert exited.value.code == 2
+    assert "argument --text: invalid choice: 'raw'" in capsys.readouterr().err
+
+
+def test_a_bad_flag_value_names_the_flag_and_a_bad_variable_the_variable(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    flagged = cli.main(["serve", "--data", str(tmp_path / "d"), "--port", "99999"])
+    said_of_flag = capsys.readouterr().err
+    monkeypatch.setenv("ROUTER_PORT", "99999")
+    set_by_variable = cli.main(["serve", "--data", str(tmp_path / "d")])
+    said_of_variable = capsys.readouterr().err
+
+    assert flagged == set_by_variable == 2
+    assert said_of_flag.startswith("router: invalid settings: --port: Input should be less than or equal to 65535")
+    assert said_of_variable.startswith("router: invalid settings: ROUTER_PORT: Input should be less than")
+
+
+def test_a_check_across_settings_names_the_flag_that_set_a_value(capsys: pytest.CaptureFixture[str]) -> None:
+    code = cli.main(["serve", "--qdrant-url", "ftp://qdrant:6333"])
 
     assert code == 2
-    assert "ROUTER_EMBEDDING_TEXT='raw' is unknown" in capsys.readouterr().err
+    assert capsys.readouterr().err.strip() == (
+        "router: invalid settings: --qdrant-url='ftp://qdrant:6333': Qdrant is reached over http:// or https://"
+    )
+
+
+@pytest.mark.parametrize("command", [["serve"], ["eval", "--cases", "cases.jsonl"]])
+def test_the_template_flag_takes_only_the_templates(command: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exited:
+        cli.main([*command, "--text", "raw"])
+
+    assert exited.value.code == 2
+    assert "argument --text: invalid choice: 'raw'" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize(
