@@ -102,8 +102,9 @@ class MemoryStore:
         namespace (``*``) is only no longer held in this namespace (``records.replaced``); a memory
         said without a namespace supersedes those of every namespace. ``expires_at``
         ends time-bound memories, which replace nothing. A statement posted again in the session it
-        was said in (a retry) changes nothing; said again in another session ("we moved back to
-        Porto"), it is current again.
+        was said in is a retry and changes nothing (``_retried``), unless that session has since
+        said, in another post, what replaced it ("I live in Porto" again after "We moved to
+        Lisbon"); said again in another session ("we moved back to Porto"), it is current again.
         """
         with self._lock(scope):
             now = time.time()
@@ -112,17 +113,17 @@ class MemoryStore:
             # Another namespace's memories, and those of every namespace, are not expired nor counted here.
             own = [r for r in state if r.payload.get("namespace") == namespace]
             expired = [r for r in own if r.payload.get("expires_at") and not r.payload.get("expired")]
-            expired = [r for r in expired if not holds(r.payload, now)]
+            expired = [r for r in expired if r.payload["expires_at"] <= now]  # ended, not only replaced
             changed: dict[str, dict[str, Any]] = {r.id: {"expired": True} for r in expired}
-            said = {r.id: r.payload.get("session_id") for r in own}
+            stored = {r.id: r.payload for r in state}
+            posted = {_memory_id(scope, namespace, text) for text in texts}
             current = [r for r in state if holds(r.payload, now, here)]
             points: list[PointData] = []
             updated: set[str] = set()
             for position, (text, vector) in enumerate(zip(texts, vectors, strict=True)):
-                key = f"{scope}\x00{namespace}\x00{' '.join(text.lower().split())}"
                 end = expires_at[position] if expires_at is not None else None
-                memory = StoredMemory(str(uuid.uuid5(_IDS, key)), text, namespace, now, session_id, end)
-                if memory.id in said and said[memory.id] == session_id:
+                memory = StoredMemory(_memory_id(scope, namespace, text), text, namespace, now, session_id, end)
+                if memory.id not in changed and _retried(stored, memory.id, session_id, posted, now):
                     continue
                 point = to_point(scope, memory, vector)
                 slot = (point.payload.get("slot"), point.payload.get("value"))
@@ -131,7 +132,7 @@ class MemoryStore:
                 if any(
                     h.score >= DUPLICATE_SCORE
                     and h.payload.get("namespace") in (namespace, ANY_NAMESPACE)  # held wherever this one would be
-                    and holds(h.payload, now, here)
+                    and holds({**h.payload, **changed.get(h.id, {})}, now, here)  # as this run left it
                     and not (namespace == ANY_NAMESPACE and h.payload.get("replaced_in"))
                     and not _replaces(h.payload, slot, text)
                     for h in hits
@@ -141,6 +142,7 @@ class MemoryStore:
                     if old.id != memory.id and _replaces(old.payload, slot, text):
                         changed[old.id] = replaced(old.payload, memory.id, namespace, now)
                         updated.add(old.id)
+                changed.pop(memory.id, None)  # said again: what this run did to it before is undone
                 current.append(Record(point.id, dict(point.payload)))
                 points.append(point)
             # A memory of this run that a later one of it replaced is written replaced.
@@ -254,6 +256,32 @@ class MemoryStore:
         """Every memory of every scope, with its scope (to copy them to another model)."""
         records = self._collection.scroll(None, fields=["scope", *[f for f in _FIELDS if f != "vector"]])
         return [(r.payload["scope"], from_record(r)) for r in records]
+
+
+def _memory_id(scope: str, namespace: str, text: str) -> str:
+    return str(uuid.uuid5(_IDS, f"{scope}\x00{namespace}\x00{' '.join(text.lower().split())}"))
+
+
+def _retried(
+    stored: dict[str, dict[str, Any]], memory_id: str, session: str | None, posted: set[str], now: float
+) -> bool:
+    """Whether a statement said again is its post retried rather than said anew.
+
+    It is when the session that said it says it again while it still holds, or while what
+    replaced it came from another session or is said in this post too (the post retried). Said
+    after this session replaced it in another post, after it ended, or after what replaced it
+    was forgotten, it is said anew.
+    """
+    payload = stored.get(memory_id)
+    if payload is None or payload.get("session_id") != session:
+        return False
+    if holds(payload, now):
+        return True
+    replacer = payload.get("superseded_by")
+    by = stored.get(replacer or "")
+    if by is None:  # ended, or what replaced it is forgotten
+        return False
+    return by.get("session_id") != session or replacer in posted
 
 
 def _reach(scope: str, namespace: str) -> dict[str, Any]:

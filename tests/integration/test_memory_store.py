@@ -55,6 +55,76 @@ def test_a_retry_changes_nothing_and_a_later_restatement_is_current_again(store:
     assert current(store) == ["I live in Porto."]
 
 
+def test_a_statement_said_again_in_its_session_after_what_replaced_it_is_current(store: MemoryStore) -> None:
+    store.add(SCOPE, ANY_NAMESPACE, ["I live in Porto."], vectors(0.0), session_id="a")
+    store.add(SCOPE, ANY_NAMESPACE, ["We moved to Lisbon."], vectors(1.0), session_id="a")
+    back = store.add(SCOPE, ANY_NAMESPACE, ["I live in Porto."], vectors(0.0), session_id="a")  # "No, I still ..."
+    assert (back.added, back.updated) == (1, 1)
+    assert current(store) == ["I live in Porto."]
+
+
+def test_a_post_retried_whole_changes_nothing(store: MemoryStore) -> None:
+    texts = ["I live in Porto.", "We moved to Lisbon."]
+    store.add(SCOPE, ANY_NAMESPACE, texts, vectors(0.0, 1.0), session_id="a")
+    before = store.list(SCOPE, everything=True)
+    retried = store.add(SCOPE, ANY_NAMESPACE, texts, vectors(0.0, 1.0), session_id="a")
+    assert (retried.added, retried.updated) == (0, 0)
+    assert store.list(SCOPE, everything=True) == before
+    store.add(SCOPE, ANY_NAMESPACE, ["I live in Berlin."], vectors(2.0), session_id="b")
+    late = store.add(SCOPE, ANY_NAMESPACE, texts, vectors(0.0, 1.0), session_id="a")  # retried after another session
+    assert (late.added, late.updated) == (0, 0)
+    assert current(store) == ["I live in Berlin."]
+
+
+def test_a_statement_replaced_by_one_of_every_namespace_holds_again_said_again(store: MemoryStore) -> None:
+    store.add(SCOPE, "travel", ["I live in Porto."], vectors(0.0), session_id="a")
+    store.add(SCOPE, ANY_NAMESPACE, ["We moved to Lisbon."], vectors(1.0), session_id="a")
+    store.add(SCOPE, "travel", ["I live in Porto."], vectors(0.0), session_id="a")
+    assert recalled(store, "travel") == ["I live in Porto."]
+
+
+def test_a_post_that_repeats_a_statement_and_replaces_it_retried_changes_nothing(store: MemoryStore) -> None:
+    store.add(SCOPE, ANY_NAMESPACE, ["I live in Porto."], vectors(0.0), session_id="a")
+    post = ["I live in Porto.", "We moved to Lisbon."]
+    store.add(SCOPE, ANY_NAMESPACE, post, vectors(0.0, 1.0), session_id="a")
+    before = store.list(SCOPE, everything=True)
+    retried = store.add(SCOPE, ANY_NAMESPACE, post, vectors(0.0, 1.0), session_id="a")
+    assert (retried.added, retried.updated, retried.expired) == (0, 0, 0)
+    assert store.list(SCOPE, everything=True) == before
+    # Said alone in a later post, it is said anew.
+    assert store.add(SCOPE, ANY_NAMESPACE, ["I live in Porto."], vectors(0.0), session_id="a").added == 1
+    assert current(store) == ["I live in Porto."]
+
+
+def test_a_replaced_time_bound_statement_retried_changes_nothing(store: MemoryStore) -> None:
+    month = [time.time() + 86_400]
+    store.add(SCOPE, ANY_NAMESPACE, ["I'm vegetarian this month."], vectors(0.0), session_id="a", expires_at=month)
+    store.add(SCOPE, ANY_NAMESPACE, ["I'm vegan."], vectors(1.0), session_id="b")
+    assert current(store) == ["I'm vegan."]
+    retried = store.add(
+        SCOPE, ANY_NAMESPACE, ["I'm vegetarian this month."], vectors(0.0), session_id="a", expires_at=month
+    )
+    assert (retried.added, retried.updated, retried.expired) == (0, 0, 0)
+    assert current(store) == ["I'm vegan."]
+
+
+def test_a_statement_said_again_after_its_replacement_was_forgotten_holds_again(store: MemoryStore) -> None:
+    store.add(SCOPE, ANY_NAMESPACE, ["I live in Porto."], vectors(0.0), session_id="a")
+    store.add(SCOPE, ANY_NAMESPACE, ["We moved to Lisbon."], vectors(1.0), session_id="a")
+    assert store.drop(SCOPE, ANY_NAMESPACE, ["that we moved to Lisbon"]) == 1
+    store.add(SCOPE, ANY_NAMESPACE, ["I live in Porto."], vectors(0.0), session_id="a")
+    assert current(store) == ["I live in Porto."]
+
+
+def test_a_time_bound_statement_said_again_after_it_ended_holds_again(store: MemoryStore) -> None:
+    store.add(SCOPE, "ops", ["I'm on call this week."], vectors(0.0), session_id="a", expires_at=[time.time() + 0.2])
+    time.sleep(0.3)
+    store.add(SCOPE, "ops", ["I like jazz."], vectors(2.0), session_id="a")  # marks it expired
+    until = time.time() + 86_400
+    store.add(SCOPE, "ops", ["I'm on call this week."], vectors(0.0), session_id="a", expires_at=[until])
+    assert current(store) == ["I like jazz.", "I'm on call this week."]
+
+
 def test_a_time_bound_statement_replaces_nothing_lasting(store: MemoryStore) -> None:
     store.add(SCOPE, ANY_NAMESPACE, ["I live in Porto."], vectors(0.0), session_id="a")
     until = time.time() + 86_400
