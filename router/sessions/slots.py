@@ -158,8 +158,9 @@ def _root(word: str) -> str:
     return word
 
 
-def _content(text: str) -> list[str]:
-    return [_root(w) for w in _stance(text)[0].split() if w not in _HOW_SAID]
+def _what(text: str) -> list[str]:
+    """The words of ``text`` that say what, not how it was said, without its denial."""
+    return [w for w in _stance(text)[0].split() if w not in _HOW_SAID]
 
 
 def _within(few: list[str], many: list[str]) -> bool:
@@ -190,7 +191,7 @@ _FIRST_PERSON = re.compile(r"^(?:i|i'm|i've|i'd|we|we're|we've)\b", _FLAGS)
 
 def _own(part: str) -> bool:
     """Whether a part of a request says something of its own: a statement, a slot, or two words at least."""
-    words = [w for w in _stance(part)[0].split() if w not in _HOW_SAID]
+    words = _what(part)
     return (
         bool(_FIRST_PERSON.match(part.strip()))
         or len(words) >= 2
@@ -199,10 +200,10 @@ def _own(part: str) -> bool:
 
 
 def _forgets(request: str, memory: str, slot: str | None) -> bool:
-    asked = _content(request)
+    asked = _what(request)
     # A denial asked to be forgotten is not its statement; a statement or a topic reaches both.
     if not asked or (_stance(request)[1] and not _stance(memory)[1]):
         return False
-    if slot is not None and all(_SLOT_WORDS.get(w) == slot for w in _stance(request)[0].split() if w not in _HOW_SAID):
+    if slot is not None and all(_SLOT_WORDS.get(w) == slot for w in asked):
         return True
-    return _within(asked, _content(memory))
+    return _within([_root(w) for w in asked], [_root(w) for w in _what(memory)])
