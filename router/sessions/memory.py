@@ -112,17 +112,18 @@ class MemoryStore:
             state = list(self._collection.scroll(where, fields=_STATE_FIELDS))
             # Another namespace's memories, and those of every namespace, are not expired nor counted here.
             own = [r for r in state if r.payload.get("namespace") == namespace]
-            expired = [r for r in own if r.payload.get("expires_at") and not r.payload.get("expired")]
-            expired = [r for r in expired if r.payload["expires_at"] <= now]  # ended, not only replaced
+            # Ended, not only replaced, and not marked before.
+            expired = [r for r in own if 0 < (r.payload.get("expires_at") or 0) <= now and not r.payload.get("expired")]
             changed: dict[str, dict[str, Any]] = {r.id: {"expired": True} for r in expired}
             stored = {r.id: r.payload for r in state}
-            posted = {_memory_id(scope, namespace, text) for text in texts}
+            ids = [_memory_id(scope, namespace, text) for text in texts]
+            posted = set(ids)
             current = [r for r in state if holds(r.payload, now, here)]
             points: list[PointData] = []
             updated: set[str] = set()
-            for position, (text, vector) in enumerate(zip(texts, vectors, strict=True)):
+            for position, (memory_id, text, vector) in enumerate(zip(ids, texts, vectors, strict=True)):
                 end = expires_at[position] if expires_at is not None else None
-                memory = StoredMemory(_memory_id(scope, namespace, text), text, namespace, now, session_id, end)
+                memory = StoredMemory(memory_id, text, namespace, now, session_id, end)
                 if memory.id not in changed and _retried(stored, memory.id, session_id, posted, now):
                     continue
                 point = to_point(scope, memory, vector)
