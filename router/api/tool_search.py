@@ -29,10 +29,9 @@ from router.tools.limits import MAX_DEFERRED, unsearchable
 
 MAX_FUNCTIONS = 128
 MAX_NAMESPACES = 16
-_NAMESPACE = TypeAdapter(Annotated[str, Field(pattern=NAMESPACE)])
-_NAMESPACES = TypeAdapter(
-    Annotated[list[Annotated[str, Field(pattern=NAMESPACE)]], Field(min_length=1, max_length=MAX_NAMESPACES)]
-)
+_Namespace = Annotated[str, Field(pattern=NAMESPACE)]
+_NAMESPACE = TypeAdapter(_Namespace)
+_NAMESPACES = TypeAdapter(Annotated[list[_Namespace], Field(min_length=1, max_length=MAX_NAMESPACES)])
 
 
 class ToolSearchIn(BaseModel):
