@@ -10,10 +10,10 @@ import logging
 import sys
 from collections.abc import Sequence
 from functools import partial
-from typing import Any
+from typing import Any, TypeVar
 
 from pydantic import ValidationError
-from pydantic_settings import SettingsError
+from pydantic_settings import BaseSettings, SettingsError
 
 from router.api.keys import AuthSettings, exposure, is_loopback
 from router.common import arguments
@@ -28,6 +28,7 @@ from router.server.settings import ServerSettings, Settings, StorageSettings, Sy
 from router.storage.base import StorageUnavailable
 
 log = logging.getLogger("router.cli")
+S = TypeVar("S", bound=BaseSettings)
 
 
 def _given(args: argparse.Namespace, *flags: str) -> dict[str, Any]:
@@ -37,7 +38,7 @@ def _given(args: argparse.Namespace, *flags: str) -> dict[str, Any]:
 
 
 # The settings each flag sets, so that an error names the flag the user typed, not its variable.
-_SECTIONS: dict[str, type[Any]] = {
+_SECTIONS: dict[str, type[BaseSettings]] = {
     "data": StorageSettings,
     "qdrant_url": StorageSettings,
     "model": EmbeddingSettings,
@@ -50,6 +51,11 @@ _SECTIONS: dict[str, type[Any]] = {
     "log_level": ServerSettings,
     "log_format": ServerSettings,
 }
+
+
+def _section(args: argparse.Namespace, section: type[S]) -> S:
+    """``section``'s settings from the environment, with the flags given that set it."""
+    return section(**_given(args, *(flag for flag, owner in _SECTIONS.items() if owner is section)))
 
 
 def _flags(args: argparse.Namespace) -> dict[str, str]:
@@ -126,13 +132,13 @@ def settings_from(args: argparse.Namespace) -> Settings:
         # --data is what to copy, not where this process keeps its storage: the server is.
         storage = StorageSettings(data=None, qdrant_url=args.qdrant_url)
     else:
-        storage = StorageSettings(**_given(args, "data", "qdrant_url"))
+        storage = _section(args, StorageSettings)
     return Settings(
-        embedding=EmbeddingSettings(**_given(args, "model", "text")),
+        embedding=_section(args, EmbeddingSettings),
         storage=storage,
-        sync=SyncSettings(**_given(args, "catalog", "allow_delete")),
-        auth=AuthSettings(**_given(args, "allow_unauthenticated")),
-        server=ServerSettings(**_given(args, "host", "port", "log_level", "log_format")),
+        sync=_section(args, SyncSettings),
+        auth=_section(args, AuthSettings),
+        server=_section(args, ServerSettings),
     )
 
 
