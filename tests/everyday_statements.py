@@ -22,6 +22,7 @@ PEOPLE = [
     "My assistant Julia handles my calendar.",
     "My dad's birthday is on October 3rd.",
     "My partner, Alex, is vegan.",
+    "I was born in 1990.",
 ]
 
 ROLES = [
@@ -38,6 +39,7 @@ ROLES = [
     "I am the admin of the staging cluster.",
     "This week I'm covering for Paul on support.",
     "I'm in charge of the quarterly report this quarter.",
+    "Our office is at 2020 Main Street.",
 ]
 
 POSSESSIONS = [
@@ -53,6 +55,7 @@ POSSESSIONS = [
     "My laptop is a MacBook Pro.",
     "I care for my elderly father.",
     "Our family has a golden retriever.",
+    "My car is a 2018 Golf.",
 ]
 
 INSTRUCTIONS = [
@@ -88,6 +91,9 @@ PREFERENCES = [
     "I'm gluten intolerant.",
     "I need wheelchair access.",
     "I don't work on Fridays.",
+    "Mornings don't work for me.",
+    "Dairy makes me sick.",
+    "My budget is 2000 euros a month.",
 ]
 
 KEPT = {
@@ -213,6 +219,11 @@ TROUBLE = [
     "My laptop doesn't work.",
     "My headphones really don't work.",
     "We didn't work today because the power is out.",
+    "This link doesn't work for me.",
+    "These links don't work for me.",
+    "That time doesn't work for me.",
+    "That smell makes me sick.",
+    "I went to Rome in 2019.",
 ]
 
 # A newer statement that replaces an older one: the same slot, or the same subject, with a new value.

@@ -138,15 +138,22 @@ PREFERS = re.compile(
 )
 # Words that open what is said without adding to it: "Btw I live in Porto" keeps "I live in Porto".
 FILLER = re.compile(r"^(?:(?:btw|by the way|fyi|actually|oh|well|ok|okay|so|also|and|correction)\b[\s,:;!-]*)+", FLAGS)
-# The date of a yearly event is a fact ("our anniversary is June 12").
-YEARLY = re.compile(r"\b(?:birthdays?|anniversar(?:y|ies)|born on|turns \d+)\b", FLAGS)
+# The date of a yearly event is a fact ("our anniversary is June 12", "I was born in 1990").
+YEARLY = re.compile(r"\b(?:birthdays?|anniversar(?:y|ies)|born (?:on|in)|turns \d+)\b", FLAGS)
+# A year, where a time word or a month introduces it ("in 2019", "March 2020"): a
+# number alone is an amount, an address or a model ("2000 euros", "2020 Main Street", "a 2018 Golf").
+YEAR = (
+    r"(?:(?:in|since|from|until|till|during|before|after|around|of|by)\s+(?:(?:early|late|mid)[\s-]+)?|"
+    r"(?:january|february|march|april|may|june|july|august|september|october|november|december|"
+    r"jan|feb|mar|apr|jun|jul|aug|sept|sep|oct|nov|dec)\.?\s+(?:\d{1,2}(?:st|nd|rd|th)?,?\s+)?)(?:19|20)\d\d"
+)
 # A fact about today only: not durable unless a standing marker says so.
 ONE_OFF = re.compile(
     r"\b(?:today|tonight|tomorrow|yesterday|this (?:morning|afternoon|evening|week|weekend|month|time)|"
     r"next (?:week|month|year|monday|tuesday|wednesday|thursday|friday|saturday|sunday|weekend)|"
     r"next (?:semester|season|spring|summer|fall|autumn|winter|trip)|for the first time|"
     r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.? \d{1,2}\b|"
-    r"on the \d{1,2}(?:st|nd|rd|th)?|\d{1,2}(?:st|nd|rd|th)? of \w+|(?:19|20)\d\d|lately|"
+    rf"on the \d{{1,2}}(?:st|nd|rd|th)?|\d{{1,2}}(?:st|nd|rd|th)? of \w+|{YEAR}|lately|"
     r"right now|at the moment|coming up|upcoming|in \d+ (?:minutes|hours|days)|soon)\b",
     FLAGS,
 )
@@ -167,9 +174,11 @@ TROUBLE = re.compile(
     r"stopped working|not working|overdue)\b|(?:locked|(?:running )?late|down)" + PHRASE_END + r")"
     r"|\b(?:has|have|did|does|will|would) not (?:arrive|arrived|come|work|worked|load|start|turn on|respond|ship|"
     r"shipped)\b"
-    # "My headphones do not work" is trouble; "I (really) do not work on Fridays" is the user's week.
-    r"|\b(?!(?:i|we|still|also|just|\w+ly)\b)[\w-]+\s+(?:(?:\w+ly|still|also|just)\s+)?do not (?:arrive|come|work|load|"
-    r"start|turn on|respond|ship)\b"
+    # "My headphones do not work" is trouble; "I (really) do not work on Fridays" and "Mornings do not work
+    # for me" are the user's week.
+    r"|\b(?!(?:i|we|still|also|just|\w+ly|mornings|afternoons|evenings|nights|weekends|weekdays|mondays|tuesdays|"
+    r"wednesdays|thursdays|fridays|saturdays|sundays)\b)[\w-]+\s+(?:(?:\w+ly|still|also|just)\s+)?do not "
+    r"(?:arrive|come|work|load|start|turn on|respond|ship)\b"
     r"|\bnever (?:received|arrived|came|got)\b"
     r"|\b(?:can not|could not|am unable to|are unable to) (?:log|sign|access|connect|open|load|reach|pay|download|"
     r"upload|print|install|reset|find|get in)\b"
@@ -223,7 +232,12 @@ STATEMENT = re.compile(
     r"|\b(?:my|our)\s+[\w-]+(?:\s+[\w-]+){0,5}(?:,\s*[\w-]+(?:\s+[\w-]+){0,2},(?:\s+\w+ly|\s+never)?)?\s+"
     r"(?:is|are|was|were|has|have|had|\w+s|can not|cannot|does not|do not)\b"
     r"|\b(?:is|are)\s+(?:my|our|mine|ours)\b|\b(?:is|are)\s+(?:not\s+)?(?:\w+\s+){0,3}(?:for|to)\s+(?:me|us)\b"
-    r"|\bcall me\b|^(?:as|being|having)\s+(?:a|an|someone|somebody)\b",
+    r"|\bcall me\b|^(?:as|being|having)\s+(?:a|an|someone|somebody)\b"
+    # "Mornings do not work for me" (trouble rules out "These links do not work for me"); "Dairy makes me sick",
+    # a reaction of the body, but not "That smell makes me sick", one of now
+    r"|\bdo not work for (?:me|us)\b|^(?!(?:this|that|these|those|it)\b).*\b(?:makes? (?:me|us) (?:sick|ill|"
+    r"nauseous|bloated|dizzy|sneeze|itch|itchy|break out)|gives? (?:me|us) (?:headaches|migraines|hives|a rash|"
+    r"heartburn))\b",
     FLAGS,
 )
 CONTRACTIONS = (
