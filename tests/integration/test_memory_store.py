@@ -177,6 +177,16 @@ def test_said_again_for_every_namespace_a_memory_holds_again_where_it_was_replac
     assert recalled(store, "travel") == ["I live in Porto."]
 
 
+def test_a_memory_of_every_namespace_its_own_session_says_again_holds_again_where_it_was_replaced(
+    store: MemoryStore,
+) -> None:
+    store.add(SCOPE, ANY_NAMESPACE, ["I live in Porto."], vectors(0.0), session_id="a")
+    store.add(SCOPE, "travel", ["We moved to Lisbon."], vectors(1.0), session_id="a")
+    again = store.add(SCOPE, ANY_NAMESPACE, ["I live in Porto."], vectors(0.0), session_id="a")
+    assert (again.added, again.updated) == (1, 1)
+    assert recalled(store, "travel") == ["I live in Porto."]
+
+
 def test_a_memory_said_in_a_namespace_and_for_every_one_comes_back_once(store: MemoryStore) -> None:
     store.add(SCOPE, "travel", ["I'm vegan."], vectors(0.0), session_id="a")
     store.add(SCOPE, ANY_NAMESPACE, ["I'm vegan."], vectors(0.0), session_id="b")
