@@ -124,8 +124,10 @@ class MemoryStore:
             for position, (memory_id, text, vector) in enumerate(zip(ids, texts, vectors, strict=True)):
                 end = expires_at[position] if expires_at is not None else None
                 memory = StoredMemory(memory_id, text, namespace, now, session_id, end)
-                if memory.id not in changed and _retried(stored, memory.id, session_id, posted, now):
-                    continue
+                if any(p.id == memory.id for p in points) or (
+                    memory.id not in changed and _retried(stored, memory.id, session_id, posted, now)
+                ):
+                    continue  # said twice in this run, or a retry
                 point = to_point(scope, memory, vector)
                 slot = (point.payload.get("slot"), point.payload.get("value"))
                 hits = self._collection.search(dense=vector.tolist(), match=where, limit=3, fields=_STATE_FIELDS)

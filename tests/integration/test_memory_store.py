@@ -187,6 +187,12 @@ def test_a_memory_of_every_namespace_its_own_session_says_again_holds_again_wher
     assert recalled(store, "travel") == ["I live in Porto."]
 
 
+def test_a_statement_said_twice_in_one_run_is_one_memory(store: MemoryStore) -> None:
+    said = store.add(SCOPE, ANY_NAMESPACE, ["I live in Porto.", "i live in  porto."], vectors(0.0, 0.0), session_id="a")
+    assert said.added == 1
+    assert current(store) == ["I live in Porto."]
+
+
 def test_a_memory_said_in_a_namespace_and_for_every_one_comes_back_once(store: MemoryStore) -> None:
     store.add(SCOPE, "travel", ["I'm vegan."], vectors(0.0), session_id="a")
     store.add(SCOPE, ANY_NAMESPACE, ["I'm vegan."], vectors(0.0), session_id="b")
