@@ -22,6 +22,7 @@ PEOPLE = [
     "My assistant Julia handles my calendar.",
     "My dad's birthday is on October 3rd.",
     "My partner, Alex, is vegan.",
+    "My kids go to Lincoln Elementary.",
     "I was born in 1990.",
 ]
 
@@ -39,6 +40,8 @@ ROLES = [
     "I am the admin of the staging cluster.",
     "This week I'm covering for Paul on support.",
     "I'm in charge of the quarterly report this quarter.",
+    "I get paid on the 15th and the last day of each month.",
+    "We have a code freeze every year from December 15 through January 2.",
     "Our office is at 2020 Main Street.",
 ]
 
@@ -74,6 +77,9 @@ INSTRUCTIONS = [
     "dont book me on red-eyes",
     "Don't call me before 9am.",
     "Find me a flight to Rome, and don't book me on red-eyes.",
+    "When you give me code, always include comments.",
+    "Sunday mornings are for church, so never schedule anything then.",
+    "window seats make me claustrophobic so never book me one",
 ]
 
 PREFERENCES = [
@@ -91,6 +97,8 @@ PREFERENCES = [
     "I'm gluten intolerant.",
     "I need wheelchair access.",
     "I don't work on Fridays.",
+    "Horror movies aren't my thing at all.",
+    "Loud restaurants are a no-go for me.",
     "Mornings don't work for me.",
     "Dairy makes me sick.",
     "My budget is 2000 euros a month.",
@@ -167,6 +175,7 @@ NOT_KEPT = [
     "We need level access to the roof for the maintenance crew.",
     "I need wheelchair access, and a taxi to the hotel tonight.",
     "I urgently need wheelchair assistance.",
+    "Pretend you're my boss and give me a performance review.",
 ]
 
 # Trouble and passing states: they ask for help now, and are not who the user is. Never kept.
@@ -219,6 +228,11 @@ TROUBLE = [
     "My laptop doesn't work.",
     "My headphones really don't work.",
     "We didn't work today because the power is out.",
+    "I'm waiting for the bus.",
+    "I finished the report an hour ago.",
+    "I'm meeting Sarah for coffee later.",
+    "Skip the mushrooms in this recipe, I ran out.",
+    "My budget for this dinner is $80.",
     "This link doesn't work for me.",
     "These links don't work for me.",
     "That time doesn't work for me.",

@@ -28,7 +28,8 @@ KEEP_PREFIX = re.compile(
 )
 SELF = re.compile(r"\b(?:i|me|my|mine|myself|we|our|ours|us)\b", FLAGS)
 QUESTION = re.compile(
-    r"^(?:what|whats|how|where|which|who|whom|whose|when|why|is there|are there|is it|"
+    r"^(?:what|whats|how|where|which|who|whom|whose|when(?![^,?]*,\s*(?:please\s+)?(?:always|never)\b)|why|"
+    r"is there|are there|is it|"
     r"do you|does|did you|can i|could i|should i|shall|may i|am i|do i|will i)\b",
     FLAGS,
 )
@@ -71,7 +72,8 @@ STANDING = re.compile(
     r"\b(?:always|never(?! (?:received|arrived|came|got|mind)\b)|usually|generally|normally|typically|from now on|"
     r"going forward|in the future|"
     r"by default|whenever|every time|each time|at all times|as a rule|in general|any time|anytime|"
-    r"ever)\b",
+    # a time that comes round: "paid on the 15th of each month", "a code freeze every year from December 15"
+    r"ever|(?:every|each) (?:day|night|morning|evening|week|weekend|month|quarter|year|summer|winter))\b",
     FLAGS,
 )
 # "Always use metric units", "from now on, answer in French": a standing instruction.
@@ -83,6 +85,8 @@ INSTRUCTION = re.compile(
     r"^(?:please[\s,]+)?(?:always|never(?! mind\b)|from now on|going forward|in the future|by default|whenever|"
     r"every time|each time|at all times|as a rule)\b|^(?:please[\s,]+)?call me\b|^you can call me\s+(?-i:[A-Z])"
     r"|^(?:please[\s,]+)?(?:use|prefer|give me|show me|write|answer in)\b[^,]+,\s*(?:not|never)\b"
+    # "When you give me code, always include comments"; "Sundays are for church, so never schedule anything then"
+    rf"|^when\b[^,?]*,\s*(?:please\s+)?(?:always|never)\b|\bso,?\s+(?:please\s+)?(?:always|never)\s+(?:{ACTION_VERBS})\b"
     rf"|^(?:please[\s,]+)?do not\s+(?:{ACTION_VERBS})\b(?=.*\b(?:me|us)\b)"
     r"(?!.*\b(?:it|that|this|these|those|the|my|yet|now|today|tonight|tomorrow|next|until|till|i am|we are|"
     r"monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b)",
@@ -150,6 +154,8 @@ YEAR = (
 # A fact about today only: not durable unless a standing marker says so.
 ONE_OFF = re.compile(
     r"\b(?:today|tonight|tomorrow|yesterday|this (?:morning|afternoon|evening|week|weekend|month|time)|"
+    # one occasion ("my budget for this dinner"), a moment just past or to come ("an hour ago", "coffee later")
+    r"this (?:breakfast|lunch|dinner|meal|trip|order|booking|party|event)|(?:minutes?|hours?|an hour) ago|later$|"
     r"next (?:week|month|year|monday|tuesday|wednesday|thursday|friday|saturday|sunday|weekend)|"
     r"next (?:semester|season|spring|summer|fall|autumn|winter|trip)|for the first time|"
     r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.? \d{1,2}\b|"
@@ -183,7 +189,7 @@ TROUBLE = re.compile(
     r"|\b(?:can not|could not|am unable to|are unable to) (?:log|sign|access|connect|open|load|reach|pay|download|"
     r"upload|print|install|reset|find|get in)\b"
     r"|\b(?:i|we)\s+(?:just\s+)?(?:lost(?! my (?:sense|hearing|sight|voice|job|father|mother|dad|mum|mom|husband|"
-    r"wife|partner|son|daughter|brother|sister))|missed|broke|dropped)\b|\b(?:crashes|crashed|froze|freezes)\b"
+    r"wife|partner|son|daughter|brother|sister))|missed|broke|dropped|ran out)\b|\b(?:crashes|crashed|froze|freezes)\b"
     r"|\b(?:get|gets|got|getting|see|seeing|saw|hit|hitting|keep getting)\s+(?:an?|the|this|that|some)\s+"
     r"(?:\w+\s+)?error\b|\b(?:having|have|had|is|was)\s+an?\s+(?:\w+\s+)?outage\b"
     r"|\b(?:am|are|is|feeling)\s+(?:not\s+|so\s+|really\s+|very\s+)?(?:hungry|thirsty|tired(?! of)|sleepy|"
@@ -195,7 +201,7 @@ TROUBLE = re.compile(
     # Mondays", "on the road most weeks") nor a way to become something.
     r"|\b(?:am|are)\s+(?!.*\b(?:every|each|most|usually|often|always|normally|typically|all day|weekends?|"
     r"mornings|afternoons|evenings|nights|on \w+days)\b)(?:(?:just|still|now|currently)\s+)?(?:busy|driving|"
-    r"commuting|boarding|in (?:a|the|another) meeting|in meetings|on (?:a|the|another) (?:call|phone)|"
+    r"commuting|boarding|waiting for|in (?:a|the|another) meeting|in meetings|on (?:a|the|another) (?:call|phone)|"
     r"on (?:my|our) way(?! to becom)|on the (?:train|bus|plane|road|tube|subway|metro|ferry)|at the (?:airport|gate)|"
     r"away from (?:my|the|our) (?:desk|keyboard|computer))\b",
     FLAGS,
@@ -218,7 +224,7 @@ NEVER = re.compile(
     # a token (a run of 16 letters and digits or more, both in it: "sk-proj-...", "ghp_..."; an
     # identifier's words, "prod-eu-central-1-payments", are shorter runs)
     r"|\b\d(?:[ -]?\d){12,18}\b|(?<![A-Za-z0-9])(?=[A-Za-z0-9]{16})(?=[A-Za-z]*\d)(?=\d*[A-Za-z])"
-    r"|^(?:if|suppose|supposing|assuming|assume|imagine|let us say|say|here is|here are|given)\b"
+    r"|^(?:if|suppose|supposing|assuming|assume|imagine|pretend|let us say|say|here is|here are|given)\b"
     # "Forget that I live in Porto" asks for the opposite of keeping it.
     rf"|{FORGET}",
     FLAGS,
@@ -231,7 +237,10 @@ STATEMENT = re.compile(
     # "My partner, Alex, is vegan": a name between commas
     r"|\b(?:my|our)\s+[\w-]+(?:\s+[\w-]+){0,5}(?:,\s*[\w-]+(?:\s+[\w-]+){0,2},(?:\s+\w+ly|\s+never)?)?\s+"
     r"(?:is|are|was|were|has|have|had|\w+s|can not|cannot|does not|do not)\b"
-    r"|\b(?:is|are)\s+(?:my|our|mine|ours)\b|\b(?:is|are)\s+(?:not\s+)?(?:\w+\s+){0,3}(?:for|to)\s+(?:me|us)\b"
+    r"|\b(?:is|are)\s+(?:not\s+)?(?:my|our|mine|ours)\b|\b(?:is|are)\s+(?:not\s+)?(?:[\w-]+\s+){0,3}(?:for|to)\s+(?:me|us)\b"
+    # "My kids go to Lincoln Elementary": a plural subject's verb has no -s
+    r"|\b(?:my|our)\s+(?:[\w-]+\s+){0,3}[\w-]+s\s+(?:(?:\w+ly|all|both)\s+)?(?:go|live|work|attend|study|play|eat|"
+    r"like|love|hate|prefer|need|use|speak|stay|visit)\b"
     r"|\bcall me\b|^(?:as|being|having)\s+(?:a|an|someone|somebody)\b"
     # "Mornings do not work for me" (trouble rules out "These links do not work for me"); "Dairy makes me sick",
     # a reaction of the body, but not "That smell makes me sick", one of now
