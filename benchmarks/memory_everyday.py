@@ -3,20 +3,27 @@
 Data written for the tests: ``tests/everyday_statements.py`` (statements by kind, things never
 kept, update pairs) and ``tests/integration/everyday.py`` (ten cases: what was said, a later
 request, and the function it routes to, in an everyday assistant's catalog; forty more
-statements on other topics make a user of fifty memories).
+statements on other topics make a user of fifty memories). ``examples/statements_apart.json``
+holds 300 sentences written apart from the rules, half to keep and half not.
 """
 
 from __future__ import annotations
 
+import json
+import time
+from pathlib import Path
+
 from router.catalog.functions import parse_function
 from router.routing.routed import Turn
 from router.server.runtime import Runtime
+from router.sessions.expiry import expires_at
 from router.sessions.extraction import StatementExtractor
 from router.sessions.slots import replaces
 from tests.everyday_statements import KEPT, NOT_KEPT, NOT_UPDATES, TROUBLE, UPDATES
 from tests.integration.everyday import CASES, CATALOG, OTHER_MEMORIES
 
 NAMESPACE = "everyday"
+APART = Path(__file__).resolve().parent.parent / "examples" / "statements_apart.json"
 
 
 def stored() -> list[str]:
@@ -29,7 +36,27 @@ def stored() -> list[str]:
     for kind, texts in (("questions, requests, secrets", NOT_KEPT), ("trouble and passing states", TROUBLE)):
         share = sum(1 for t in texts if extractor.extract(t)) / len(texts)
         rows.append(f"| everyday: {kind}, {len(texts)} (want 0%) | {share:.1%} | |")
-    return rows
+    return [*rows, *apart()]
+
+
+def apart() -> list[str]:
+    """Rows of the sentences written apart from the rules: those kept, and the others stored, for good or a while.
+
+    A memory is stored for a while when its sentence names a time still to come ("this weekend"), as
+    ``router.routing.remembering`` does; one whose time is over is not stored.
+    """
+    said = json.loads(APART.read_text(encoding="utf-8"))
+    extractor = StatementExtractor()
+    kept = sum(1 for t in said["keep"] if extractor.extract(t)) / len(said["keep"])
+    ends = [[expires_at(f) for f in extractor.extract(t)] for t in said["drop"]]
+    lasting = sum(1 for e in ends if None in e)
+    meanwhile = sum(1 for e in ends if None not in e and any(end > time.time() for end in e if end is not None))
+    drop = len(said["drop"])
+    return [
+        f"| written apart: to keep, {len(said['keep'])} (want >= 95%) | {kept:.1%} | |",
+        f"| written apart: not to keep, {drop}, stored for good (want 0%) | {lasting / drop:.1%} | |",
+        f"| written apart: not to keep, {drop}, stored until the time they name ends | {meanwhile / drop:.1%} | |",
+    ]
 
 
 def updates() -> list[str]:
