@@ -23,6 +23,7 @@ PEOPLE = [
     "My dad's birthday is on October 3rd.",
     "My partner, Alex, is vegan.",
     "My kids go to Lincoln Elementary.",
+    "my kids won't eat anything spicy so keep family meal ideas mild",
     "I was born in 1990.",
 ]
 
@@ -99,6 +100,10 @@ PREFERENCES = [
     "I don't work on Fridays.",
     "Horror movies aren't my thing at all.",
     "Loud restaurants are a no-go for me.",
+    "can't do dairy, it wrecks my stomach",
+    "not a fan of horror films at all",
+    "book me something near the office, I don't drive btw",
+    "I stopped eating meat last year.",
     "Mornings don't work for me.",
     "Dairy makes me sick.",
     "My budget is 2000 euros a month.",
@@ -176,6 +181,10 @@ NOT_KEPT = [
     "I need wheelchair access, and a taxi to the hotel tonight.",
     "I urgently need wheelchair assistance.",
     "Pretend you're my boss and give me a performance review.",
+    "Let's role-play: I'm a customer complaining about a late delivery.",
+    "For this story, I'm a 40-year-old detective named Rosa.",
+    "Hypothetically, if I moved to Canada, how would healthcare work for me?",
+    "My passport number is 533829104, fill it into the form.",
 ]
 
 # Trouble and passing states: they ask for help now, and are not who the user is. Never kept.
@@ -233,6 +242,10 @@ TROUBLE = [
     "I'm meeting Sarah for coffee later.",
     "Skip the mushrooms in this recipe, I ran out.",
     "My budget for this dinner is $80.",
+    "Can you make this particular answer extra short? I'm in a rush.",
+    "We're using Yarn instead of npm just for this throwaway prototype.",
+    "Last year I visited Iceland and saw the northern lights.",
+    "I finally finished reading Dune last weekend.",
     "This link doesn't work for me.",
     "These links don't work for me.",
     "That time doesn't work for me.",

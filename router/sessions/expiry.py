@@ -37,12 +37,14 @@ _PAST_SPAN = re.compile(r"\b(?:have|has|had|'ve)\s+(?:\w+\s+)?(?:been|lived|work
 # "We moved to Lisbon on March 3", "vegetarian since January 5th": a change that happened, whose
 # calendar date is when it began, not when it ends (read as an end, it came back as next year's).
 _CHANGED = re.compile(
-    r"\b(?:since|moved|relocated|started|joined|began|became|switched|retired|graduated|got married)\b", _FLAGS
+    r"\b(?:since|moved|relocated|started|joined|began|became|switched|retired|graduated|got married|quit|stopped|"
+    r"gave up)\b",
+    _FLAGS,
 )
 _CALENDAR = re.compile(
     r"\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.? \d{1,2}(?:st|nd|rd|th)?\b"
     r"|\b\d{1,2}(?:st|nd|rd|th)? (?:of )?(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\b"
-    r"|\b(?:19|20)\d\d\b",
+    r"|\b(?:19|20)\d\d\b|\blast (?:week|month|year|summer|winter|spring|autumn|fall)\b|\bago\b",
     _FLAGS,
 )
 # ... unless the sentence also says when it ends, or speaks of a day near now.

@@ -75,7 +75,7 @@ def _clean(raw: str) -> str:
 
 def _normalised(sentence: str) -> str:
     text = phrases.FILLER.sub("", _clean(sentence)).rstrip(".!;")
-    for pattern, replacement in phrases.CONTRACTIONS:
+    for pattern, replacement in (*phrases.CONTRACTIONS, *phrases.SUBJECTLESS):
         text = pattern.sub(replacement, text)
     return text
 
@@ -135,6 +135,8 @@ class StatementExtractor:
     def extract(self, text: str) -> list[str]:
         """The durable statements of ``text``, in order, each once."""
         found: list[str] = []
+        if phrases.FICTION.match(_clean(text)):
+            return found
         for raw in phrases.SENTENCE.split(_QUOTED.sub("\n", text)):
             sentence = _clean(raw)
             if not sentence:

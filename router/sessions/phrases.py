@@ -134,7 +134,8 @@ SUBORDINATE = re.compile(
 # sets up its request. Any clause a memory: BFCL's questions leaving one 3.8% -> 5.8%; these: 4.4%.
 PREFERS = re.compile(
     r"\b(?:i|we)\s+(?:(?:\w+ly|also|still|do not)\s+)?(?:prefer|like|love|enjoy|hate|dislike|despise|avoid|"
-    r"refuse|never|always|(?:am|are) (?:\w+ )?(?:allergic|intolerant)|can not (?:eat|drink|stand)|"
+    r"refuse|never|always|would rather|do not (?:drive|smoke|drink|eat)|(?:am|are) (?:\w+ )?(?:allergic|intolerant)|"
+    r"can not (?:eat|drink|stand)|"
     # what a person needs from every service, said beside a request: "..., I use a wheelchair"
     r"(?:am|are) (?:a )?(?:celiac|coeliac|diabetic|pregnant|deaf|blind|wheelchair user|in recovery)|"
     rf"use (?:a )?(?:wheelchair|cane|walker|mobility scooter|hearing aids?|guide dog))\b|{NEEDS.pattern}",
@@ -155,7 +156,13 @@ YEAR = (
 ONE_OFF = re.compile(
     r"\b(?:today|tonight|tomorrow|yesterday|this (?:morning|afternoon|evening|week|weekend|month|time)|"
     # one occasion ("my budget for this dinner"), a moment just past or to come ("an hour ago", "coffee later")
-    r"this (?:breakfast|lunch|dinner|meal|trip|order|booking|party|event)|(?:minutes?|hours?|an hour) ago|later$|"
+    r"this (?:breakfast|lunch|dinner|meal|trip|order|booking|party|event)|later$|just for (?:this|now|today)|"
+    # "an hour ago", not "released at least 20 years ago"
+    r"(?<!least )(?<!than )(?<!over )(?:\d+|an?|one|two|three|four|five|six|seven|eight|nine|ten|a few|a couple of|"
+    r"several) (?:minutes?|hours?|days?|weeks?|months?|years?) ago|"
+    # a time that is over: "last year I visited Iceland" (a change then lasts: "we moved to Lisbon last month")
+    r"last (?:night|week|weekend|month|year|summer|winter|spring|autumn|fall|monday|tuesday|wednesday|thursday|"
+    r"friday|saturday|sunday)|"
     r"next (?:week|month|year|monday|tuesday|wednesday|thursday|friday|saturday|sunday|weekend)|"
     r"next (?:semester|season|spring|summer|fall|autumn|winter|trip)|for the first time|"
     r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.? \d{1,2}\b|"
@@ -201,7 +208,8 @@ TROUBLE = re.compile(
     # Mondays", "on the road most weeks") nor a way to become something.
     r"|\b(?:am|are)\s+(?!.*\b(?:every|each|most|usually|often|always|normally|typically|all day|weekends?|"
     r"mornings|afternoons|evenings|nights|on \w+days)\b)(?:(?:just|still|now|currently)\s+)?(?:busy|driving|"
-    r"commuting|boarding|waiting for|in (?:a|the|another) meeting|in meetings|on (?:a|the|another) (?:call|phone)|"
+    r"commuting|boarding|waiting for|in a (?:rush|hurry)|in (?:a|the|another) meeting|in meetings|"
+    r"on (?:a|the|another) (?:call|phone)|"
     r"on (?:my|our) way(?! to becom)|on the (?:train|bus|plane|road|tube|subway|metro|ferry)|at the (?:airport|gate)|"
     r"away from (?:my|the|our) (?:desk|keyboard|computer))\b",
     FLAGS,
@@ -217,7 +225,9 @@ NEVER = re.compile(
     r"credit cards?|card numbers?|cvv|cvc|iban|social security|ssn|logins?|connection strings?|private keys?|"
     r"access (?:keys?|ids?)|(?:2fa|mfa|otp|one-time|verification|security|access|door|gate|alarm|safe|entry) codes?|"
     r"recovery (?:codes?|phrases?)|seed phrases?|pw|pwd|passwd|maiden names?|security (?:questions?|answers?)|"
-    r"(?:lock|locker|safe|padlock) combinations?)\b"
+    r"(?:lock|locker|safe|padlock) combinations?|passport (?:numbers?|no)|"
+    r"(?:driver'?s?|driving) licen[cs]e numbers?|national (?:id|insurance) numbers?|tax (?:ids?|numbers?)|"
+    r"(?:bank )?account numbers?|routing numbers?|sort codes?)\b"
     # any key's value ("my openai key is ..."), a URL holding a user and password, an AWS access key id
     r"|\bkeys?\s+(?:is|are)\b|\bkeys?\s*[:=]|\w+://[^\s/:@]+:[^\s@]+@|\bAKIA[0-9A-Z]{16}\b"
     # values shaped as secrets, whatever names them: a card number (13 to 19 digits, grouped or not),
@@ -236,7 +246,7 @@ STATEMENT = re.compile(
     r"\b(?:i|we)\s+(?:\w+ly\s+){0,2}(?!\w+ly\b)\w+"
     # "My partner, Alex, is vegan": a name between commas
     r"|\b(?:my|our)\s+[\w-]+(?:\s+[\w-]+){0,5}(?:,\s*[\w-]+(?:\s+[\w-]+){0,2},(?:\s+\w+ly|\s+never)?)?\s+"
-    r"(?:is|are|was|were|has|have|had|\w+s|can not|cannot|does not|do not)\b"
+    r"(?:is|are|was|were|has|have|had|\w+s|can not|cannot|does not|do not|will not)\b"
     r"|\b(?:is|are)\s+(?:not\s+)?(?:my|our|mine|ours)\b|\b(?:is|are)\s+(?:not\s+)?(?:[\w-]+\s+){0,3}(?:for|to)\s+(?:me|us)\b"
     # "My kids go to Lincoln Elementary": a plural subject's verb has no -s
     r"|\b(?:my|our)\s+(?:[\w-]+\s+){0,3}[\w-]+s\s+(?:(?:\w+ly|all|both)\s+)?(?:go|live|work|attend|study|play|eat|"
@@ -248,6 +258,17 @@ STATEMENT = re.compile(
     r"nauseous|bloated|dizzy|sneeze|itch|itchy|break out)|gives? (?:me|us) (?:headaches|migraines|hives|a rash|"
     r"heartburn))\b",
     FLAGS,
+)
+# Role play and hypotheses: what follows is not about the user ("Let's role-play: I'm a customer ...").
+FICTION = re.compile(
+    r"^(?:let'?s |let us )?(?:role-?play|roleplay|pretend|imagine|hypothetically)\b"
+    r"|^(?:for|in) this (?:story|game|role-?play|scenario|exercise)\b",
+    FLAGS,
+)
+# Chat drops the subject: "not a fan of horror films" is "I am not a fan of ...", "can't do dairy" "I can't ...".
+SUBJECTLESS = (
+    (re.compile(r"^(?=(?:not (?:a|much of a)|an? (?:big |huge )?|big|huge) fan of\b)", FLAGS), "I am "),
+    (re.compile(r"^(?=can not (?:do|eat|drink|stand|have|handle)\b)", FLAGS), "I "),
 )
 CONTRACTIONS = (
     (re.compile(r"\b(i|we|you|they)'m\b", FLAGS), r"\1 am"),
