@@ -109,12 +109,28 @@ PREFERENCES = [
     "My budget is 2000 euros a month.",
 ]
 
+# Said in passing, to give a question its context: the statement is kept, the question not.
+BESIDE_A_QUESTION = [
+    "Since I'm allergic to cats, what dog breeds are best for someone with pet allergies?",
+    "I'm based in Toronto, so what time would 3pm London time be for me?",
+    "I teach year 9 science, any fun experiments on density I could do in class?",
+    "We live in a third-floor flat without a lift, what's a good lightweight pushchair?",
+    "I work permanent nights at a warehouse, how should I time my meals?",
+    "I manage a team of 8 support agents, how do I run better weekly one-to-ones?",
+    "my girlfriend Lena is vegan and I'm not, any recipes we'd both like?",
+    "I'm on a blood thinner long-term, is it safe for me to take ibuprofen?",
+    "how do I set up a budget spreadsheet in Excel? I get paid monthly on the 25th",
+    "my cat Luna is diabetic and gets insulin twice a day, any tips for finding a cat sitter?",
+    "I'm Jewish and keep kosher, can you suggest a dinner party menu?",
+]
+
 KEPT = {
     "people": PEOPLE,
     "roles and time-bound situations": ROLES,
     "possessions and dependants": POSSESSIONS,
     "standing instructions": INSTRUCTIONS,
     "preferences": PREFERENCES,
+    "said beside a question": BESIDE_A_QUESTION,
 }
 
 # Held only for a while: each statement and the date its memory expires at the end of, when
@@ -185,6 +201,8 @@ NOT_KEPT = [
     "For this story, I'm a 40-year-old detective named Rosa.",
     "Hypothetically, if I moved to Canada, how would healthcare work for me?",
     "My passport number is 533829104, fill it into the form.",
+    "If I have 100 dollars, what can I buy?",
+    "I've changed my mind, can I get a greens instead of what I ordered?",
 ]
 
 # Trouble and passing states: they ask for help now, and are not who the user is. Never kept.
@@ -246,6 +264,8 @@ TROUBLE = [
     "We're using Yarn instead of npm just for this throwaway prototype.",
     "Last year I visited Iceland and saw the northern lights.",
     "I finally finished reading Dune last weekend.",
+    "I'm starving, what can I make in 10 minutes?",
+    "I got a 502 Bad Gateway error when deploying, how do I debug it?",
     "This link doesn't work for me.",
     "These links don't work for me.",
     "That time doesn't work for me.",

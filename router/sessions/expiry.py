@@ -63,14 +63,14 @@ def began(text: str) -> bool:
 _PATTERNS: list[tuple[str, re.Pattern[str]]] = [
     (kind, re.compile(pattern, _FLAGS))
     for kind, pattern in [
-        ("span", rf"\bfor (?:the )?(?:next |coming )?{_COUNT} (?P<unit>minute|hour|day|week|month)s?\b"),
+        ("span", rf"\bfor (?:the )?(?:next |coming )?{_COUNT} (?P<unit>minute|hour|day|night|week|month)s?\b"),
         ("in", rf"\bin {_COUNT} (?P<unit>minute|hour|day|week|month)s?\b"),
         ("date", rf"\b{_MONTH} {_NTH}\b"),
         ("date", rf"\b{_NTH} (?:of )?{_MONTH}"),
         ("nth", rf"\b(?:until|till|through|by) the {_NTH}\b"),
         ("month", rf"\b(?:until|till|through) {_MONTH}"),
         ("weekday", rf"\b(?P<pre>until|till|through|by|before|on|this|next|coming) {_DAY}\b(?! {_PARTS})"),
-        ("today", r"\b(?:today|tonight|this (?:morning|afternoon|evening)|right now|at the moment)\b"),
+        ("today", r"\b(?:today|tonight|this (?:morning|afternoon|evening)|right now|at the moment|for the day)\b"),
         ("tomorrow", r"\btomorrow\b"),
         ("yesterday", r"\b(?:yesterday|last night)\b"),
         ("week", r"\b(?P<next>this|next) (?:week|weekend)\b"),
@@ -108,6 +108,8 @@ def _placed(kind: str, found: re.Match[str], now: datetime) -> float | None:
         count, unit = _count(groups["count"]), groups["unit"].lower()
         if unit == "month":
             return (now + timedelta(days=30 * count)).timestamp()
+        if unit == "night":  # "staying two nights": until the morning after the last
+            return (now + timedelta(days=count)).timestamp()
         return (now + timedelta(**{f"{unit}s": count})).timestamp()
     if kind == "date":
         month, day = _month_number(groups["month"]), int(groups["nth"])

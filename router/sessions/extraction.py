@@ -165,13 +165,18 @@ class StatementExtractor:
 def _clauses(sentence: str) -> list[str]:
     """The clauses of a sentence that is no memory as a whole which state a preference or an instruction or fill a slot.
 
+    Before a question, any clause that states something about the user is kept: it gives the
+    question its context ("I teach year 9 science, any fun experiments on density?").
     ``phrases.CLAUSE`` says where a clause starts.
     """
-    if phrases.SUBORDINATE.search(sentence):
+    if phrases.REASON_FIRST.search(sentence):
+        sentence = phrases.SUBORDINATE.sub("", sentence).lstrip()  # "Since I'm allergic to cats, ...": the reason
+    elif phrases.SUBORDINATE.search(sentence):
         return []
     clauses = phrases.CLAUSE.split(sentence)
     if len(clauses) < 2:
         return []
+    asks = sentence.rstrip().endswith("?")
     # An instruction counts after the sentence's first clause ("Find me a flight, and don't book me on red-eyes");
     # opening it ("Don't call me, I'm busy right now") it speaks of the moment the rest describes.
     kept = [
@@ -182,6 +187,7 @@ def _clauses(sentence: str) -> list[str]:
             phrases.PREFERS.search(text := _normalised(c))
             or slot_of(text)
             or (i > 0 and phrases.INSTRUCTION.search(text))
+            or (asks and i < len(clauses) - 1 and len(c.split()) > MIN_WORDS)  # not "... and I'm not"
         )
     ]
     return [c if c.endswith((".", "!")) else f"{c}." for c in kept]

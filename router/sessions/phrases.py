@@ -73,7 +73,9 @@ STANDING = re.compile(
     r"going forward|in the future|"
     r"by default|whenever|every time|each time|at all times|as a rule|in general|any time|anytime|"
     # a time that comes round: "paid on the 15th of each month", "a code freeze every year from December 15"
-    r"ever|(?:every|each) (?:day|night|morning|evening|week|weekend|month|quarter|year|summer|winter))\b",
+    r"ever|(?:every|each) (?:day|night|morning|evening|week|weekend|month|quarter|year|summer|winter)|"
+    # "paid monthly on the 25th", not "our yearly trip"
+    r"(?:monthly|weekly|fortnightly|yearly|annually)(?=\s*(?:$|[.,;!?]|(?:on|at|in|from|and|but|by)\b)))\b",
     FLAGS,
 )
 # "Always use metric units", "from now on, answer in French": a standing instruction.
@@ -121,7 +123,8 @@ CLAUSE = re.compile(
     # "Find me a flight to Rome, and don't book me on red-eyes": a standing instruction after the request
     r"|\s*[,;]\s*(?:(?:and|but)\s+)?(?=(?:don't|dont|do not)\b)"
     # "I'm vegetarian, any good places near the office?": a question after the statement
-    r"|\s*,\s*(?=(?:what|which|where|how|who|when|any|anything|can|could|would|will|do|does|is|are|should)\b[^,]*\?$)",
+    r"|\s*,\s*(?:so\s+)?(?=(?:what|which|where|how|who|when|any|anything|can|could|would|will|do|does|is|are|should)"
+    r"\b[^,]*\?$)",
     FLAGS,
 )
 SUBORDINATE = re.compile(
@@ -129,6 +132,8 @@ SUBORDINATE = re.compile(
     r"because|as|even if|even though)\b",
     FLAGS,
 )
+# ... though a reason before a question gives its context: "Since I'm allergic to cats, what dog breeds ...?"
+REASON_FIRST = re.compile(r"^(?:since|because|as)\b(?=[^,]*,[^?]*\?$)", FLAGS)
 # Such a clause is kept when it says what the user prefers, avoids or always does, or fills a slot
 # (home, employer, diet, seat, budget, "my X is Y"): "I have an audio file, and I'd like ..." only
 # sets up its request. Any clause a memory: BFCL's questions leaving one 3.8% -> 5.8%; these: 4.4%.
@@ -157,6 +162,7 @@ ONE_OFF = re.compile(
     r"\b(?:today|tonight|tomorrow|yesterday|this (?:morning|afternoon|evening|week|weekend|month|time)|"
     # one occasion ("my budget for this dinner"), a moment just past or to come ("an hour ago", "coffee later")
     r"this (?:breakfast|lunch|dinner|meal|trip|order|booking|party|event)|later$|just for (?:this|now|today)|"
+    r"changed (?:my|our) minds?|"
     # "an hour ago", not "released at least 20 years ago"
     r"(?<!least )(?<!than )(?<!over )(?:\d+|an?|one|two|three|four|five|six|seven|eight|nine|ten|a few|a couple of|"
     r"several) (?:minutes?|hours?|days?|weeks?|months?|years?) ago|"
@@ -198,9 +204,9 @@ TROUBLE = re.compile(
     r"|\b(?:i|we)\s+(?:just\s+)?(?:lost(?! my (?:sense|hearing|sight|voice|job|father|mother|dad|mum|mom|husband|"
     r"wife|partner|son|daughter|brother|sister))|missed|broke|dropped|ran out)\b|\b(?:crashes|crashed|froze|freezes)\b"
     r"|\b(?:get|gets|got|getting|see|seeing|saw|hit|hitting|keep getting)\s+(?:an?|the|this|that|some)\s+"
-    r"(?:\w+\s+)?error\b|\b(?:having|have|had|is|was)\s+an?\s+(?:\w+\s+)?outage\b"
+    r"(?:[\w-]+\s+){0,3}error\b|\b(?:having|have|had|is|was)\s+an?\s+(?:\w+\s+)?outage\b"
     r"|\b(?:am|are|is|feeling)\s+(?:not\s+|so\s+|really\s+|very\s+)?(?:hungry|thirsty|tired(?! of)|sleepy|"
-    r"exhausted|bored(?! of| with)|running late|sick(?! of)|ill|unwell|dizzy|annoyed|frustrated|upset|angry|"
+    r"exhausted|starving|bored(?! of| with)|running late|sick(?! of)|ill|unwell|dizzy|annoyed|frustrated|upset|angry|"
     r"furious|stressed|fed up|dying|running out of|out of(?! (?:the )?(?:office|town|country)\b))\b"
     r"|\b(?:i|we)\s+(?:am\s+)?(?:have|having)\s+"
     r"(?:an?\s+(?:headache|fever|flu|migraine|toothache|stomach ache)\b|a\s+cold" + PHRASE_END + r")"

@@ -167,6 +167,16 @@ def test_everyday_statements_of_each_kind_are_kept() -> None:
         assert len(missed) <= len(statements) * 0.05, (kind, missed)
 
 
+def test_a_statement_beside_a_question_is_kept_without_the_question() -> None:
+    extractor = StatementExtractor()
+    said = "I teach year 9 science, any fun experiments on density I could do in class?"
+    assert extractor.extract(said) == ["I teach year 9 science."]
+    assert extractor.extract("Since I'm allergic to cats, what dog breeds are best?") == ["I'm allergic to cats."]
+    said = "my girlfriend Lena is vegan and I'm not, any recipes we'd both like?"
+    assert extractor.extract(said) == ["My girlfriend Lena is vegan."]
+    assert extractor.extract("If I have 100 dollars, what can I buy?") == []
+
+
 def test_questions_requests_and_secrets_are_not_kept_even_when_asked() -> None:
     extractor = StatementExtractor()
     assert [(s, extractor.extract(s)) for s in NOT_KEPT if extractor.extract(s)] == []
