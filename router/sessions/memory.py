@@ -272,14 +272,13 @@ def _retried(
 
     It is when the session that said it says it again while it still holds, or while what
     replaced it came from another session or is said in this post too (the post retried). Said
-    after this session replaced it in another post, after it ended, after what replaced it
-    was forgotten, or once it no longer holds in some namespace (one held in every namespace:
-    ``replaced_in`` does not say who replaced it), it is said anew.
+    after this session replaced it in another post, after it ended, or after what replaced it
+    was forgotten, it is said anew.
     """
     payload = stored.get(memory_id)
     if payload is None or payload.get("session_id") != session:
         return False
-    if holds(payload, now) and not payload.get("replaced_in"):
+    if holds(payload, now):
         return True
     replacer = payload.get("superseded_by")
     by = stored.get(replacer or "")

@@ -177,14 +177,15 @@ def test_said_again_for_every_namespace_a_memory_holds_again_where_it_was_replac
     assert recalled(store, "travel") == ["I live in Porto."]
 
 
-def test_a_memory_of_every_namespace_its_own_session_says_again_holds_again_where_it_was_replaced(
+def test_a_memory_of_every_namespace_posted_again_by_its_session_after_a_replace_elsewhere_changes_nothing(
     store: MemoryStore,
 ) -> None:
+    # A client that sends the whole conversation again posts session a's old statement on its next turn.
     store.add(SCOPE, ANY_NAMESPACE, ["I live in Porto."], vectors(0.0), session_id="a")
-    store.add(SCOPE, "travel", ["We moved to Lisbon."], vectors(1.0), session_id="a")
+    store.add(SCOPE, "travel", ["We moved to Lisbon."], vectors(1.0), session_id="b")
     again = store.add(SCOPE, ANY_NAMESPACE, ["I live in Porto."], vectors(0.0), session_id="a")
-    assert (again.added, again.updated) == (1, 1)
-    assert recalled(store, "travel") == ["I live in Porto."]
+    assert (again.added, again.updated) == (0, 0)
+    assert recalled(store, "travel") == ["We moved to Lisbon."]
 
 
 def test_a_statement_said_twice_in_one_run_is_one_memory(store: MemoryStore) -> None:
