@@ -124,10 +124,8 @@ class MemoryStore:
             for position, (memory_id, text, vector) in enumerate(zip(ids, texts, vectors, strict=True)):
                 end = expires_at[position] if expires_at is not None else None
                 memory = StoredMemory(memory_id, text, namespace, now, session_id, end)
-                if any(p.id == memory.id for p in points) or (
-                    memory.id not in changed and _retried(stored, memory.id, session_id, posted, now)
-                ):
-                    continue  # said twice in this run, or a retry
+                if memory.id not in changed and _retried(stored, memory.id, session_id, posted, now):
+                    continue
                 point = to_point(scope, memory, vector)
                 slot = (point.payload.get("slot"), point.payload.get("value"))
                 hits = self._collection.search(dense=vector.tolist(), match=where, limit=3, fields=_STATE_FIELDS)
@@ -148,8 +146,10 @@ class MemoryStore:
                 changed.pop(memory.id, None)  # said again: what this run did to it before is undone
                 current.append(Record(point.id, dict(point.payload)))
                 points.append(point)
-            # A memory of this run that a later one of it replaced is written replaced.
-            points = [PointData(p.id, {**p.payload, **changed.pop(p.id, {})}, dense=p.dense) for p in points]
+            # Said twice in this run ("I live in Porto.", "i live in porto."), a memory is written once, as said
+            # last; one that a later one of this run replaced is written replaced.
+            latest = {p.id: p for p in points}.values()
+            points = [PointData(p.id, {**p.payload, **changed.pop(p.id, {})}, dense=p.dense) for p in latest]
             self.restate(changed)
             if points:
                 self._collection.upsert(points)

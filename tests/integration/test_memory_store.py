@@ -188,10 +188,13 @@ def test_a_memory_of_every_namespace_posted_again_by_its_session_after_a_replace
     assert recalled(store, "travel") == ["We moved to Lisbon."]
 
 
-def test_a_statement_said_twice_in_one_run_is_one_memory(store: MemoryStore) -> None:
+def test_a_statement_said_twice_in_one_run_is_one_memory_as_said_last(store: MemoryStore) -> None:
     said = store.add(SCOPE, ANY_NAMESPACE, ["I live in Porto.", "i live in  porto."], vectors(0.0, 0.0), session_id="a")
     assert said.added == 1
-    assert current(store) == ["I live in Porto."]
+    assert current(store) == ["i live in  porto."]
+    texts = ["I live in Porto.", "We moved to Lisbon.", "i live in porto."]
+    store.add(SCOPE, "travel", texts, vectors(0.0, 1.0, 0.0), session_id="b")
+    assert recalled(store, "travel") == ["i live in porto."]
 
 
 def test_a_memory_said_in_a_namespace_and_for_every_one_comes_back_once(store: MemoryStore) -> None:
