@@ -59,6 +59,7 @@ def began(text: str) -> bool:
     return bool(_CHANGED.search(text) and _CALENDAR.search(text) and not _UNTIL.search(text))
 
 
+_STAYING = re.compile(r"(?:\b(?:am|are|is)|'m|'re|'s)\s+\w+ing\b", _FLAGS)
 # Most specific first, and the first that places a day decides: "until March 3rd" ends on the 3rd.
 _PATTERNS: list[tuple[str, re.Pattern[str]]] = [
     (kind, re.compile(pattern, _FLAGS))
@@ -70,7 +71,7 @@ _PATTERNS: list[tuple[str, re.Pattern[str]]] = [
         ("nth", rf"\b(?:until|till|through|by) the {_NTH}\b"),
         ("month", rf"\b(?:until|till|through) {_MONTH}"),
         ("weekday", rf"\b(?P<pre>until|till|through|by|before|on|this|next|coming) {_DAY}\b(?! {_PARTS})"),
-        ("today", r"\b(?:today|tonight|this (?:morning|afternoon|evening)|right now|at the moment|for the day)\b"),
+        ("today", r"\b(?:today|tonight|this (?:morning|afternoon|evening)|right now|at the moment)\b"),
         ("tomorrow", r"\btomorrow\b"),
         ("yesterday", r"\b(?:yesterday|last night)\b"),
         ("week", r"\b(?P<next>this|next) (?:week|weekend)\b"),
@@ -160,6 +161,8 @@ def expires_at(text: str, *, now: datetime | None = None) -> float | None:
         found = pattern.search(text)
         if found is None or (past and kind == "span"):
             continue
+        if kind == "span" and found["unit"].lower() == "night" and not _STAYING.search(text):
+            continue  # "staying for two nights" ends; "I work for three nights, then ..." is a habit
         try:
             end = _placed(kind, found, now)
         except (ValueError, OverflowError):  # February 29 of a common year, a span of a billion days

@@ -117,7 +117,11 @@ def _passing(text: str) -> bool:
         return False
     if phrases.TROUBLE.search(text):
         return True
-    if phrases.ONE_OFF.search(text) and not phrases.YEARLY.search(text) and not began(text):
+    if (
+        phrases.ONE_OFF.search(text)
+        and not (phrases.YEARLY.search(text) or phrases.RECURRING.search(text))
+        and not began(text)
+    ):
         # A situation of a time ("on call this week") is kept until its end; a past one is not.
         end = expires_at(text)
         return end is None or end <= time.time()
@@ -169,6 +173,8 @@ def _clauses(sentence: str) -> list[str]:
     question its context ("I teach year 9 science, any fun experiments on density?").
     ``phrases.CLAUSE`` says where a clause starts.
     """
+    if phrases.ONE_TIME.search(sentence):  # "Just for this trip, I'm vegetarian."
+        return []
     if phrases.REASON_FIRST.search(sentence):
         sentence = phrases.SUBORDINATE.sub("", sentence).lstrip()  # "Since I'm allergic to cats, ...": the reason
     elif phrases.SUBORDINATE.search(sentence):
@@ -187,10 +193,23 @@ def _clauses(sentence: str) -> list[str]:
             phrases.PREFERS.search(text := _normalised(c))
             or slot_of(text)
             or (i > 0 and phrases.INSTRUCTION.search(text))
-            or (asks and i < len(clauses) - 1 and len(c.split()) > MIN_WORDS)  # not "... and I'm not"
+            or (asks and i < len(clauses) - 1 and _context(c, text))
         )
     ]
     return [c if c.endswith((".", "!")) else f"{c}." for c in kept]
+
+
+_OWN = re.compile(r"(?:i|we)\b|(?:my|our)\s+[\w-]+\s+(?-i:[A-Z][a-z]+)\s+(?:is|are)\b(?!\s+\w+ing\b)", re.IGNORECASE)
+
+
+def _context(clause: str, text: str) -> bool:
+    """Whether a clause before a question says something lasting of the user ("I teach year 9 science, any ...?").
+
+    The user's own "I" or "we", or one of their people by name ("my girlfriend Lena is vegan"), not "my car is
+    making a noise" nor "my son has a fever"; not a moment ("I'm 20 minutes away") nor a clause too short to say
+    anything ("... and I'm not").
+    """
+    return bool(_OWN.match(text)) and not phrases.MOMENT.search(text) and len(clause.split()) > MIN_WORDS
 
 
 def without_statements(text: str) -> str:
