@@ -20,7 +20,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
 from router.common.messages import message_text
-from router.sessions import phrases
+from router.sessions import passing, phrases
 from router.sessions.expiry import began, expires_at
 from router.sessions.history import message_source
 from router.sessions.slots import slot_of
@@ -115,11 +115,11 @@ def _passing(text: str) -> bool:
     """Whether ``text`` speaks of trouble or of a time that is over, not of something lasting."""
     if phrases.STANDING.search(text):
         return False
-    if phrases.TROUBLE.search(text):
+    if passing.TROUBLE.search(text):
         return True
     if (
-        phrases.ONE_OFF.search(text)
-        and not (phrases.YEARLY.search(text) or phrases.RECURRING.search(text))
+        passing.ONE_OFF.search(text)
+        and not (passing.YEARLY.search(text) or passing.RECURRING.search(text))
         and not began(text)
     ):
         # A situation of a time ("on call this week") is kept until its end; a past one is not.
@@ -173,7 +173,7 @@ def _clauses(sentence: str) -> list[str]:
     question its context ("I teach year 9 science, any fun experiments on density?").
     ``phrases.CLAUSE`` says where a clause starts.
     """
-    if phrases.ONE_TIME.search(sentence):  # "Just for this trip, I'm vegetarian."
+    if passing.ONE_TIME.search(sentence):  # "Just for this trip, I'm vegetarian."
         return []
     if phrases.REASON_FIRST.search(sentence):
         sentence = phrases.SUBORDINATE.sub("", sentence).lstrip()  # "Since I'm allergic to cats, ...": the reason
@@ -209,7 +209,7 @@ def _context(clause: str, text: str) -> bool:
     making a noise" nor "my son has a fever"; not a moment ("I'm 20 minutes away") nor a clause too short to say
     anything ("... and I'm not").
     """
-    return bool(_OWN.match(text)) and not phrases.MOMENT.search(text) and len(clause.split()) > MIN_WORDS
+    return bool(_OWN.match(text)) and not passing.MOMENT.search(text) and len(clause.split()) > MIN_WORDS
 
 
 def without_statements(text: str) -> str:
