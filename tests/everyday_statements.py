@@ -100,8 +100,6 @@ PREFERENCES = [
     "I don't work on Fridays.",
     "Horror movies aren't my thing at all.",
     "Loud restaurants are a no-go for me.",
-    "can't do dairy, it wrecks my stomach",
-    "not a fan of horror films at all",
     "book me something near the office, I don't drive btw",
     "I stopped eating meat last year.",
     "I was diagnosed with celiac disease last year.",
@@ -128,6 +126,23 @@ BESIDE_A_QUESTION = [
     "I'm Jewish and keep kosher, can you suggest a dinner party menu?",
 ]
 
+# Chat that drops the subject, as people type it.
+WITHOUT_A_SUBJECT = [
+    "vegan here so no dairy or eggs in any recipes pls",
+    "work from home mostly, in the office tues and thurs",
+    "married, two kids, one dog, live in the dallas suburbs",
+    "have adhd so short steps work way better for me",
+    "retired teacher here, lots of free time these days",
+    "on metformin daily fyi, in case it matters for supplements",
+    "pescatarian, fish is fine but no other meat",
+    "got a serious nut allergy, always carry an epipen",
+    "dont own a car, take the subway everywhere",
+    "grad student and broke so cheap recipes only pls",
+    "gluten makes me super sick btw, celiac",
+    "not a fan of horror films at all",
+    "can't do dairy, it wrecks my stomach",
+]
+
 KEPT = {
     "people": PEOPLE,
     "roles and time-bound situations": ROLES,
@@ -135,6 +150,7 @@ KEPT = {
     "standing instructions": INSTRUCTIONS,
     "preferences": PREFERENCES,
     "said beside a question": BESIDE_A_QUESTION,
+    "without a subject": WITHOUT_A_SUBJECT,
 }
 
 # Held only for a while: each statement and the date its memory expires at the end of, when
@@ -219,6 +235,16 @@ NOT_KEPT = [
     "I'm attending PyCon 2025.",
     "Let's skip the museum, I'd rather go to the beach.",
     "When you're done, never mind the formatting.",
+    "Single, please.",
+    "Vegetarian, please.",
+    "Student ticket to Rome please.",
+    "Have a dog walker come at 3.",
+    "Got it, thanks.",
+    "Live with it.",
+    "Don't eat that, it's expired.",
+    "Click here to continue.",
+    "Over here, please.",
+    "Live in the moment.",
 ]
 
 # Trouble and passing states: they ask for help now, and are not who the user is. Never kept.

@@ -193,23 +193,28 @@ def _clauses(sentence: str) -> list[str]:
             phrases.PREFERS.search(text := _normalised(c))
             or slot_of(text)
             or (i > 0 and phrases.INSTRUCTION.search(text))
-            or (asks and i < len(clauses) - 1 and _context(c, text))
+            or (asks and i < len(clauses) - 1 and _context(text))
         )
     ]
     return [c if c.endswith((".", "!")) else f"{c}." for c in kept]
 
 
-_OWN = re.compile(r"(?:i|we)\b|(?:my|our)\s+[\w-]+\s+(?-i:[A-Z][a-z]+)\s+(?:is|are)\b(?!\s+\w+ing\b)", re.IGNORECASE)
+_OWN = re.compile(
+    r"(?:i|we|as an?)\b|(?:my|our)\s+[\w-]+\s+(?-i:[A-Z][a-z]+)\s+(?:is|are)\b(?!\s+\w+ing\b)", re.IGNORECASE
+)
 
 
-def _context(clause: str, text: str) -> bool:
+_ELLIPSIS = re.compile(r"\b(?:not|too|either|so|as well)$", re.IGNORECASE)
+
+
+def _context(text: str) -> bool:
     """Whether a clause before a question says something lasting of the user ("I teach year 9 science, any ...?").
 
     The user's own "I" or "we", or one of their people by name ("my girlfriend Lena is vegan"), not "my car is
-    making a noise" nor "my son has a fever"; not a moment ("I'm 20 minutes away") nor a clause too short to say
-    anything ("... and I'm not").
+    making a noise" nor "my son has a fever"; not a moment ("I'm 20 minutes away") nor a clause that says
+    too little alone ("... and I'm not").
     """
-    return bool(_OWN.match(text)) and not passing.MOMENT.search(text) and len(clause.split()) > MIN_WORDS
+    return bool(_OWN.match(text) and not passing.MOMENT.search(text) and not _ELLIPSIS.search(text))
 
 
 def without_statements(text: str) -> str:

@@ -29,10 +29,14 @@ MOMENT = re.compile(
 YEARLY = re.compile(r"\b(?:birthdays?|anniversar(?:y|ies)|born (?:on|in)|turns \d+)\b", FLAGS)
 # A year, where a time word or a month introduces it ("in 2019", "March 2020"): a
 # number alone is an amount, an address or a model ("2000 euros", "2020 Main Street", "a 2018 Golf").
+# "the 3rd of May", not "12 of us"
+MONTHS = (
+    r"(?:january|february|march|april|may|june|july|august|september|october|november|december|"
+    r"jan|feb|mar|apr|jun|jul|aug|sept|sep|oct|nov|dec)\b"
+)
 YEAR = (
     r"(?:(?:in|since|from|until|till|during|before|after|around|of|by)\s+(?:(?:early|late|mid)[\s-]+)?|"
-    r"(?:january|february|march|april|may|june|july|august|september|october|november|december|"
-    r"jan|feb|mar|apr|jun|jul|aug|sept|sep|oct|nov|dec)\.?\s+(?:\d{1,2}(?:st|nd|rd|th)?,?\s+)?)(?:19|20)\d\d"
+    rf"{MONTHS}\.?\s+(?:\d{{1,2}}(?:st|nd|rd|th)?,?\s+)?)(?:19|20)\d\d"
 )
 # Said of one occasion, a sentence holds nothing lasting, even in a clause: "Just for this trip, I'm vegetarian."
 ONE_TIME = re.compile(
@@ -49,7 +53,7 @@ ONE_OFF = re.compile(
     r"next (?:week|month|year|monday|tuesday|wednesday|thursday|friday|saturday|sunday|weekend)|"
     r"next (?:semester|season|spring|summer|fall|autumn|winter|trip)|for the first time|"
     r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.? \d{1,2}\b|"
-    rf"on the \d{{1,2}}(?:st|nd|rd|th)?|\d{{1,2}}(?:st|nd|rd|th)? of \w+|{YEAR}|lately|"
+    rf"on the \d{{1,2}}(?:st|nd|rd|th)?|\d{{1,2}}(?:st|nd|rd|th)? of {MONTHS}|{YEAR}|lately|"
     r"right now|at the moment|coming up|upcoming|in \d+ (?:minutes|hours|days)|soon)\b",
     FLAGS,
 )

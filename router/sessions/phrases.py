@@ -188,7 +188,7 @@ STATEMENT = re.compile(
     # "Mornings do not work for me" (trouble rules out "These links do not work for me"); "Dairy makes me sick",
     # a reaction of the body, but not "That smell makes me sick", one of now
     r"|\bdo not work for (?:me|us)\b|^(?!(?:this|that|these|those|it|your|the|watching)\b)(?:[\w-]+\s+){0,2}"
-    r"[\w-]+\s+(?:makes? (?:me|us) (?:sick|ill|"
+    r"[\w-]+\s+(?:makes? (?:me|us) (?:(?:super|really|very|so|quite) )?(?:sick|ill|"
     r"nauseous|bloated|dizzy|sneeze|itch|itchy|break out)|gives? (?:me|us) (?:headaches|migraines|hives|a rash|"
     r"heartburn))\b",
     FLAGS,
@@ -200,6 +200,8 @@ FICTION = re.compile(
     FLAGS,
 )
 _WEEKDAYS = r"today|tonight|tomorrow|mondays?|tuesdays?|wednesdays?|thursdays?|fridays?|saturdays?|sundays?"
+# ... a phrase that ends where it is said: "student and broke", not "student ticket", nor "vegetarian, please"
+_ALONE = r"(?=\s*(?:$|[,.;!]|(?:and|so|but|btw|fyi|tbh|too|lol)\b))(?!\s*,?\s*(?:please|pls|thanks)\b)"
 # Chat drops the subject: "not a fan of horror films" is "I am not a fan of ...", "can't do dairy" "I can't ...".
 SUBJECTLESS = (
     (
@@ -207,6 +209,41 @@ SUBJECTLESS = (
             r"^(?=(?:not (?:a|much of a)|an? (?:big |huge )?|big|huge) fan of (?!(?:this|that|your|it)\b))", FLAGS
         ),
         "I am ",
+    ),
+    # "vegan here", "retired teacher here, lots of free time": who is speaking (not "click here", "over here")
+    (
+        re.compile(
+            rf"^(?=(?!(?:{ACTION_VERBS}|click|sign|come|look|over|right|up|down|in|out|you|it|i|we|they)\b)"
+            r"(?:[\w-]+\s+){0,2}[\w-]+\s+here(?:\s*(?:$|[,.;!]|(?:so|and|but|btw|fyi|tbh)\b)))",
+            FLAGS,
+        ),
+        "I am ",
+    ),
+    # "married, two kids", "pescatarian, fish is fine", "grad student and broke", "low vision so big fonts help"
+    (
+        re.compile(
+            r"^(?=(?:married|divorced|widowed|retired|pregnant|vegan|vegetarian|pescatarian|coeliac|celiac|"
+            r"diabetic|deaf|blind|left-handed|dyslexic|autistic|sober|teetotal|gluten-free|dairy-free|"
+            r"lactose intolerant|low vision|hard of hearing|colou?r-?blind|"
+            r"(?:grad |phd |college |uni |university )?student|"
+            r"on (?:[\w-]+ )?(?:metformin|insulin|medication|meds|blood thinners?|antidepressants|a [\w-]+ diet)"
+            rf"(?: daily| long-term)?){_ALONE})",
+            FLAGS,
+        ),
+        "I am ",
+    ),
+    # "have adhd so short steps help", "got a serious nut allergy", "dont own a car", "work from home mostly",
+    # "live in the dallas suburbs": the user's life, not a verb addressed to the assistant
+    (
+        re.compile(
+            r"^(?=(?:(?:have|got|have got) (?:an? )?(?:[\w-]+ ){0,2}(?:allerg(?:y|ies)|intolerance|adhd|asthma|"
+            r"diabetes|migraines|arthritis|dyslexia|autism|epilepsy|anxiety|depression|bad back|bad knee|flat feet|"
+            rf"kids?|children|sons?|daughters?|dogs?|cats?){_ALONE}|do not (?:own|drive|eat|drink|smoke|fly|cook)"
+            r"(?! (?:that|this|it|those|these|them)\b)|work (?:from home|remotely|nights|shifts|part-time|full-time)|"
+            r"live (?:in(?! the moment)|near|alone|with (?:my|our))\b))",
+            FLAGS,
+        ),
+        "I ",
     ),
     # "can't do dairy", not "can't do Monday", "can't do it" nor "can't do 3pm"
     (
