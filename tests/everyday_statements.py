@@ -102,6 +102,7 @@ PREFERENCES = [
     "Loud restaurants are a no-go for me.",
     "book me something near the office, I don't drive btw",
     "I stopped eating meat last year.",
+    "Find me a hotel for this trip, I'm allergic to feathers.",
     "I was diagnosed with celiac disease last year.",
     "I went vegan last year.",
     "I prefer to eat dinner later.",
@@ -111,19 +112,13 @@ PREFERENCES = [
     "My budget is 2000 euros a month.",
 ]
 
-# Said in passing, to give a question its context: the statement is kept, the question not.
+# A preference or a slot said in passing, to give a question its context: the statement is kept, the question not.
 BESIDE_A_QUESTION = [
     "Since I'm allergic to cats, what dog breeds are best for someone with pet allergies?",
     "I'm based in Toronto, so what time would 3pm London time be for me?",
-    "I teach year 9 science, any fun experiments on density I could do in class?",
-    "We live in a third-floor flat without a lift, what's a good lightweight pushchair?",
-    "I work permanent nights at a warehouse, how should I time my meals?",
-    "I manage a team of 8 support agents, how do I run better weekly one-to-ones?",
-    "my girlfriend Lena is vegan and I'm not, any recipes we'd both like?",
-    "I'm on a blood thinner long-term, is it safe for me to take ibuprofen?",
     "how do I set up a budget spreadsheet in Excel? I get paid monthly on the 25th",
-    "my cat Luna is diabetic and gets insulin twice a day, any tips for finding a cat sitter?",
-    "I'm Jewish and keep kosher, can you suggest a dinner party menu?",
+    "I'm vegetarian, any good places near the office?",
+    "Because I'm lactose intolerant, which cheeses can I eat?",
 ]
 
 # Chat that drops the subject, as people type it.
@@ -134,7 +129,6 @@ WITHOUT_A_SUBJECT = [
     "have adhd so short steps work way better for me",
     "retired teacher here, lots of free time these days",
     "on metformin daily fyi, in case it matters for supplements",
-    "pescatarian, fish is fine but no other meat",
     "got a serious nut allergy, always carry an epipen",
     "dont own a car, take the subway everywhere",
     "grad student and broke so cheap recipes only pls",
@@ -245,6 +239,16 @@ NOT_KEPT = [
     "Click here to continue.",
     "Over here, please.",
     "Live in the moment.",
+    "I have a list of dicts, how do I sort by key?",
+    "I tried that, any other ideas?",
+    "same here",
+    "Logs here: ERROR connection refused",
+    "can't do the 3pm",
+    "Not a fan of the ending, can you rewrite it?",
+    "vegan, large, oat milk",
+    "live in prod now",
+    "don't eat the leftovers, they've gone off",
+    "have the kids so can't talk long",
 ]
 
 # Trouble and passing states: they ask for help now, and are not who the user is. Never kept.

@@ -59,6 +59,7 @@ def began(text: str) -> bool:
     return bool(_CHANGED.search(text) and _CALENDAR.search(text) and not _UNTIL.search(text))
 
 
+# A stay that goes on ("I'm staying at a Hilton for two nights") ends with its nights.
 _STAYING = re.compile(r"(?:\b(?:am|are|is)|'m|'re|'s)\s+\w+ing\b", _FLAGS)
 # Most specific first, and the first that places a day decides: "until March 3rd" ends on the 3rd.
 _PATTERNS: list[tuple[str, re.Pattern[str]]] = [

@@ -139,11 +139,9 @@ class StatementExtractor:
     def extract(self, text: str) -> list[str]:
         """The durable statements of ``text``, in order, each once."""
         found: list[str] = []
-        if phrases.FICTION.match(_clean(text)):
-            return found
-        for raw in phrases.SENTENCE.split(_QUOTED.sub("\n", text)):
+        for raw in phrases.SENTENCE.split(phrases.FICTION_LINE.sub("\n", _QUOTED.sub("\n", text))):
             sentence = _clean(raw)
-            if not sentence:
+            if not sentence or phrases.FICTION.match(sentence):
                 continue
             kept = phrases.KEEP_PREFIX.sub("", sentence, count=1)
             if len(kept.strip(" ,")) > MAX_CHARS:  # pasted text, which would also cost the patterns dearly
@@ -169,11 +167,9 @@ class StatementExtractor:
 def _clauses(sentence: str) -> list[str]:
     """The clauses of a sentence that is no memory as a whole which state a preference or an instruction or fill a slot.
 
-    Before a question, any clause that states something about the user is kept: it gives the
-    question its context ("I teach year 9 science, any fun experiments on density?").
     ``phrases.CLAUSE`` says where a clause starts.
     """
-    if passing.ONE_TIME.search(sentence):  # "Just for this trip, I'm vegetarian."
+    if passing.SCOPED.match(sentence):  # "Just for this trip, I'm vegetarian."
         return []
     if phrases.REASON_FIRST.search(sentence):
         sentence = phrases.SUBORDINATE.sub("", sentence).lstrip()  # "Since I'm allergic to cats, ...": the reason
@@ -182,7 +178,6 @@ def _clauses(sentence: str) -> list[str]:
     clauses = phrases.CLAUSE.split(sentence)
     if len(clauses) < 2:
         return []
-    asks = sentence.rstrip().endswith("?")
     # An instruction counts after the sentence's first clause ("Find me a flight, and don't book me on red-eyes");
     # opening it ("Don't call me, I'm busy right now") it speaks of the moment the rest describes.
     kept = [
@@ -193,28 +188,9 @@ def _clauses(sentence: str) -> list[str]:
             phrases.PREFERS.search(text := _normalised(c))
             or slot_of(text)
             or (i > 0 and phrases.INSTRUCTION.search(text))
-            or (asks and i < len(clauses) - 1 and _context(text))
         )
     ]
     return [c if c.endswith((".", "!")) else f"{c}." for c in kept]
-
-
-_OWN = re.compile(
-    r"(?:i|we|as an?)\b|(?:my|our)\s+[\w-]+\s+(?-i:[A-Z][a-z]+)\s+(?:is|are)\b(?!\s+\w+ing\b)", re.IGNORECASE
-)
-
-
-_ELLIPSIS = re.compile(r"\b(?:not|too|either|so|as well)$", re.IGNORECASE)
-
-
-def _context(text: str) -> bool:
-    """Whether a clause before a question says something lasting of the user ("I teach year 9 science, any ...?").
-
-    The user's own "I" or "we", or one of their people by name ("my girlfriend Lena is vegan"), not "my car is
-    making a noise" nor "my son has a fever"; not a moment ("I'm 20 minutes away") nor a clause that says
-    too little alone ("... and I'm not").
-    """
-    return bool(_OWN.match(text) and not passing.MOMENT.search(text) and not _ELLIPSIS.search(text))
 
 
 def without_statements(text: str) -> str:

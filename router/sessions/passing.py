@@ -18,13 +18,6 @@ RECURRING = re.compile(
     r"(?:monthly|weekly|fortnightly|yearly|annually)(?=\s*(?:$|[.,;!?]|(?:on|at|in|from|and|but|by)\b)))\b",
     FLAGS,
 )
-# Beside a question, what only speaks of now or of the conversation gives no lasting context: "I'm 20 minutes
-# away", "I've changed my mind", "I mentioned earlier", "I'm having lunch with Mark".
-MOMENT = re.compile(
-    r"\b(?:changed (?:my|our) minds?|mentioned|said|told you|(?:am|are) \w+ing)\b"
-    r"|\b(?:away|earlier|before|now|in the area|nearby|around here|in town)$",
-    FLAGS,
-)
 # The date of a yearly event is a fact ("our anniversary is June 12", "I was born in 1990").
 YEARLY = re.compile(r"\b(?:birthdays?|anniversar(?:y|ies)|born (?:on|in)|turns \d+)\b", FLAGS)
 # A year, where a time word or a month introduces it ("in 2019", "March 2020"): a
@@ -38,16 +31,15 @@ YEAR = (
     r"(?:(?:in|since|from|until|till|during|before|after|around|of|by)\s+(?:(?:early|late|mid)[\s-]+)?|"
     rf"{MONTHS}\.?\s+(?:\d{{1,2}}(?:st|nd|rd|th)?,?\s+)?)(?:19|20)\d\d"
 )
-# Said of one occasion, a sentence holds nothing lasting, even in a clause: "Just for this trip, I'm vegetarian."
-ONE_TIME = re.compile(
-    r"\b(?:this (?:breakfast|lunch|dinner|meal|trip|order|booking|party|event)|just for (?:this|now|today))\b", FLAGS
-)
+# A sentence that opens on one occasion keeps nothing, even in a clause: "Just for this trip, I'm vegetarian."
+SCOPED = re.compile(r"^(?:just |only )?for (?:this|now|today|tonight)\b", FLAGS)
 # A fact about today only: not durable unless a standing marker says so.
 ONE_OFF = re.compile(
     r"\b(?:today|tonight|tomorrow|yesterday|this (?:morning|afternoon|evening|week|weekend|month|time)|"
     # one occasion ("my budget for this dinner"), a moment just past or to come ("an hour ago", "I'm meeting Sarah
     # for coffee later", not "I prefer to eat dinner later")
-    rf"{ONE_TIME.pattern}|(?:minutes?|hours?|an hour) ago|(?:am|are) \w+ing\b.*\blater$|"
+    r"this (?:breakfast|lunch|dinner|meal|trip|order|booking|party|event)|just for (?:this|now|today)|"
+    r"(?:minutes?|hours?|an hour) ago|(?:am|are) \w+ing\b.*\blater$|"
     # an event's year ("PyCon 2025", "my 2023 tax return"), not a model's ("a 2018 Golf")
     r"(?-i:[A-Z][\w-]*) (?:19|20)\d\d|(?:my|our) (?:19|20)\d\d|"
     r"next (?:week|month|year|monday|tuesday|wednesday|thursday|friday|saturday|sunday|weekend)|"

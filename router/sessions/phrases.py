@@ -193,65 +193,63 @@ STATEMENT = re.compile(
     r"heartburn))\b",
     FLAGS,
 )
-# A message that opens a role play says nothing about the user: "Let's role-play: I'm a customer ...".
+# Role play says nothing about the user: a sentence that opens one ("For this story, I'm a detective"), and
+# what follows its colon on the line ("Let's role-play: I'm a customer complaining about a late delivery.").
 FICTION = re.compile(
     r"^(?:let'?s |let us )(?:do (?:a |some )?)?(?:role-?play|roleplay)\b|^(?:role-?play|roleplay)\s*(?::|with me|as)"
     r"|^(?:for|in) this (?:story|game|role-?play|scenario|exercise)\b",
     FLAGS,
 )
-_WEEKDAYS = r"today|tonight|tomorrow|mondays?|tuesdays?|wednesdays?|thursdays?|fridays?|saturdays?|sundays?"
-# ... a phrase that ends where it is said: "student and broke", not "student ticket", nor "vegetarian, please"
+FICTION_LINE = re.compile(
+    r"^[ \t]*(?:let'?s |let us )?(?:do (?:a |some )?)?(?:role-?play|roleplay)\b[^\n]*?:[^\n]*", re.M | FLAGS
+)
+# Chat drops the subject, and these read it with "I": each a closed list, since the same words open orders,
+# replies and advice ("vegan, large, oat milk", "same here", "can't do the 3pm", "don't eat the leftovers").
+_WHO = (
+    r"vegan|vegetarian|pescatarian|coeliac|celiac|diabetic|teacher|nurse|doctor|developer|dev|engineer|designer|"
+    r"student|parent|mum|mom|dad|beginner|newbie|retiree|freelancer|lefty"
+)
+_STATE = (
+    r"married|divorced|widowed|retired|pregnant|deaf|blind|left-handed|dyslexic|autistic|sober|teetotal|"
+    r"lactose intolerant|low vision|hard of hearing|colou?r-?blind|(?:grad |phd |college |uni |university )?student|"
+    r"on (?:[\w-]+ )?(?:metformin|insulin|medication|meds|blood thinners?|antidepressants|a [\w-]+ diet)"
+    r"(?: daily| long-term)?"
+)
+_SUBSTANCES = (
+    r"dairy|gluten|lactose|spicy(?: food)?|caffeine|coffee|alcohol|meat|red meat|pork|beef|fish|seafood|shellfish|"
+    r"nuts|peanuts|eggs|sugar|carbs|onions|garlic"
+)
+# ... each standing alone where it is said: "student and broke", not "student ticket", nor "vegetarian, please"
 _ALONE = r"(?=\s*(?:$|[,.;!]|(?:and|so|but|btw|fyi|tbh|too|lol)\b))(?!\s*,?\s*(?:please|pls|thanks)\b)"
-# Chat drops the subject: "not a fan of horror films" is "I am not a fan of ...", "can't do dairy" "I can't ...".
 SUBJECTLESS = (
+    # "not a fan of horror films", not of a draft or a choice ("not a fan of the ending", "of option B")
     (
         re.compile(
-            r"^(?=(?:not (?:a|much of a)|an? (?:big |huge )?|big|huge) fan of (?!(?:this|that|your|it)\b))", FLAGS
-        ),
-        "I am ",
-    ),
-    # "vegan here", "retired teacher here, lots of free time": who is speaking (not "click here", "over here")
-    (
-        re.compile(
-            rf"^(?=(?!(?:{ACTION_VERBS}|click|sign|come|look|over|right|up|down|in|out|you|it|i|we|they)\b)"
-            r"(?:[\w-]+\s+){0,2}[\w-]+\s+here(?:\s*(?:$|[,.;!]|(?:so|and|but|btw|fyi|tbh)\b)))",
+            r"^(?=(?:not (?:a|much of a)|an?(?: big| huge)?|big|huge) fan of "
+            r"(?!(?:this|that|your|it|the|these|those|option|one)\b))",
             FLAGS,
         ),
         "I am ",
     ),
-    # "married, two kids", "pescatarian, fish is fine", "grad student and broke", "low vision so big fonts help"
+    # "vegan here", "retired teacher here, lots of free time": who is speaking (not "same here", "logs here")
+    (re.compile(rf"^(?=(?:[\w-]+\s+)?(?:{_WHO})\s+here\b)", FLAGS), "I am "),
+    # "married, two kids", "grad student and broke", "low vision so big fonts help"
+    (re.compile(rf"^(?=(?:{_STATE}){_ALONE})", FLAGS), "I am "),
+    # "have adhd so short steps help", "got 3 kids under 5", "dont own a car", "work from home mostly", "live in the
+    # dallas suburbs": the user's life, not a moment ("have the kids so can't talk"), nor a release ("live in prod")
     (
         re.compile(
-            r"^(?=(?:married|divorced|widowed|retired|pregnant|vegan|vegetarian|pescatarian|coeliac|celiac|"
-            r"diabetic|deaf|blind|left-handed|dyslexic|autistic|sober|teetotal|gluten-free|dairy-free|"
-            r"lactose intolerant|low vision|hard of hearing|colou?r-?blind|"
-            r"(?:grad |phd |college |uni |university )?student|"
-            r"on (?:[\w-]+ )?(?:metformin|insulin|medication|meds|blood thinners?|antidepressants|a [\w-]+ diet)"
-            rf"(?: daily| long-term)?){_ALONE})",
-            FLAGS,
-        ),
-        "I am ",
-    ),
-    # "have adhd so short steps help", "got a serious nut allergy", "dont own a car", "work from home mostly",
-    # "live in the dallas suburbs": the user's life, not a verb addressed to the assistant
-    (
-        re.compile(
-            r"^(?=(?:(?:have|got|have got) (?:an? )?(?:[\w-]+ ){0,2}(?:allerg(?:y|ies)|intolerance|adhd|asthma|"
-            r"diabetes|migraines|arthritis|dyslexia|autism|epilepsy|anxiety|depression|bad back|bad knee|flat feet|"
-            rf"kids?|children|sons?|daughters?|dogs?|cats?){_ALONE}|do not (?:own|drive|eat|drink|smoke|fly|cook)"
-            r"(?! (?:that|this|it|those|these|them)\b)|work (?:from home|remotely|nights|shifts|part-time|full-time)|"
-            r"live (?:in(?! the moment)|near|alone|with (?:my|our))\b))",
+            r"^(?=(?:(?:have|got|have got) (?!(?:the|your|his|her|their)\b)(?:[\w-]+ ){0,3}(?:allerg(?:y|ies)|"
+            r"intolerance|adhd|asthma|diabetes|migraines|arthritis|dyslexia|autism|epilepsy|anxiety|depression|"
+            r"bad back|bad knee|flat feet|kids|children|sons|daughters|dogs|cats)\b|do not (?:own a car|drive|"
+            rf"drink alcohol|eat (?:{_SUBSTANCES}))\b|work (?:from home|remotely|nights|shifts|part-time|full-time)\b|"
+            r"live (?:in|near) (?!(?:prod|production|staging|dev|beta|the (?:app )?store|the moment|\d))))",
             FLAGS,
         ),
         "I ",
     ),
-    # "can't do dairy", not "can't do Monday", "can't do it" nor "can't do 3pm"
-    (
-        re.compile(
-            rf"^(?=can not (?:do|eat|drink|have) (?!(?:it|that|this|those|these|them|any|{_WEEKDAYS}|\d)))", FLAGS
-        ),
-        "I ",
-    ),
+    # "can't do dairy", not "can't do the 3pm", "can't do lunch" nor "can't do it"
+    (re.compile(rf"^(?=can not (?:do|eat|drink|have) (?:{_SUBSTANCES})\b)", FLAGS), "I "),
 )
 CONTRACTIONS = (
     (re.compile(r"\b(i|we|you|they)'m\b", FLAGS), r"\1 am"),

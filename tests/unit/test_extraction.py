@@ -169,12 +169,18 @@ def test_everyday_statements_of_each_kind_are_kept() -> None:
 
 def test_a_statement_beside_a_question_is_kept_without_the_question() -> None:
     extractor = StatementExtractor()
-    said = "I teach year 9 science, any fun experiments on density I could do in class?"
-    assert extractor.extract(said) == ["I teach year 9 science."]
     assert extractor.extract("Since I'm allergic to cats, what dog breeds are best?") == ["I'm allergic to cats."]
-    said = "my girlfriend Lena is vegan and I'm not, any recipes we'd both like?"
-    assert extractor.extract(said) == ["My girlfriend Lena is vegan."]
     assert extractor.extract("If I have 100 dollars, what can I buy?") == []
+    # The task at hand, not who the user is.
+    assert extractor.extract("I'm in Paris, what should I see?") == []
+
+
+def test_role_play_keeps_nothing_of_its_own_but_what_follows_it() -> None:
+    extractor = StatementExtractor()
+    assert extractor.extract("Let's role-play: I'm a customer complaining about a late delivery.") == []
+    said = "Let's roleplay a job interview. I'm a nurse with 5 years ICU experience."
+    assert extractor.extract(said) == ["I'm a nurse with 5 years ICU experience."]
+    assert extractor.extract("For this story, I'm a 40-year-old detective named Rosa.") == []
 
 
 def test_questions_requests_and_secrets_are_not_kept_even_when_asked() -> None:
