@@ -23,7 +23,6 @@ PEOPLE = [
     "My dad's birthday is on October 3rd.",
     "My partner, Alex, is vegan.",
     "My kids go to Lincoln Elementary.",
-    "my kids won't eat anything spicy so keep family meal ideas mild",
     "I was born in 1990.",
 ]
 
@@ -103,6 +102,8 @@ PREFERENCES = [
     "book me something near the office, I don't drive btw",
     "I stopped eating meat last year.",
     "Find me a hotel for this trip, I'm allergic to feathers.",
+    "I love this trip planner.",
+    "Horror movies aren't really my thing.",
     "I was diagnosed with celiac disease last year.",
     "I went vegan last year.",
     "I prefer to eat dinner later.",
@@ -249,6 +250,14 @@ NOT_KEPT = [
     "live in prod now",
     "don't eat the leftovers, they've gone off",
     "have the kids so can't talk long",
+    "That's not my point.",
+    "When you write the email to John, always cc me.",
+    "This report is for the board, so never use jargon.",
+    "My parents need help setting up their iPad.",
+    "Hypothetically, I'm allergic to nuts.",
+    "Got kids in the car, make it quick.",
+    "Don't drive, take the train.",
+    "Live in Slack.",
 ]
 
 # Trouble and passing states: they ask for help now, and are not who the user is. Never kept.
@@ -320,6 +329,9 @@ TROUBLE = [
     "My emails go to spam.",
     "Your last answer makes me sick.",
     "The news makes me sick.",
+    "My cat won't eat anything.",
+    "Reading your answer makes me sick.",
+    "I'm running the 2025 London Marathon.",
     "This link doesn't work for me.",
     "These links don't work for me.",
     "That time doesn't work for me.",

@@ -44,7 +44,7 @@ _CHANGED = re.compile(
 _CALENDAR = re.compile(
     r"\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.? \d{1,2}(?:st|nd|rd|th)?\b"
     r"|\b\d{1,2}(?:st|nd|rd|th)? (?:of )?(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\b"
-    r"|\b(?:19|20)\d\d\b|\blast (?:week|month|year|summer|winter|spring|autumn|fall)\b|\bago\b",
+    r"|\b(?:19|20)\d\d\b",
     _FLAGS,
 )
 # ... unless the sentence also says when it ends, or speaks of a day near now.

@@ -119,7 +119,8 @@ def _passing(text: str) -> bool:
         return True
     if (
         passing.ONE_OFF.search(text)
-        and not (passing.YEARLY.search(text) or passing.RECURRING.search(text))
+        and not passing.YEARLY.search(text)
+        and not (passing.RECURRING.search(text) and not passing.NEAR.search(text))
         and not began(text)
     ):
         # A situation of a time ("on call this week") is kept until its end; a past one is not.

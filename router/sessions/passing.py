@@ -13,6 +13,8 @@ from router.sessions.phrases import FLAGS
 
 # A time that comes round makes a date lasting ("paid on the 15th of each month", "paid monthly on the 25th",
 # not "our yearly trip"), though not a request or trouble ("a cleaner every week", "crashes every day").
+# ... unless the sentence speaks of a time near now ("I'm on call next week, we rotate every month").
+NEAR = re.compile(r"\b(?:today|tonight|tomorrow|yesterday|this|next|right now|at the moment)\b", FLAGS)
 RECURRING = re.compile(
     r"\b(?:(?:every|each) (?:day|night|morning|evening|week|weekend|month|quarter|year|summer|winter)|"
     r"(?:monthly|weekly|fortnightly|yearly|annually)(?=\s*(?:$|[.,;!?]|(?:on|at|in|from|and|but|by)\b)))\b",
@@ -28,7 +30,7 @@ MONTHS = (
     r"jan|feb|mar|apr|jun|jul|aug|sept|sep|oct|nov|dec)\b"
 )
 YEAR = (
-    r"(?:(?:in|since|from|until|till|during|before|after|around|of|by)\s+(?:(?:early|late|mid)[\s-]+)?|"
+    r"(?:(?:in|since|from|until|till|through|during|before|after|around|of|by|for|the)\s+(?:(?:early|late|mid)[\s-]+)?|"
     rf"{MONTHS}\.?\s+(?:\d{{1,2}}(?:st|nd|rd|th)?,?\s+)?)(?:19|20)\d\d"
 )
 # A sentence that opens on one occasion keeps nothing, even in a clause: "Just for this trip, I'm vegetarian."
@@ -38,7 +40,8 @@ ONE_OFF = re.compile(
     r"\b(?:today|tonight|tomorrow|yesterday|this (?:morning|afternoon|evening|week|weekend|month|time)|"
     # one occasion ("my budget for this dinner"), a moment just past or to come ("an hour ago", "I'm meeting Sarah
     # for coffee later", not "I prefer to eat dinner later")
-    r"this (?:breakfast|lunch|dinner|meal|trip|order|booking|party|event)|just for (?:this|now|today)|"
+    r"(?:for|on|at|during|with) this (?:breakfast|lunch|dinner|meal|trip|order|booking|party|event)\b(?! \w+ing\b)|"
+    r"just for (?:this|now|today)|"
     r"(?:minutes?|hours?|an hour) ago|(?:am|are) \w+ing\b.*\blater$|"
     # an event's year ("PyCon 2025", "my 2023 tax return"), not a model's ("a 2018 Golf")
     r"(?-i:[A-Z][\w-]*) (?:19|20)\d\d|(?:my|our) (?:19|20)\d\d|"

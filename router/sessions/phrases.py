@@ -85,8 +85,10 @@ INSTRUCTION = re.compile(
     r"every time|each time|at all times|as a rule)\b|^(?:please[\s,]+)?call me\b|^you can call me\s+(?-i:[A-Z])"
     r"|^(?:please[\s,]+)?(?:use|prefer|give me|show me|write|answer in)\b[^,]+,\s*(?:not|never)\b"
     # "When you give me code, always include comments"; "Sundays are for church, so never schedule anything then"
-    rf"|^when\b[^,?]*,\s*(?:please\s+)?(?:always|never(?! mind))\b|\bso,?\s+(?:please\s+)?(?:always|never)\s+"
-    rf"(?:{ACTION_VERBS})\b"
+    # (not of one task: "When you write the email to John, always cc me", "This report is for the board, so ...")
+    r"|^(?!.*\b(?:it|this|that|these|those|the|today|tonight|tomorrow|next|now)\b)"
+    rf"(?:when\b[^,?]*,\s*(?:please\s+)?(?:always|never(?! mind))\b|.*\bso,?\s+(?:please\s+)?(?:always|never)\s+"
+    rf"(?:{ACTION_VERBS})\b)"
     rf"|^(?:please[\s,]+)?do not\s+(?:{ACTION_VERBS})\b(?=.*\b(?:me|us)\b)"
     r"(?!.*\b(?:it|that|this|these|those|the|my|yet|now|today|tonight|tomorrow|next|until|till|i am|we are|"
     r"monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b)",
@@ -127,14 +129,14 @@ CLAUSE = re.compile(
 )
 SUBORDINATE = re.compile(
     r"^(?:if|suppose|supposing|assuming|when|whenever|while|although|though|unless|once|after|before|since|"
-    r"because|as|even if|even though)\b",
+    r"because|as|even if|even though|hypothetically|pretend|imagine|let us say)\b",
     FLAGS,
 )
 # ... though a reason before a question gives its context: "Since I'm allergic to cats, what dog breeds ...?"
 REASON_FIRST = re.compile(r"^(?:since|because)\b(?=[^,]*,[^?]*\?$)", FLAGS)
 # Such a clause is kept when it says what the user prefers, avoids or always does, or fills a slot
 # (home, employer, diet, seat, budget, "my X is Y"): "I have an audio file, and I'd like ..." only
-# sets up its request. Any clause a memory: BFCL's questions leaving one 3.8% -> 5.8%; these: 4.4%.
+# sets up its request. Any clause a memory: BFCL's questions leaving one 3.8% -> 5.8%; these: 4.5%.
 PREFERS = re.compile(
     r"\b(?:i|we)\s+(?:(?:\w+ly|also|still|do not)\s+)?(?:prefer|like|love|enjoy|hate|dislike|despise|avoid|"
     r"refuse|never|always|do not (?:drive|smoke|drink|eat)|(?:am|are) (?:\w+ )?(?:allergic|intolerant)|"
@@ -173,22 +175,28 @@ NEVER = re.compile(
 )
 # Data handed over for one computation ("I have a list [1, 2, 3]") is not about the user.
 DATA = re.compile(r"[\[\]{}=<>`|\\]|\b\d+(?:\.\d+)?\s*[-+*/^]\s*\d|(?:\d[\d.,]*\D+){4,}\d")
+_SUBSTANCES = (
+    r"dairy|gluten|lactose|spicy(?: food)?|caffeine|coffee|alcohol|meat|red meat|pork|beef|fish|seafood|shellfish|"
+    r"nuts|peanuts|eggs|sugar|carbs|onions|garlic"
+)
+_IRRITANTS = r"cats|dogs|pollen|dust|perfume|smoke|red wine|wine|beer|milk|cheese|chocolate|wheat|soy|flying|boats"
 # A statement about the user: "I <verb>" (after requests are ruled out), "my X is ...", "X is my Y".
 STATEMENT = re.compile(
     r"\b(?:i|we)\s+(?:\w+ly\s+){0,2}(?!\w+ly\b)\w+"
     # "My partner, Alex, is vegan": a name between commas
     r"|\b(?:my|our)\s+[\w-]+(?:\s+[\w-]+){0,5}(?:,\s*[\w-]+(?:\s+[\w-]+){0,2},(?:\s+\w+ly|\s+never)?)?\s+"
-    r"(?:is|are|was|were|has|have|had|\w+s|can not|cannot|does not|do not|will not (?:eat|drink|touch))\b"
-    r"|\b(?:is|are)\s+(?:not\s+)?(?:my|our|mine|ours)\b|\b(?:is|are)\s+(?:not\s+)?(?:[\w-]+\s+){0,3}(?:for|to)\s+(?:me|us)\b"
+    r"(?:is|are|was|were|has|have|had|\w+s|can not|cannot|does not|do not)\b"
+    r"|\b(?:is|are)\s+(?:my|our|mine|ours)\b|\b(?:is|are) not (?:really )?(?:my|our) (?:thing|cup of tea|style)\b"
+    r"|\b(?:is|are)\s+(?:not\s+)?(?:[\w-]+\s+){0,3}(?:for|to)\s+(?:me|us)\b"
     # "My kids go to Lincoln Elementary": the verb of the user's people has no -s
     r"|\b(?:my|our)\s+(?:[\w-]+\s+){0,2}(?:kids|children|sons|daughters|twins|parents|grandparents|grandchildren|"
     r"grandkids|siblings|brothers|sisters|in-laws|folks|dogs|cats)\s+(?:(?:\w+ly|all|both)\s+)?(?:go|live|work|attend|"
-    r"study|play|eat|like|love|hate|prefer|need|speak|stay|visit|start)\b"
+    r"study|play|eat|like|love|hate|prefer|speak)\b"
     r"|\bcall me\b|^(?:as|being|having)\s+(?:a|an|someone|somebody)\b"
     # "Mornings do not work for me" (trouble rules out "These links do not work for me"); "Dairy makes me sick",
     # a reaction of the body, but not "That smell makes me sick", one of now
-    r"|\bdo not work for (?:me|us)\b|^(?!(?:this|that|these|those|it|your|the|watching)\b)(?:[\w-]+\s+){0,2}"
-    r"[\w-]+\s+(?:makes? (?:me|us) (?:(?:super|really|very|so|quite) )?(?:sick|ill|"
+    rf"|\bdo not work for (?:me|us)\b|^(?:{_SUBSTANCES}|{_IRRITANTS})\s+(?:makes? (?:me|us) "
+    r"(?:(?:super|really|very|so|quite) )?(?:sick|ill|"
     r"nauseous|bloated|dizzy|sneeze|itch|itchy|break out)|gives? (?:me|us) (?:headaches|migraines|hives|a rash|"
     r"heartburn))\b",
     FLAGS,
@@ -215,10 +223,6 @@ _STATE = (
     r"on (?:[\w-]+ )?(?:metformin|insulin|medication|meds|blood thinners?|antidepressants|a [\w-]+ diet)"
     r"(?: daily| long-term)?"
 )
-_SUBSTANCES = (
-    r"dairy|gluten|lactose|spicy(?: food)?|caffeine|coffee|alcohol|meat|red meat|pork|beef|fish|seafood|shellfish|"
-    r"nuts|peanuts|eggs|sugar|carbs|onions|garlic"
-)
 # ... each standing alone where it is said: "student and broke", not "student ticket", nor "vegetarian, please"
 _ALONE = r"(?=\s*(?:$|[,.;!]|(?:and|so|but|btw|fyi|tbh|too|lol)\b))(?!\s*,?\s*(?:please|pls|thanks)\b)"
 SUBJECTLESS = (
@@ -235,15 +239,14 @@ SUBJECTLESS = (
     (re.compile(rf"^(?=(?:[\w-]+\s+)?(?:{_WHO})\s+here\b)", FLAGS), "I am "),
     # "married, two kids", "grad student and broke", "low vision so big fonts help"
     (re.compile(rf"^(?=(?:{_STATE}){_ALONE})", FLAGS), "I am "),
-    # "have adhd so short steps help", "got 3 kids under 5", "dont own a car", "work from home mostly", "live in the
-    # dallas suburbs": the user's life, not a moment ("have the kids so can't talk"), nor a release ("live in prod")
+    # "have adhd so short steps help", "dont own a car", "work from home mostly": the user's life, not a moment
+    # ("got kids in the car"), advice ("don't drive, take the train") nor a release ("live in prod")
     (
         re.compile(
             r"^(?=(?:(?:have|got|have got) (?!(?:the|your|his|her|their)\b)(?:[\w-]+ ){0,3}(?:allerg(?:y|ies)|"
             r"intolerance|adhd|asthma|diabetes|migraines|arthritis|dyslexia|autism|epilepsy|anxiety|depression|"
-            r"bad back|bad knee|flat feet|kids|children|sons|daughters|dogs|cats)\b|do not (?:own a car|drive|"
-            rf"drink alcohol|eat (?:{_SUBSTANCES}))\b|work (?:from home|remotely|nights|shifts|part-time|full-time)\b|"
-            r"live (?:in|near) (?!(?:prod|production|staging|dev|beta|the (?:app )?store|the moment|\d))))",
+            r"bad back|bad knee|flat feet)\b|do not own a car\b|"
+            r"work (?:from home|remotely|nights|shifts|part-time|full-time)\b))",
             FLAGS,
         ),
         "I ",

@@ -175,6 +175,11 @@ def test_a_statement_beside_a_question_is_kept_without_the_question() -> None:
     assert extractor.extract("I'm in Paris, what should I see?") == []
 
 
+def test_a_change_dated_in_the_past_keeps_the_end_it_names() -> None:
+    assert expires_at("I started physio last week for six weeks.") is not None
+    assert expires_at("We moved to Lisbon last month.") is None
+
+
 def test_role_play_keeps_nothing_of_its_own_but_what_follows_it() -> None:
     extractor = StatementExtractor()
     assert extractor.extract("Let's role-play: I'm a customer complaining about a late delivery.") == []
