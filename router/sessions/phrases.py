@@ -159,9 +159,10 @@ NEVER = re.compile(
     r"credit cards?|card numbers?|cvv|cvc|iban|social security|ssn|logins?|connection strings?|private keys?|"
     r"access (?:keys?|ids?)|(?:2fa|mfa|otp|one-time|verification|security|access|door|gate|alarm|safe|entry) codes?|"
     r"recovery (?:codes?|phrases?)|seed phrases?|pw|pwd|passwd|maiden names?|security (?:questions?|answers?)|"
-    r"(?:lock|locker|safe|padlock) combinations?|passport (?:numbers?|no)|"
-    r"(?:driver'?s?|driving) licen[cs]e numbers?|national (?:id|insurance) numbers?|tax (?:ids?|numbers?)|"
-    r"(?:bank )?account numbers?|routing numbers?|sort codes?)\b"
+    r"(?:lock|locker|safe|padlock) combinations?|passport (?:numbers?|no|ids?)|"
+    r"(?:(?:driver'?s?|driving) )?licen[cs]e (?:numbers?|no)|national (?:id|insurance)|(?:ni|sin) numbers?|"
+    r"social insurance numbers?|tax (?:ids?|numbers?)|bank accounts?|(?:account|acct) (?:numbers?|no)|"
+    r"routing numbers?|sort codes?)\b"
     # any key's value ("my openai key is ..."), a URL holding a user and password, an AWS access key id
     r"|\bkeys?\s+(?:is|are)\b|\bkeys?\s*[:=]|\w+://[^\s/:@]+:[^\s@]+@|\bAKIA[0-9A-Z]{16}\b"
     # values shaped as secrets, whatever names them: a card number (13 to 19 digits, grouped or not),
