@@ -18,10 +18,12 @@ _MONTHS = tuple(m.lower() for m in calendar.month_name[1:])
 _NUMBERS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7}
 _NUMBERS |= {"eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "a couple of": 2, "a few": 3}
 _DAY = r"(?P<day>monday|tuesday|wednesday|thursday|friday|saturday|sunday)"
-_MONTH = (
-    r"(?P<month>january|february|march|april|may|june|july|august|september|october|november|december|"
-    r"jan|feb|mar|apr|jun|jul|aug|sept|sep|oct|nov|dec)\.?(?!\w)"
+# Month names and their short forms, as a pattern's alternatives.
+MONTH_NAMES = (
+    r"january|february|march|april|may|june|july|august|september|october|november|december|"
+    r"jan|feb|mar|apr|jun|jul|aug|sept|sep|oct|nov|dec"
 )
+_MONTH = rf"(?P<month>{MONTH_NAMES})\.?(?!\w)"
 _NTH = r"(?P<nth>\d{1,2})(?:st|nd|rd|th)?"
 _PARTS = "(?:morning|afternoon|evening|night)s"  # "on Monday evenings" is a habit, not a day
 _COUNT = r"(?P<count>\d+|an?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|a couple of|a few)"

@@ -9,26 +9,24 @@ from __future__ import annotations
 
 import re
 
+from router.sessions.expiry import MONTH_NAMES
 from router.sessions.phrases import FLAGS
 
 # A time that comes round makes a date lasting ("paid on the 15th of each month", "paid monthly on the 25th",
-# not "our yearly trip"), though not a request or trouble ("a cleaner every week", "crashes every day").
-# ... unless the sentence speaks of a time near now ("I'm on call next week, we rotate every month").
-NEAR = re.compile(r"\b(?:today|tonight|tomorrow|yesterday|this|next|right now|at the moment)\b", FLAGS)
+# not "our yearly trip"), though not a request or trouble ("a cleaner every week", "crashes every day") ...
 RECURRING = re.compile(
     r"\b(?:(?:every|each) (?:day|night|morning|evening|week|weekend|month|quarter|year|summer|winter)|"
     r"(?:monthly|weekly|fortnightly|yearly|annually)(?=\s*(?:$|[.,;!?]|(?:on|at|in|from|and|but|by)\b)))\b",
     FLAGS,
 )
+# ... unless the sentence speaks of a time near now ("I'm on call next week, we rotate every month").
+NEAR = re.compile(r"\b(?:today|tonight|tomorrow|yesterday|this|next|right now|at the moment)\b", FLAGS)
 # The date of a yearly event is a fact ("our anniversary is June 12", "I was born in 1990").
 YEARLY = re.compile(r"\b(?:birthdays?|anniversar(?:y|ies)|born (?:on|in)|turns \d+)\b", FLAGS)
+# A month by its name: "the 3rd of May", not "12 of us".
+MONTHS = rf"(?:{MONTH_NAMES})\b"
 # A year, where a time word or a month introduces it ("in 2019", "March 2020"): a
 # number alone is an amount, an address or a model ("2000 euros", "2020 Main Street", "a 2018 Golf").
-# "the 3rd of May", not "12 of us"
-MONTHS = (
-    r"(?:january|february|march|april|may|june|july|august|september|october|november|december|"
-    r"jan|feb|mar|apr|jun|jul|aug|sept|sep|oct|nov|dec)\b"
-)
 YEAR = (
     r"(?:(?:in|since|from|until|till|through|during|before|after|around|of|by|for|the)\s+(?:(?:early|late|mid)[\s-]+)?|"
     rf"{MONTHS}\.?\s+(?:\d{{1,2}}(?:st|nd|rd|th)?,?\s+)?)(?:19|20)\d\d"
