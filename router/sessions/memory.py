@@ -183,7 +183,7 @@ class MemoryStore:
         records = self._collection.retrieve([r.id for r in newest], fields=_ROW_FIELDS) if newest else []
         # Memories stored before their vector was kept in the payload are listed, never recalled; one said
         # in the namespace and again for every namespace comes back once.
-        said: dict[str, Record] = {" ".join(r.payload["text"].lower().split()): r for r in records}
+        said: dict[str, Record] = {_worded(r.payload["text"]): r for r in records}
         kept = [r for r in said.values() if "vector" in r.payload]
         vectors = [unpack(r.payload["vector"], "<f4", self._dimension) for r in kept]
         matrix = np.concatenate(vectors) if vectors else np.zeros((0, self._dimension), dtype=np.float32)
@@ -261,8 +261,13 @@ class MemoryStore:
         return [(r.payload["scope"], from_record(r)) for r in records]
 
 
+def _worded(text: str) -> str:
+    """A statement as worded, whatever its case and spacing: "I live in Porto." and "i live in  porto." are one."""
+    return " ".join(text.lower().split())
+
+
 def _memory_id(scope: str, namespace: str, text: str) -> str:
-    return str(uuid.uuid5(_IDS, f"{scope}\x00{namespace}\x00{' '.join(text.lower().split())}"))
+    return str(uuid.uuid5(_IDS, f"{scope}\x00{namespace}\x00{_worded(text)}"))
 
 
 def _retried(
